@@ -1,0 +1,162 @@
+// `nmpsim noc`: the synthetic-traffic NoC testbench.
+#include <cstdio>
+#include <limits>
+#include <iostream>
+
+#include "apps/cli_common.h"
+#include "apps/commands.h"
+#include "noc/testbench.h"
+
+namespace po = boost::program_options;
+
+namespace nmpsim::apps {
+
+namespace {
+
+nlohmann::json result_json(const noc::TestbenchConfig& cfg, const noc::TestbenchResult& r) {
+  const noc::NocStats& s = r.stats;
+  nlohmann::json links = nlohmann::json::array();
+  noc::MeshGeometry geo{cfg.noc.width, cfg.noc.height};
+  for (const auto& l : s.links) {
+    links.push_back({{"from", l.from},
+                     {"to", l.to},
+                     {"from_xy", {geo.x(l.from), geo.y(l.from)}},
+                     {"to_xy", {geo.x(l.to), geo.y(l.to)}},
+                     {"flits", l.flits},
+                     {"utilisation", l.utilisation}});
+  }
+  nlohmann::json routers = nlohmann::json::array();
+  for (const auto& rs : s.routers)
+    routers.push_back({{"node", rs.node},
+                       {"xy", {geo.x(rs.node), geo.y(rs.node)}},
+                       {"avg_buffered_flits", rs.avg_buffered_flits},
+                       {"max_buffered_flits", rs.max_buffered_flits}});
+  return {
+      {"config",
+       {{"mesh", std::to_string(cfg.noc.width) + "x" + std::to_string(cfg.noc.height)},
+        {"traffic", noc::traffic_pattern_name(cfg.traffic.pattern)},
+        {"injection_rate_flits_per_node_cycle", cfg.traffic.injection_rate},
+        {"packet_flits", cfg.traffic.packet_flits},
+        {"vcs", cfg.noc.vcs},
+        {"buffer_flits", cfg.noc.buffer_flits},
+        {"router_delay_cycles", cfg.noc.router_delay_cycles},
+        {"link_delay_cycles", cfg.noc.link_delay_cycles},
+        {"flit_bytes", cfg.noc.flit_bytes},
+        {"warmup_cycles", cfg.warmup_cycles},
+        {"measured_cycles", cfg.measure_cycles},
+        {"seed", cfg.traffic.seed}}},
+      {"avg_packet_latency_cycles", s.packet_latency_cycles.avg},
+      {"p50_packet_latency_cycles", s.packet_latency_cycles.p50},
+      {"p99_packet_latency_cycles", s.packet_latency_cycles.p99},
+      {"max_packet_latency_cycles", s.packet_latency_cycles.max},
+      {"measured_packets", s.packet_latency_cycles.count},
+      {"measured_packets_undelivered", s.measured_packets_undelivered},
+      {"accepted_flits_per_node_cycle", s.accepted_flits_per_node_cycle},
+      {"offered_flits_per_node_cycle", s.offered_flits_per_node_cycle},
+      {"injected_flits", r.injected_flits},
+      {"ejected_flits", r.ejected_flits},
+      {"simulated_cycles", r.simulated_cycles},
+      {"wall_seconds", r.wall_seconds},
+      {"simulated_cycles_per_second", r.simulated_cycles_per_second()},
+      {"drained", r.drained},
+      {"conservation_ok", r.conservation_error.empty()},
+      {"stalled", r.stalled},
+      {"link_utilisation", links},
+      {"router_buffer_occupancy", routers},
+  };
+}
+
+}  // namespace
+
+int cmd_noc(const std::vector<std::string>& args) {
+  noc::TestbenchConfig cfg;
+  std::string mesh = "8x8", traffic = "uniform", json_path;
+  long long flit_bytes = cfg.noc.flit_bytes, warmup = 10000, cycles = 100000, drain = 1000000, watchdog = 20000,
+            seed = 1;
+  po::options_description desc(
+      "nmpsim noc: synthetic-traffic testbench of the XY-routed wormhole mesh\n\n"
+      "Usage: nmpsim noc [options]\n\nOptions");
+  // clang-format off
+  desc.add_options()
+    ("help", "show this help")
+    ("mesh", po::value(&mesh)->default_value(mesh), "mesh size WxH in routers (1x1 .. 256x256)")
+    ("traffic", po::value(&traffic)->default_value(traffic),
+     "destination pattern: uniform | transpose (square meshes) | bitcomp | hotspot")
+    ("injection-rate", po::value(&cfg.traffic.injection_rate)->default_value(0.1, "0.1"),
+     "offered load in flits per node per cycle, in [0, 1]")
+    ("packet-flits", po::value(&cfg.traffic.packet_flits)->default_value(4), "flits per packet (head .. tail)")
+    ("vcs", po::value(&cfg.noc.vcs)->default_value(cfg.noc.vcs), "virtual channels per input port (1..8)")
+    ("buffer-flits", po::value(&cfg.noc.buffer_flits)->default_value(cfg.noc.buffer_flits),
+     "buffer depth per virtual channel, in flits")
+    ("router-delay", po::value(&cfg.noc.router_delay_cycles)->default_value(cfg.noc.router_delay_cycles),
+     "router pipeline delay in cycles (buffer write to switch traversal)")
+    ("link-delay", po::value(&cfg.noc.link_delay_cycles)->default_value(cfg.noc.link_delay_cycles),
+     "link latency in cycles")
+    ("flit-bytes", po::value(&flit_bytes)->default_value(flit_bytes), "flit width in bytes")
+    ("clock-ghz", po::value(&cfg.noc.clock_ghz)->default_value(cfg.noc.clock_ghz, "1.0"), "router clock in GHz")
+    ("warmup-cycles", po::value(&warmup)->default_value(warmup),
+     "cycles simulated before measuring (cycles)")
+    ("cycles", po::value(&cycles)->default_value(cycles), "measured cycles")
+    ("max-drain-cycles", po::value(&drain)->default_value(drain),
+     "after the measured window, cycles allowed for delivering the packets created in it")
+    ("watchdog-cycles", po::value(&watchdog)->default_value(watchdog),
+     "report a stall if no flit moves for this many cycles while flits are in flight")
+    ("hotspot-node", po::value(&cfg.traffic.hotspot_node)->default_value(-1),
+     "hotspot traffic: destination node id (-1 = node nearest the centre)")
+    ("hotspot-fraction", po::value(&cfg.traffic.hotspot_fraction)->default_value(0.2, "0.2"),
+     "hotspot traffic: share of packets sent to the hotspot node")
+    ("seed", po::value(&seed)->default_value(seed), "random seed (same seed, same results)")
+    ("json", po::value(&json_path), "also write the results as JSON to this file")
+    ("quiet", "print nothing but errors");
+  // clang-format on
+  const po::variables_map vm = parse_options(args, desc);
+  if (vm.count("help")) {
+    std::cout << desc << "\nExit codes: 0 ok, 1 stall or conservation failure, 2 bad input.\n";
+    return kExitOk;
+  }
+  parse_mesh(mesh, cfg.noc.width, cfg.noc.height);
+  cfg.noc.flit_bytes = static_cast<uint32_t>(checked_count(flit_bytes, "flit-bytes", 1, 1 << 20));
+  cfg.warmup_cycles = checked_count(warmup, "warmup-cycles", 0);
+  cfg.measure_cycles = checked_count(cycles, "cycles", 1);
+  cfg.max_drain_cycles = checked_count(drain, "max-drain-cycles", 0);
+  cfg.noc.watchdog_cycles = checked_count(watchdog, "watchdog-cycles", 1);
+  cfg.traffic.seed = checked_count(seed, "seed", 0, std::numeric_limits<long long>::max());
+  cfg.traffic.pattern = noc::parse_traffic_pattern(traffic);
+  cfg.validate();
+
+  const noc::TestbenchResult r = noc::run_testbench(cfg);
+  const noc::NocStats& s = r.stats;
+  if (!vm.count("quiet")) {
+    std::printf("nmpsim noc: %dx%d mesh, %s traffic, offered %.4f flits/node/cycle, %d-flit packets\n",
+                cfg.noc.width, cfg.noc.height, traffic.c_str(), cfg.traffic.injection_rate, cfg.traffic.packet_flits);
+    std::printf("  packet latency (cycles): avg %.2f  p50 %.0f  p99 %.0f  max %.0f  over %llu packets\n",
+                s.packet_latency_cycles.avg, s.packet_latency_cycles.p50, s.packet_latency_cycles.p99,
+                s.packet_latency_cycles.max, static_cast<unsigned long long>(s.packet_latency_cycles.count));
+    std::printf("  throughput (flits/node/cycle): offered %.4f  accepted %.4f\n", s.offered_flits_per_node_cycle,
+                s.accepted_flits_per_node_cycle);
+    double max_u = 0.0;
+    for (const auto& l : s.links) max_u = std::max(max_u, l.utilisation);
+    std::printf("  busiest link utilisation %.3f; flits injected %llu, ejected %llu%s\n", max_u,
+                static_cast<unsigned long long>(r.injected_flits), static_cast<unsigned long long>(r.ejected_flits),
+                r.drained ? "" : " (not fully drained)");
+    std::printf("  simulated %llu cycles in %.3f s = %.0f cycles/s\n",
+                static_cast<unsigned long long>(r.simulated_cycles), r.wall_seconds, r.simulated_cycles_per_second());
+    if (s.measured_packets_undelivered)
+      std::printf("  warning: %llu measured packets were still undelivered after %llu drain cycles "
+                  "(offered load beyond saturation); latency covers delivered packets only\n",
+                  static_cast<unsigned long long>(s.measured_packets_undelivered),
+                  static_cast<unsigned long long>(cfg.max_drain_cycles));
+  }
+  if (!json_path.empty()) write_json_atomic(json_path, result_json(cfg, r));
+  if (r.stalled) {
+    std::fprintf(stderr, "%s\n", r.stall_report.c_str());
+    return kExitCheckFailed;
+  }
+  if (!r.conservation_error.empty()) {
+    std::fprintf(stderr, "nmpsim noc: flit conservation violated: %s\n", r.conservation_error.c_str());
+    return kExitCheckFailed;
+  }
+  return kExitOk;
+}
+
+}  // namespace nmpsim::apps

@@ -1,0 +1,11 @@
+// Subcommands of the nmpsim command line. Each takes the arguments after its name.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace nmpsim::apps {
+
+int cmd_noc(const std::vector<std::string>& args);
+
+}  // namespace nmpsim::apps

@@ -1,0 +1,434 @@
+#include "noc/network.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+namespace nmpsim::noc {
+
+LatencySummary LatencySummary::of(std::vector<uint32_t> s) {
+  LatencySummary r;
+  r.count = s.size();
+  if (s.empty()) return r;
+  std::sort(s.begin(), s.end());
+  double sum = 0.0;
+  for (uint32_t v : s) sum += v;
+  r.avg = sum / static_cast<double>(s.size());
+  // Nearest-rank percentiles.
+  auto pct = [&](double p) {
+    size_t rank = static_cast<size_t>(std::ceil(p * static_cast<double>(s.size())));
+    return static_cast<double>(s[std::min(s.size(), std::max<size_t>(rank, 1)) - 1]);
+  };
+  r.p50 = pct(0.50);
+  r.p99 = pct(0.99);
+  r.max = s.back();
+  return r;
+}
+
+Network::Network(const NocConfig& cfg) : cfg_(cfg), geo_{cfg.width, cfg.height} {
+  cfg_.validate();
+  const int n = nodes();
+  routers_.reserve(static_cast<size_t>(n));
+  uint64_t max_delay = 2;
+  for (int node = 0; node < n; ++node) {
+    routers_.emplace_back(node, geo_, cfg_.vcs, cfg_.buffer_flits, cfg_.router_delay_cycles);
+    for (int dir = 0; dir < kNumMeshDirs; ++dir) {
+      if (geo_.neighbour(node, dir) < 0) continue;
+      const OutputLinkTiming t = OutputLinkTiming::from(cfg_.link(node, dir));
+      routers_.back().set_output_link(dir, t);
+      max_delay = std::max<uint64_t>(max_delay, t.latency_cycles + t.serialise_cycles + 1);
+    }
+  }
+  nis_.resize(static_cast<size_t>(n));
+  for (auto& ni : nis_)
+    for (int v = 0; v < cfg_.vcs; ++v) ni.credits[v] = static_cast<int16_t>(cfg_.buffer_flits);
+  size_t w = 1;
+  while (w <= max_delay) w <<= 1;
+  wheel_.resize(w);
+  wheel_mask_ = w - 1;
+  router_active_.assign(static_cast<size_t>(n), 0);
+}
+
+template <class T>
+uint32_t Network::alloc_slot(std::vector<T>& table, std::vector<uint32_t>& free_list) {
+  if (!free_list.empty()) {
+    const uint32_t s = free_list.back();
+    free_list.pop_back();
+    return s;
+  }
+  table.emplace_back();
+  return static_cast<uint32_t>(table.size() - 1);
+}
+
+uint64_t Network::send(int src, int dst, uint64_t bytes, uint64_t cycle, uint64_t tag) {
+  const uint64_t fb = cfg_.flit_bytes;
+  const uint64_t flits = std::max<uint64_t>(1, (bytes + fb - 1) / fb);
+  if (flits > std::numeric_limits<uint32_t>::max())
+    throw std::out_of_range("noc: message of " + std::to_string(bytes) + " bytes is too large");
+  return enqueue(src, dst, bytes, static_cast<uint32_t>(flits), static_cast<uint32_t>(cfg_.max_packet_flits), cycle,
+                 tag);
+}
+
+uint64_t Network::send_flits(int src, int dst, uint32_t flits, uint64_t cycle, uint64_t tag) {
+  if (flits < 1 || flits > 65535) throw std::out_of_range("noc: packet size must be 1..65535 flits");
+  return enqueue(src, dst, uint64_t{flits} * cfg_.flit_bytes, flits, flits, cycle, tag);
+}
+
+uint64_t Network::enqueue(int src, int dst, uint64_t bytes, uint32_t flits, uint32_t packet_flits, uint64_t cycle,
+                          uint64_t tag) {
+  const int n = nodes();
+  if (src < 0 || src >= n || dst < 0 || dst >= n)
+    throw std::out_of_range("noc: message endpoints " + std::to_string(src) + "->" + std::to_string(dst) +
+                            " outside the " + std::to_string(n) + "-node mesh");
+  if (started_ && cycle <= cycle_) cycle = cycle_ + 1;  // the current cycle is already simulated
+  if (idle()) last_progress_ = cycle;                     // watchdog counts from when work appears
+
+  const uint32_t ms = alloc_slot(messages_, free_messages_);
+  MessageRec& m = messages_[ms];
+  m.id = next_message_id_++;
+  m.src = src;
+  m.dst = dst;
+  m.bytes = bytes;
+  m.tag = tag;
+  m.create_cycle = cycle;
+  m.measured = measuring_ && cycle >= window_start_ && cycle < window_end_;
+  if (src == dst) {
+    m.packets_left = 0;
+    local_pending_.push_back(ms);
+    return m.id;
+  }
+  const uint32_t packets = (flits + packet_flits - 1) / packet_flits;
+  m.packets_left = packets;
+  Ni& ni = nis_[src];
+  for (uint32_t p = 0; p < packets; ++p) {
+    const uint32_t ps = alloc_slot(packets_, free_packets_);
+    PacketRec& pr = packets_[ps];
+    pr.message = ms;
+    pr.dst = static_cast<uint32_t>(dst);
+    pr.flits = static_cast<uint16_t>(std::min(packet_flits, flits - p * packet_flits));
+    pr.received = 0;
+    pr.create_cycle = cycle;
+    pr.measured = m.measured;
+    if (pr.measured) {
+      offered_flits_ += pr.flits;
+      ++measured_packets_;
+    }
+    ni.queue.push(ps);
+    ++live_packets_;
+  }
+  if (!ni.active) {
+    ni.active = true;
+    active_nis_.push_back(src);
+  }
+  return m.id;
+}
+
+void Network::activate_router(int node) {
+  if (!router_active_[node]) {
+    router_active_[node] = 1;
+    active_routers_.push_back(node);
+  }
+}
+
+void Network::RouterSink::on_flit(int out_port, const Flit& f) {
+  Network& n = *net;
+  const uint64_t c = n.cycle_;
+  n.last_progress_ = c;
+  if (out_port == kLocal) {
+    n.schedule(c + 1, Event{f, static_cast<uint32_t>(node), kFlitToNi, kLocal, f.vc});
+    return;
+  }
+  const OutputLinkTiming& t = n.routers_[node].output_link(out_port);
+  const int next = n.geo_.neighbour(node, out_port);
+  ++n.flit_link_traversals_;
+  if (n.link_observer_) n.link_observer_(node, out_port, f, c);
+  n.schedule(c + t.latency_cycles + t.serialise_cycles,
+             Event{f, static_cast<uint32_t>(next), kFlitToRouter, static_cast<uint8_t>(opposite_port(out_port)), f.vc});
+}
+
+void Network::RouterSink::on_credit(int in_port, int vc) {
+  Network& n = *net;
+  const uint64_t c = n.cycle_;
+  if (in_port == kLocal) {
+    n.schedule(c + 1, Event{Flit{}, static_cast<uint32_t>(node), kCreditToNi, kLocal, static_cast<uint8_t>(vc)});
+    return;
+  }
+  const int up = n.geo_.neighbour(node, in_port);
+  const int up_port = opposite_port(in_port);
+  // Credits travel back on the reverse wire of the same link, with its latency.
+  const uint32_t lat = n.routers_[up].output_link(up_port).latency_cycles;
+  n.schedule(c + lat, Event{Flit{}, static_cast<uint32_t>(up), kCreditToRouter, static_cast<uint8_t>(up_port),
+                            static_cast<uint8_t>(vc)});
+}
+
+void Network::violation(const std::string& what) {
+  if (violations_++ == 0) first_violation_ = "cycle " + std::to_string(cycle_) + ": " + what;
+}
+
+void Network::handle(const Event& ev) {
+  switch (ev.kind) {
+    case kFlitToRouter:
+      if (!routers_[ev.node].accept_flit(ev.port, ev.flit, cycle_))
+        violation("buffer overflow at router " + geo_.coord(static_cast<int>(ev.node)) + " port " +
+                  port_name(ev.port) + " vc" + std::to_string(ev.vc));
+      activate_router(static_cast<int>(ev.node));
+      break;
+    case kCreditToRouter:
+      routers_[ev.node].accept_credit(ev.port, ev.vc);
+      break;
+    case kFlitToNi:
+      eject(static_cast<int>(ev.node), ev.flit);
+      break;
+    case kCreditToNi:
+      ++nis_[ev.node].credits[ev.vc];
+      break;
+  }
+}
+
+void Network::eject(int node, const Flit& f) {
+  last_progress_ = cycle_;
+  ++ejected_flits_;
+  if (measuring_ && cycle_ >= window_start_ && cycle_ < window_end_) ++accepted_flits_;
+  if (f.packet >= packets_.size()) {
+    violation("ejected flit of unknown packet " + std::to_string(f.packet));
+    return;
+  }
+  PacketRec& p = packets_[f.packet];
+  if (f.dst != p.dst || static_cast<int>(f.dst) != node)
+    violation("flit for " + geo_.coord(static_cast<int>(p.dst)) + " ejected at " + geo_.coord(node));
+  if (f.seq != p.received)
+    violation("packet " + std::to_string(f.packet) + " flit " + std::to_string(f.seq) + " arrived when " +
+              std::to_string(p.received) + " was expected (out of order or duplicated)");
+  const bool last = f.seq + 1 == p.flits;
+  if (f.tail() != last) violation("tail flag wrong on packet " + std::to_string(f.packet));
+  if (f.head() != (f.seq == 0)) violation("head flag wrong on packet " + std::to_string(f.packet));
+  ++p.received;
+  if (!f.tail()) return;
+  if (p.measured) {
+    packet_latencies_.push_back(static_cast<uint32_t>(cycle_ - p.create_cycle));
+    ++measured_packets_done_;
+  }
+  const uint32_t ms = p.message;
+  free_packets_.push_back(f.packet);
+  --live_packets_;
+  if (--messages_[ms].packets_left == 0) finish_message(ms, cycle_);
+}
+
+void Network::finish_message(uint32_t slot, uint64_t cycle) {
+  const MessageRec m = messages_[slot];
+  free_messages_.push_back(slot);
+  ++delivered_messages_;
+  if (m.measured) message_latencies_.push_back(static_cast<uint32_t>(cycle - m.create_cycle));
+  if (on_delivery_) on_delivery_(Delivery{m.id, m.src, m.dst, m.bytes, m.tag, m.create_cycle, cycle});
+}
+
+void Network::inject(int node) {
+  Ni& ni = nis_[node];
+  const uint32_t ps = ni.queue.front();
+  const PacketRec& p = packets_[ps];
+  if (p.create_cycle > cycle_) return;
+  if (ni.cur_vc < 0) {
+    // A new packet takes the VC with the most free slots (lowest index on ties).
+    int best = 0;
+    for (int v = 1; v < cfg_.vcs; ++v)
+      if (ni.credits[v] > ni.credits[best]) best = v;
+    if (ni.credits[best] <= 0) return;
+    ni.cur_vc = best;
+  }
+  if (ni.credits[ni.cur_vc] <= 0) return;
+  Flit f;
+  f.packet = ps;
+  f.dst = p.dst;
+  f.seq = ni.next_seq;
+  f.vc = static_cast<uint8_t>(ni.cur_vc);
+  f.flags = static_cast<uint8_t>((f.seq == 0 ? kHeadFlit : 0) | (f.seq + 1 == p.flits ? kTailFlit : 0));
+  --ni.credits[ni.cur_vc];
+  ++injected_flits_;
+  last_progress_ = cycle_;
+  schedule(cycle_ + 1, Event{f, static_cast<uint32_t>(node), kFlitToRouter, kLocal, f.vc});
+  if (f.tail()) {
+    ni.queue.pop();
+    ni.cur_vc = -1;
+    ni.next_seq = 0;
+  } else {
+    ++ni.next_seq;
+  }
+}
+
+bool Network::step(uint64_t cycle) {
+  if (stalled_) return false;
+  if (started_ && cycle <= cycle_)
+    throw std::logic_error("noc: step(" + std::to_string(cycle) + ") after step(" + std::to_string(cycle_) + ")");
+  started_ = true;
+  cycle_ = cycle;
+
+  // 1. Everything the links deliver in this cycle.
+  std::vector<Event>& slot = wheel_[cycle & wheel_mask_];
+  if (!slot.empty()) {
+    wheel_events_ -= slot.size();
+    for (const Event& ev : slot) handle(ev);
+    slot.clear();
+  }
+  if (!local_pending_.empty()) {
+    size_t keep = 0;
+    for (size_t i = 0; i < local_pending_.size(); ++i) {
+      const uint32_t ms = local_pending_[i];
+      if (messages_[ms].create_cycle <= cycle) finish_message(ms, cycle);
+      else local_pending_[keep++] = ms;
+    }
+    local_pending_.resize(keep);
+  }
+
+  // 2. Network interfaces inject at most one flit each.
+  for (size_t i = 0; i < active_nis_.size();) {
+    const int node = active_nis_[i];
+    inject(node);
+    if (nis_[node].queue.empty()) {
+      nis_[node].active = false;
+      active_nis_[i] = active_nis_.back();
+      active_nis_.pop_back();
+    } else {
+      ++i;
+    }
+  }
+
+  // 3. Routers that hold flits allocate and traverse.
+  for (size_t i = 0; i < active_routers_.size();) {
+    const int node = active_routers_[i];
+    RouterSink sink{this, node};
+    routers_[node].step(cycle, sink);
+    if (routers_[node].buffered_flits() == 0) {
+      router_active_[node] = 0;
+      active_routers_[i] = active_routers_.back();
+      active_routers_.pop_back();
+    } else {
+      ++i;
+    }
+  }
+
+  if (live_packets_ > 0 && cycle - last_progress_ > cfg_.watchdog_cycles) fire_watchdog();
+  return !stalled_;
+}
+
+uint64_t Network::next_event_cycle(uint64_t cycle) const {
+  if (stalled_) return kNever;
+  if (!active_routers_.empty()) return cycle + 1;
+  uint64_t next = kNever;
+  for (int node : active_nis_) {
+    const uint64_t c = packets_[nis_[node].queue.front()].create_cycle;
+    next = std::min(next, std::max(cycle + 1, c));
+  }
+  for (uint32_t ms : local_pending_) next = std::min(next, std::max(cycle + 1, messages_[ms].create_cycle));
+  if (wheel_events_ > 0) {
+    for (uint64_t c = cycle + 1; c <= cycle + wheel_.size() && c < next; ++c)
+      if (!wheel_[c & wheel_mask_].empty()) {
+        next = c;
+        break;
+      }
+  }
+  return next;
+}
+
+void Network::fire_watchdog() {
+  stalled_ = true;
+  std::ostringstream os;
+  os << "noc: stall at cycle " << cycle_ << ": no flit moved for " << (cycle_ - last_progress_) << " cycles with "
+     << flits_in_flight() << " flits in flight and " << flits_queued_at_sources() << " queued at sources. ";
+  int listed = 0, stuck = 0;
+  for (const Router& r : routers_) {
+    if (r.buffered_flits() == 0) continue;
+    ++stuck;
+    if (listed < 16) {
+      os << (listed ? "; " : "Stuck: ") << r.describe_state(cycle_);
+      ++listed;
+    }
+  }
+  if (stuck > listed) os << "; ... and " << (stuck - listed) << " more routers";
+  if (stuck == 0) os << "No router holds flits (flits blocked at the network interfaces).";
+  stall_report_ = os.str();
+}
+
+uint64_t Network::flits_queued_at_sources() const {
+  uint64_t total = 0;
+  for (const Ni& ni : nis_) {
+    for (size_t i = 0; i < ni.queue.size(); ++i) total += packets_[ni.queue.at(i)].flits;
+    total -= ni.next_seq;  // already injected part of the front packet
+  }
+  return total;
+}
+
+std::string Network::check_conservation() const {
+  if (violations_) return first_violation_ + " (" + std::to_string(violations_) + " violations in all)";
+  uint64_t buffered = 0;
+  for (const Router& r : routers_) buffered += static_cast<uint64_t>(r.buffered_flits());
+  uint64_t on_links = 0;
+  for (const auto& slot : wheel_)
+    for (const Event& ev : slot)
+      if (ev.kind == kFlitToRouter || ev.kind == kFlitToNi) ++on_links;
+  if (injected_flits_ != ejected_flits_ + buffered + on_links)
+    return "flit books do not balance: injected " + std::to_string(injected_flits_) + " != ejected " +
+           std::to_string(ejected_flits_) + " + buffered " + std::to_string(buffered) + " + on links " +
+           std::to_string(on_links);
+  if (idle() && injected_flits_ != ejected_flits_)
+    return "network idle but " + std::to_string(injected_flits_ - ejected_flits_) + " flits unaccounted";
+  if (idle() && delivered_messages_ != next_message_id_)
+    return "network idle but " + std::to_string(next_message_id_ - delivered_messages_) + " messages undelivered";
+  return "";
+}
+
+void Network::begin_measurement(uint64_t cycle) {
+  measuring_ = true;
+  window_start_ = cycle;
+  window_end_ = kNever;
+  offered_flits_ = accepted_flits_ = 0;
+  measured_packets_ = measured_packets_done_ = 0;
+  packet_latencies_.clear();
+  message_latencies_.clear();
+  for (Router& r : routers_) r.reset_stats(cycle);
+}
+
+void Network::end_measurement(uint64_t cycle) {
+  window_end_ = cycle;
+  // Snapshot link and buffer statistics at the window's end so a drain phase does not dilute them.
+  link_snapshot_.clear();
+  const double cycles = static_cast<double>(cycle - window_start_);
+  for (int node = 0; node < nodes(); ++node) {
+    const Router& r = routers_[node];
+    for (int dir = 0; dir < kNumMeshDirs; ++dir) {
+      const int to = geo_.neighbour(node, dir);
+      if (to < 0) continue;
+      LinkStat ls;
+      ls.from = node;
+      ls.to = to;
+      ls.dir = dir;
+      ls.flits = r.flits_out(dir);
+      const double cpf = static_cast<double>(r.output_link(dir).cycles_per_flit_q) / static_cast<double>(kCycleOne);
+      ls.utilisation = cycles > 0 ? static_cast<double>(ls.flits) * cpf / cycles : 0.0;
+      link_snapshot_.push_back(ls);
+    }
+  }
+  router_snapshot_.clear();
+  for (const Router& r : routers_)
+    router_snapshot_.push_back(
+        RouterStat{r.node(), cycles > 0 ? r.occupancy_flit_cycles(cycle) / cycles : 0.0, r.max_buffered_flits()});
+}
+
+NocStats Network::stats() const {
+  NocStats s;
+  const uint64_t end = window_end_ == kNever ? cycle_ + 1 : window_end_;
+  s.window_cycles = end > window_start_ ? end - window_start_ : 0;
+  s.packet_latency_cycles = LatencySummary::of(packet_latencies_);
+  s.message_latency_cycles = LatencySummary::of(message_latencies_);
+  s.offered_flits = offered_flits_;
+  s.accepted_flits = accepted_flits_;
+  s.measured_packets_undelivered = measured_packets_ - measured_packets_done_;
+  const double denom = static_cast<double>(s.window_cycles) * nodes();
+  s.offered_flits_per_node_cycle = denom > 0 ? static_cast<double>(offered_flits_) / denom : 0.0;
+  s.accepted_flits_per_node_cycle = denom > 0 ? static_cast<double>(accepted_flits_) / denom : 0.0;
+  s.links = link_snapshot_;
+  s.routers = router_snapshot_;
+  return s;
+}
+
+}  // namespace nmpsim::noc

@@ -1,0 +1,72 @@
+// NoC configuration: mesh size, router micro-architecture and per-link timing.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+
+namespace nmpsim::noc {
+
+/// Thrown for any invalid NoC parameter; the message is one line naming the field.
+class ConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Router ports. Mesh convention: x grows East, y grows South; node id = y * width + x.
+enum Port : uint8_t { kNorth = 0, kEast = 1, kSouth = 2, kWest = 3, kLocal = 4 };
+inline constexpr int kNumPorts = 5;
+inline constexpr int kNumMeshDirs = 4;
+const char* port_name(int port);
+inline constexpr int opposite_port(int p) { return p == kLocal ? kLocal : (p + 2) % 4; }
+
+/// Timing of one directed inter-router link.
+struct LinkSpec {
+  uint32_t latency_cycles = 1;
+  /// Flits per cycle this link carries, in (0, 1]. A full-width link moves one flit per cycle;
+  /// a slower link (die / wafer boundary) needs 1/bandwidth_flits_per_cycle cycles per flit.
+  double bandwidth_flits_per_cycle = 1.0;
+};
+
+struct NocConfig {
+  int width = 8;
+  int height = 8;
+  int vcs = 2;                  ///< virtual channels per input port
+  int buffer_flits = 8;         ///< flit slots per VC buffer
+  int router_delay_cycles = 2;  ///< buffer write -> switch traversal, at zero load
+  int link_delay_cycles = 1;    ///< default wire latency of every inter-router link
+  uint32_t flit_bytes = 16;     ///< payload bytes per flit (header travels in sideband bits)
+  int max_packet_flits = 16;    ///< messages are cut into packets of at most this many flits
+  double clock_ghz = 1.0;       ///< router clock
+  uint64_t watchdog_cycles = 20000;  ///< stall if flits are in flight and nothing moves this long
+
+  /// Overrides for individual directed links, keyed by link_key(node, direction).
+  std::unordered_map<uint32_t, LinkSpec> link_overrides;
+
+  int nodes() const { return width * height; }
+  static uint32_t link_key(int node, int dir) { return static_cast<uint32_t>(node) * kNumMeshDirs + dir; }
+  /// Sets the link leaving `node` towards `dir` (North/East/South/West).
+  void set_link(int node, int dir, const LinkSpec& spec) { link_overrides[link_key(node, dir)] = spec; }
+  LinkSpec link(int node, int dir) const;
+
+  /// Throws ConfigError with a one-line message naming the offending field.
+  void validate() const;
+};
+
+/// Coordinates and neighbourhood of a W x H mesh.
+struct MeshGeometry {
+  int width = 0;
+  int height = 0;
+  int x(int node) const { return node % width; }
+  int y(int node) const { return node / width; }
+  int id(int x, int y) const { return y * width + x; }
+  /// Neighbour of `node` through mesh port `dir`, or -1 at the mesh edge.
+  int neighbour(int node, int dir) const;
+  /// XY dimension-order route: first along X, then along Y, then Local.
+  int route_xy(int node, int dst) const;
+  int hops(int src, int dst) const;
+  std::string coord(int node) const;
+};
+
+}  // namespace nmpsim::noc

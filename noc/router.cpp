@@ -1,0 +1,78 @@
+#include "noc/router.h"
+
+#include <cmath>
+#include <sstream>
+
+namespace nmpsim::noc {
+
+OutputLinkTiming OutputLinkTiming::from(const LinkSpec& spec) {
+  OutputLinkTiming t;
+  const double cpf = 1.0 / spec.bandwidth_flits_per_cycle;
+  t.cycles_per_flit_q = static_cast<uint64_t>(std::llround(cpf * static_cast<double>(kCycleOne)));
+  if (t.cycles_per_flit_q < kCycleOne) t.cycles_per_flit_q = kCycleOne;
+  t.serialise_cycles = static_cast<uint32_t>((t.cycles_per_flit_q + kCycleOne - 1) >> kCycleFracBits);
+  t.latency_cycles = spec.latency_cycles;
+  return t;
+}
+
+Router::Router(int node, const MeshGeometry& geo, int vcs, int buffer_flits, int router_delay_cycles)
+    : node_(node),
+      geo_(geo),
+      x_(geo.x(node)),
+      y_(geo.y(node)),
+      vcs_(vcs),
+      depth_(buffer_flits),
+      router_delay_(router_delay_cycles),
+      n_ivc_(kNumPorts * vcs),
+      buf_(static_cast<size_t>(kNumPorts * vcs * buffer_flits)),
+      in_(static_cast<size_t>(kNumPorts * vcs)),
+      out_credits_(static_cast<size_t>(kNumPorts * vcs), static_cast<int16_t>(buffer_flits)) {}
+
+bool Router::accept_flit(int port, Flit flit, uint64_t cycle) {
+  const int ivc = ivc_index(port, flit.vc);
+  InputVc& iv = in_[ivc];
+  if (iv.count >= depth_) return false;
+  flit.ready_cycle = cycle + static_cast<uint64_t>(router_delay_ - 1);
+  int slot = iv.head + iv.count;
+  if (slot >= depth_) slot -= depth_;
+  buf_[ivc * depth_ + slot] = flit;
+  ++iv.count;
+  nonempty_ |= uint64_t{1} << ivc;
+  note_occupancy(cycle);
+  if (++buffered_ > max_buffered_) max_buffered_ = buffered_;
+  return true;
+}
+
+void Router::reset_stats(uint64_t cycle) {
+  occ_area_ = 0.0;
+  occ_last_ = cycle;
+  max_buffered_ = buffered_;
+  for (auto& c : flits_out_) c = 0;
+}
+
+std::string Router::describe_state(uint64_t cycle) const {
+  std::ostringstream os;
+  os << "router " << node_ << " (" << x_ << "," << y_ << ") holds " << buffered_ << " flits:";
+  for (int ivc = 0; ivc < n_ivc_; ++ivc) {
+    const InputVc& iv = in_[ivc];
+    if (!iv.count) continue;
+    const Flit& f = buf_[ivc * depth_ + iv.head];
+    const int port = ivc / vcs_, vc = ivc % vcs_;
+    os << " [in " << port_name(port) << " vc" << vc << ": " << iv.count << " flits, front "
+       << (f.head() ? "head" : "body") << " to " << geo_.coord(static_cast<int>(f.dst));
+    if (iv.out_port >= 0) {
+      os << ", out " << port_name(iv.out_port);
+      if (iv.out_vc >= 0) {
+        os << " vc" << static_cast<int>(iv.out_vc);
+        if (iv.out_port != kLocal) os << " credits " << out_credits_[iv.out_port * vcs_ + iv.out_vc];
+      } else {
+        os << " waiting for a free output VC";
+      }
+    }
+    if (f.ready_cycle > cycle) os << ", in pipeline";
+    os << "]";
+  }
+  return os.str();
+}
+
+}  // namespace nmpsim::noc

@@ -262,6 +262,7 @@ bool Network::step(uint64_t cycle) {
     throw std::logic_error("noc: step(" + std::to_string(cycle) + ") after step(" + std::to_string(cycle_) + ")");
   started_ = true;
   cycle_ = cycle;
+  ++steps_;
 
   // 1. Everything the links deliver in this cycle.
   std::vector<Event>& slot = wheel_[cycle & wheel_mask_];
@@ -307,7 +308,17 @@ bool Network::step(uint64_t cycle) {
     }
   }
 
-  if (live_packets_ > 0 && cycle - last_progress_ > cfg_.watchdog_cycles) fire_watchdog();
+  if (live_packets_ > 0 && cycle > last_progress_ + cfg_.watchdog_cycles) {
+    // Only a stall if something could have moved: flits in flight, or a packet that was injectable.
+    bool waiting = flits_in_flight() > 0;
+    for (size_t i = 0; !waiting && i < active_nis_.size(); ++i)
+      waiting = packets_[nis_[active_nis_[i]].queue.front()].create_cycle + cfg_.watchdog_cycles < cycle;
+    if (waiting) {
+      fire_watchdog();
+    } else {
+      last_progress_ = cycle;
+    }
+  }
   return !stalled_;
 }
 

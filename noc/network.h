@@ -114,6 +114,8 @@ class Network {
   bool stalled() const { return stalled_; }
   const std::string& stall_report() const { return stall_report_; }
   uint64_t last_cycle() const { return cycle_; }
+  /// Cycles actually evaluated (idle cycles skipped by the owner are not counted).
+  uint64_t steps() const { return steps_; }
 
   Router& router(int node) { return routers_[node]; }
   const Router& router(int node) const { return routers_[node]; }
@@ -198,6 +200,7 @@ class Network {
   uint64_t delivered_messages_ = 0;
 
   uint64_t cycle_ = 0;
+  uint64_t steps_ = 0;
   bool started_ = false;
   uint64_t injected_flits_ = 0, ejected_flits_ = 0;
   uint64_t flit_link_traversals_ = 0;

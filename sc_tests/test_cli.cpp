@@ -1,0 +1,87 @@
+// The nmpsim command line: help, exit codes, one-line errors, JSON output.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <sys/wait.h>
+
+namespace {
+
+struct CliRun {
+  int code = -1;
+  std::string out;  // stdout + stderr
+};
+
+CliRun nmpsim(const std::string& args) {
+  const std::string cmd = std::string(NMPSIM_BIN) + " " + args + " 2>&1";
+  CliRun r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int st = pclose(p);
+  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+int lines(const std::string& s) {
+  int n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+TEST(Cli, HelpDocumentsEveryNocOptionWithUnits) {
+  const CliRun top = nmpsim("--help");
+  EXPECT_EQ(top.code, 0);
+  EXPECT_NE(top.out.find("noc"), std::string::npos);
+  const CliRun r = nmpsim("noc --help");
+  EXPECT_EQ(r.code, 0);
+  for (const char* opt : {"--mesh", "--traffic", "--injection-rate", "--packet-flits", "--vcs", "--buffer-flits",
+                          "--router-delay", "--link-delay", "--warmup-cycles", "--cycles", "--seed", "--json"})
+    EXPECT_NE(r.out.find(opt), std::string::npos) << opt;
+  EXPECT_NE(r.out.find("flits per node per cycle"), std::string::npos);
+  EXPECT_NE(r.out.find("in cycles"), std::string::npos);
+}
+
+TEST(Cli, BadValuesGiveOneLineErrorAndExitTwo) {
+  for (const char* args : {"noc --mesh 0x4", "noc --mesh 8by8", "noc --injection-rate -0.1", "noc --injection-rate 2",
+                           "noc --traffic zipf", "noc --cycles -5", "noc --vcs 0", "noc --buffer-flits 0",
+                           "noc --no-such-option", "noc --traffic transpose --mesh 4x8", "frobnicate"}) {
+    const CliRun r = nmpsim(args);
+    EXPECT_EQ(r.code, 2) << args << ": " << r.out;
+    EXPECT_EQ(lines(r.out), 1) << args << ": " << r.out;
+    EXPECT_NE(r.out.find("error"), std::string::npos) << args;
+  }
+}
+
+TEST(Cli, NocWritesJsonWithTheDocumentedKeys) {
+  const std::string path = ::testing::TempDir() + "/noc_cli.json";
+  const CliRun r = nmpsim("noc --mesh 4x4 --cycles 2000 --warmup-cycles 200 --injection-rate 0.2 --json " + path);
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::ifstream in(path);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  for (const char* key : {"avg_packet_latency_cycles", "p99_packet_latency_cycles", "accepted_flits_per_node_cycle",
+                          "offered_flits_per_node_cycle", "injected_flits", "ejected_flits", "simulated_cycles",
+                          "wall_seconds", "simulated_cycles_per_second", "link_utilisation"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_EQ(j["injected_flits"], j["ejected_flits"]);
+  EXPECT_EQ(j["link_utilisation"].size(), 48u);  // 2 * (3*4 + 4*3) directed links in a 4x4 mesh
+  for (const auto& l : j["link_utilisation"]) {
+    EXPECT_GE(l["utilisation"].get<double>(), 0.0);
+    EXPECT_LE(l["utilisation"].get<double>(), 1.0);
+    EXPECT_TRUE(l.contains("from") && l.contains("to"));
+  }
+  EXPECT_GE(j["simulated_cycles"].get<uint64_t>(), 2200u);
+}
+
+TEST(Cli, UnwritableJsonPathFailsCleanly) {
+  const CliRun r = nmpsim("noc --mesh 2x2 --cycles 100 --json /nonexistent-dir/x.json");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("/nonexistent-dir/x.json"), std::string::npos);
+}
+
+}  // namespace

@@ -13,6 +13,7 @@ PACKAGES=(
   coinor-libcbc-dev         # MILP (HD-MoE node balance)
   libeigen3-dev             # Gaussian-process surrogate (HD-MoE link balance)
   gnuplot-nox               # PNG plots
+  time                      # /usr/bin/time -v in bench/
 )
 
 missing=()

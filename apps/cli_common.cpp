@@ -2,7 +2,6 @@
 
 #include <cstdio>
 #include <fstream>
-#include <regex>
 
 namespace po = boost::program_options;
 
@@ -16,12 +15,18 @@ uint64_t checked_count(long long value, const char* option, long long min, long 
 }
 
 void parse_mesh(const std::string& text, int& width, int& height) {
-  static const std::regex re(R"(^\s*(\d{1,6})\s*[xX]\s*(\d{1,6})\s*$)");
-  std::smatch m;
-  if (!std::regex_match(text, m, re))
+  const size_t x = text.find_first_of("xX");
+  auto number = [&](size_t from, size_t to, int& out) {
+    if (to <= from || to - from > 6) return false;
+    out = 0;
+    for (size_t i = from; i < to; ++i) {
+      if (text[i] < '0' || text[i] > '9') return false;
+      out = out * 10 + (text[i] - '0');
+    }
+    return true;
+  };
+  if (x == std::string::npos || !number(0, x, width) || !number(x + 1, text.size(), height))
     throw UsageError("--mesh: expected WxH such as 8x8, got '" + text + "'");
-  width = std::stoi(m[1]);
-  height = std::stoi(m[2]);
   if (width < 1 || height < 1)
     throw UsageError("--mesh: both dimensions must be at least 1, got '" + text + "'");
 }

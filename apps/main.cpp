@@ -10,6 +10,7 @@
 
 #include "apps/cli_common.h"
 #include "apps/commands.h"
+#include "mapping/json_fields.h"
 #include "noc/noc_config.h"
 
 namespace {
@@ -19,7 +20,8 @@ const char* kUsage =
     "and wafer-scale hardware.\n\n"
     "Usage: nmpsim <command> [options]      nmpsim <command> --help for a command's options\n\n"
     "Commands:\n"
-    "  noc     synthetic-traffic testbench of the XY-routed wormhole mesh NoC\n\n"
+    "  noc     synthetic-traffic testbench of the XY-routed wormhole mesh NoC\n"
+    "  hw      hardware presets, descriptions (JSON) and a small exercise workload\n\n"
     "Options:\n"
     "  --help      show this help\n"
     "  --version   print the version\n\n"
@@ -39,10 +41,13 @@ int run(const std::vector<std::string>& argv) {
   const std::vector<std::string> rest(argv.begin() + 1, argv.end());
   try {
     if (cmd == "noc") return cmd_noc(rest);
+    if (cmd == "hw") return cmd_hw(rest);
     throw UsageError("unknown command '" + cmd + "' (try nmpsim --help)");
   } catch (const UsageError& e) {
     std::fprintf(stderr, "nmpsim %s: error: %s\n", cmd.c_str(), e.what());
   } catch (const nmpsim::noc::ConfigError& e) {
+    std::fprintf(stderr, "nmpsim %s: error: %s\n", cmd.c_str(), e.what());
+  } catch (const nmpsim::mapping::InputError& e) {
     std::fprintf(stderr, "nmpsim %s: error: %s\n", cmd.c_str(), e.what());
   } catch (const std::out_of_range& e) {
     std::fprintf(stderr, "nmpsim %s: error: %s\n", cmd.c_str(), e.what());

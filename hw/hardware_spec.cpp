@@ -1,0 +1,305 @@
+#include "hw/hardware_spec.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace nmpsim::hw {
+
+using mapping::JsonFields;
+using mapping::LinkLevel;
+
+namespace {
+
+const char* const kLevelKeys[mapping::kNumLinkLevels] = {"on_die", "die_to_die", "wafer_to_wafer"};
+
+/// Which link levels occur in this topology.
+std::array<bool, mapping::kNumLinkLevels> levels_present(const mapping::Topology& t) {
+  std::array<bool, mapping::kNumLinkLevels> used{};
+  for (int n = 0; n < t.nodes(); ++n) {
+    if (t.x(n) + 1 < t.width) used[static_cast<int>(t.link_level(n, n + 1))] = true;
+    if (t.y(n) + 1 < t.height) used[static_cast<int>(t.link_level(n, n + t.width))] = true;
+  }
+  return used;
+}
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+}  // namespace
+
+void HardwareSpec::validate(const std::string& where) const {
+  try {
+    topology.validate(where);
+    memory.validate(where + ": memory");
+  } catch (const std::invalid_argument& e) {
+    throw SpecError(e.what());
+  }
+  auto fail = [&](const std::string& msg) { throw SpecError(where + ": " + msg); };
+  if (node_kind != "nmp-pe" && node_kind != "die")
+    fail("node_kind: must be \"nmp-pe\" or \"die\", got \"" + node_kind + "\"");
+  if (!(std::isfinite(compute.peak_flops) && compute.peak_flops > 0)) fail("compute.peak_tflops: must be positive");
+  if (!(compute.startup_ns >= 0)) fail("compute.startup_ns: must be zero or positive");
+  if (compute.dma_chunk_bytes < 64) fail("compute.dma_chunk_bytes: must be at least 64");
+  if (compute.copy_chunk_bytes < 64) fail("compute.copy_chunk_bytes: must be at least 64");
+  if (compute.element_bytes < 1 || compute.element_bytes > 16) fail("compute.element_bytes: must be in [1, 16]");
+  if (!(noc.clock_ghz > 0 && noc.clock_ghz <= 100)) fail("noc.clock_ghz: must be in (0, 100]");
+  const auto used = levels_present(topology);
+  const uint32_t fb = flit_bytes();
+  for (int l = 0; l < mapping::kNumLinkLevels; ++l) {
+    if (!used[l]) continue;
+    const double bytes_per_cycle = topology.links[l].gbytes_per_s / noc.clock_ghz;
+    if (bytes_per_cycle > fb * (1 + 1e-9))
+      fail(std::string("links.") + kLevelKeys[l] + ".gbytes_per_s: " + fmt("%g", topology.links[l].gbytes_per_s) +
+           " GB/s is more than one " + std::to_string(fb) + "-byte flit per cycle at " + fmt("%g", noc.clock_ghz) +
+           " GHz (raise noc.flit_bytes or leave it 0)");
+    if (bytes_per_cycle * 4096 < fb)
+      fail(std::string("links.") + kLevelKeys[l] + ".gbytes_per_s: below 1/4096 of the fastest link");
+  }
+  try {
+    noc_config().validate();
+  } catch (const noc::ConfigError& e) {
+    fail(e.what());
+  }
+}
+
+uint32_t HardwareSpec::flit_bytes() const {
+  if (noc.flit_bytes) return noc.flit_bytes;
+  const auto used = levels_present(topology);
+  double fastest = 0;
+  for (int l = 0; l < mapping::kNumLinkLevels; ++l)
+    if (used[l]) fastest = std::max(fastest, topology.links[l].gbytes_per_s);
+  if (fastest == 0) fastest = topology.links[0].gbytes_per_s;  // 1x1 mesh: no links at all
+  return static_cast<uint32_t>(std::max(1.0, std::ceil(fastest / noc.clock_ghz - 1e-9)));
+}
+
+noc::NocConfig HardwareSpec::noc_config() const {
+  noc::NocConfig c;
+  c.width = topology.width;
+  c.height = topology.height;
+  c.vcs = noc.vcs;
+  c.buffer_flits = noc.buffer_flits;
+  c.router_delay_cycles = noc.router_delay_cycles;
+  c.max_packet_flits = noc.max_packet_flits;
+  c.clock_ghz = noc.clock_ghz;
+  c.flit_bytes = flit_bytes();
+  auto latency_cycles = [&](const mapping::LinkParams& p) {
+    return static_cast<uint32_t>(std::max(1.0, std::round(p.latency_ns * noc.clock_ghz)));
+  };
+  c.link_delay_cycles = static_cast<int>(latency_cycles(topology.links[0]));
+  const noc::MeshGeometry geo{c.width, c.height};
+  for (int n = 0; n < topology.nodes(); ++n) {
+    for (int dir = 0; dir < noc::kNumMeshDirs; ++dir) {
+      const int m = geo.neighbour(n, dir);
+      if (m < 0) continue;
+      const mapping::LinkParams& p = topology.link(n, m);
+      const double bw = std::min(1.0, p.gbytes_per_s / noc.clock_ghz / c.flit_bytes);
+      const uint32_t lat = latency_cycles(p);
+      if (bw < 1.0 || lat != static_cast<uint32_t>(c.link_delay_cycles)) c.set_link(n, dir, noc::LinkSpec{lat, bw});
+    }
+  }
+  return c;
+}
+
+double HardwareSpec::flops_per_link_byte() const {
+  const auto used = levels_present(topology);
+  const int l = used[0] ? 0 : used[1] ? 1 : 2;
+  return compute.peak_flops / (topology.links[l].gbytes_per_s * 1e9);
+}
+
+double HardwareSpec::flops_per_memory_byte() const { return compute.peak_flops / memory.streaming_bytes_per_s(); }
+
+std::string HardwareSpec::describe() const {
+  std::ostringstream os;
+  const auto& t = topology;
+  os << name << (description.empty() ? "" : ": " + description) << "\n";
+  os << "  nodes: " << t.nodes() << " x " << node_kind << " on a " << t.width << "x" << t.height << " mesh; "
+     << t.dies() << (t.dies() == 1 ? " die" : " dies") << " of " << t.die_width << "x" << t.die_height << " nodes, "
+     << t.wafers() << (t.wafers() == 1 ? " wafer" : " wafers") << " of " << t.wafer_width << "x" << t.wafer_height
+     << " nodes\n";
+  os << "  compute per node: " << fmt("%.4g", compute.peak_flops / 1e12) << " TFLOP/s peak (system "
+     << fmt("%.4g", compute.peak_flops * t.nodes() / 1e12) << " TFLOP/s), start-up " << fmt("%g", compute.startup_ns)
+     << " ns, " << fmt("%g", compute.pj_per_flop) << " pJ/FLOP\n";
+  os << "  memory per node: " << memory.kind << ", " << fmt("%.4g", memory.capacity_bytes / double(1ULL << 30))
+     << " GiB, " << fmt("%.5g", memory.peak_gbytes_per_s) << " GB/s peak, "
+     << fmt("%.5g", memory.streaming_bytes_per_s() / 1e9) << " GB/s streaming, "
+     << fmt("%g", memory.array_pj_per_bit + memory.interface_pj_per_bit) << " pJ/bit (interface "
+     << fmt("%g", memory.interface_pj_per_bit) << ")\n";
+  const auto used = levels_present(t);
+  const noc::NocConfig nc = noc_config();
+  for (int l = 0; l < mapping::kNumLinkLevels; ++l) {
+    if (!used[l]) continue;
+    int count = 0;
+    for (int n = 0; n < t.nodes(); ++n)
+      for (int dir = 0; dir < noc::kNumMeshDirs; ++dir) {
+        const int m = noc::MeshGeometry{t.width, t.height}.neighbour(n, dir);
+        if (m >= 0 && static_cast<int>(t.link_level(n, m)) == l) ++count;
+      }
+    const auto& p = t.links[l];
+    os << "  links " << mapping::link_level_name(static_cast<LinkLevel>(l)) << ": " << count << " directed, "
+       << fmt("%.5g", p.gbytes_per_s) << " GB/s each way, " << fmt("%g", p.latency_ns) << " ns, "
+       << fmt("%g", p.pj_per_bit) << " pJ/bit per hop\n";
+  }
+  os << "  noc: " << fmt("%g", noc.clock_ghz) << " GHz, " << nc.flit_bytes << "-byte flits, " << nc.vcs << " VCs x "
+     << nc.buffer_flits << " flits, router " << nc.router_delay_cycles << " cycles, packets of up to "
+     << nc.max_packet_flits << " flits\n";
+  os << "  compute/bandwidth per node: " << fmt("%.4g", flops_per_link_byte()) << " FLOP per byte of one link, "
+     << fmt("%.4g", flops_per_memory_byte()) << " FLOP per byte of local memory\n";
+  return os.str();
+}
+
+nlohmann::json to_json(const HardwareSpec& s) {
+  nlohmann::json links;
+  for (int l = 0; l < mapping::kNumLinkLevels; ++l)
+    links[kLevelKeys[l]] = {{"gbytes_per_s", s.topology.links[l].gbytes_per_s},
+                            {"latency_ns", s.topology.links[l].latency_ns},
+                            {"pj_per_bit", s.topology.links[l].pj_per_bit}};
+  const auto& m = s.memory;
+  return {
+      {"name", s.name},
+      {"description", s.description},
+      {"node_kind", s.node_kind},
+      {"mesh", {{"width", s.topology.width}, {"height", s.topology.height}}},
+      {"die", {{"width", s.topology.die_width}, {"height", s.topology.die_height}}},
+      {"wafer", {{"width", s.topology.wafer_width}, {"height", s.topology.wafer_height}}},
+      {"compute",
+       {{"peak_tflops", s.compute.peak_flops / 1e12},
+        {"startup_ns", s.compute.startup_ns},
+        {"pj_per_flop", s.compute.pj_per_flop},
+        {"dma_chunk_bytes", s.compute.dma_chunk_bytes},
+        {"copy_chunk_bytes", s.compute.copy_chunk_bytes},
+        {"element_bytes", s.compute.element_bytes}}},
+      {"memory",
+       {{"kind", m.kind},
+        {"capacity_bytes", m.capacity_bytes},
+        {"peak_gbytes_per_s", m.peak_gbytes_per_s},
+        {"banks", m.banks},
+        {"row_bytes", m.row_bytes},
+        {"t_rcd_ns", m.t_rcd_ns},
+        {"t_rp_ns", m.t_rp_ns},
+        {"t_cl_ns", m.t_cl_ns},
+        {"t_rc_ns", m.t_rc_ns},
+        {"refresh_overhead", m.refresh_overhead},
+        {"array_pj_per_bit", m.array_pj_per_bit},
+        {"interface_pj_per_bit", m.interface_pj_per_bit},
+        {"activate_pj", m.activate_pj},
+        {"queue_depth", m.queue_depth}}},
+      {"noc",
+       {{"clock_ghz", s.noc.clock_ghz},
+        {"vcs", s.noc.vcs},
+        {"buffer_flits", s.noc.buffer_flits},
+        {"router_delay_cycles", s.noc.router_delay_cycles},
+        {"max_packet_flits", s.noc.max_packet_flits},
+        {"flit_bytes", s.noc.flit_bytes}}},
+      {"links", links},
+  };
+}
+
+HardwareSpec hardware_from_json(const nlohmann::json& j, const std::string& where) {
+  HardwareSpec s;
+  const JsonFields root(j, where, "");
+  s.name = root.string("name", "custom");
+  s.description = root.string("description", "");
+  s.node_kind = root.string("node_kind", "nmp-pe");
+  const JsonFields mesh = root.object("mesh");
+  s.topology.width = static_cast<int>(mesh.integer("width", 1, 256));
+  s.topology.height = static_cast<int>(mesh.integer("height", 1, 256));
+  mesh.no_unknown_keys();
+  auto tile = [&](const char* key, int& w, int& h) {
+    w = s.topology.width;
+    h = s.topology.height;
+    if (!root.has(key)) return;
+    const JsonFields t = root.object(key);
+    w = static_cast<int>(t.integer("width", 1, 256));
+    h = static_cast<int>(t.integer("height", 1, 256));
+    t.no_unknown_keys();
+  };
+  tile("wafer", s.topology.wafer_width, s.topology.wafer_height);
+  tile("die", s.topology.die_width, s.topology.die_height);
+  if (!root.has("die") && root.has("wafer")) {
+    s.topology.die_width = s.topology.wafer_width;
+    s.topology.die_height = s.topology.wafer_height;
+  }
+
+  const JsonFields c = root.object("compute");
+  s.compute.peak_flops = c.positive("peak_tflops") * 1e12;
+  s.compute.startup_ns = c.non_negative("startup_ns", s.compute.startup_ns);
+  s.compute.pj_per_flop = c.non_negative("pj_per_flop", s.compute.pj_per_flop);
+  s.compute.dma_chunk_bytes = static_cast<uint32_t>(c.integer("dma_chunk_bytes", 64, 1 << 30, s.compute.dma_chunk_bytes));
+  s.compute.copy_chunk_bytes =
+      static_cast<uint32_t>(c.integer("copy_chunk_bytes", 64, 1 << 30, s.compute.copy_chunk_bytes));
+  s.compute.element_bytes = static_cast<uint32_t>(c.integer("element_bytes", 1, 16, s.compute.element_bytes));
+  c.no_unknown_keys();
+
+  const JsonFields m = root.object("memory");
+  auto& d = s.memory;
+  d.kind = m.string("kind", d.kind);
+  d.capacity_bytes = static_cast<uint64_t>(m.integer("capacity_bytes", 1, 1LL << 50));
+  d.peak_gbytes_per_s = m.positive("peak_gbytes_per_s");
+  d.banks = static_cast<int>(m.integer("banks", 1, 4096, d.banks));
+  d.row_bytes = static_cast<uint32_t>(m.integer("row_bytes", 64, 1 << 20, d.row_bytes));
+  d.t_rcd_ns = m.non_negative("t_rcd_ns", d.t_rcd_ns);
+  d.t_rp_ns = m.non_negative("t_rp_ns", d.t_rp_ns);
+  d.t_cl_ns = m.non_negative("t_cl_ns", d.t_cl_ns);
+  d.t_rc_ns = m.positive("t_rc_ns", d.t_rc_ns);
+  d.refresh_overhead = m.non_negative("refresh_overhead", d.refresh_overhead);
+  d.array_pj_per_bit = m.non_negative("array_pj_per_bit", d.array_pj_per_bit);
+  d.interface_pj_per_bit = m.non_negative("interface_pj_per_bit", d.interface_pj_per_bit);
+  d.activate_pj = m.non_negative("activate_pj", d.activate_pj);
+  d.queue_depth = static_cast<int>(m.integer("queue_depth", 1, 1024, d.queue_depth));
+  m.no_unknown_keys();
+
+  if (root.has("noc")) {
+    const JsonFields n = root.object("noc");
+    s.noc.clock_ghz = n.positive("clock_ghz", s.noc.clock_ghz);
+    s.noc.vcs = static_cast<int>(n.integer("vcs", 1, 8, s.noc.vcs));
+    s.noc.buffer_flits = static_cast<int>(n.integer("buffer_flits", 1, 1024, s.noc.buffer_flits));
+    s.noc.router_delay_cycles = static_cast<int>(n.integer("router_delay_cycles", 1, 64, s.noc.router_delay_cycles));
+    s.noc.max_packet_flits = static_cast<int>(n.integer("max_packet_flits", 1, 65535, s.noc.max_packet_flits));
+    s.noc.flit_bytes = static_cast<uint32_t>(n.integer("flit_bytes", 0, 1 << 20, s.noc.flit_bytes));
+    n.no_unknown_keys();
+  }
+
+  const JsonFields links = root.object("links");
+  const auto used = levels_present(s.topology);
+  for (int l = 0; l < mapping::kNumLinkLevels; ++l) {
+    auto& p = s.topology.links[l];
+    if (!links.has(kLevelKeys[l])) {
+      if (used[l]) links.fail(kLevelKeys[l], "missing (this topology has " +
+                                                 std::string(mapping::link_level_name(static_cast<LinkLevel>(l))) +
+                                                 " links)");
+      continue;
+    }
+    const JsonFields lf = links.object(kLevelKeys[l]);
+    p.gbytes_per_s = lf.positive("gbytes_per_s");
+    p.latency_ns = lf.non_negative("latency_ns", p.latency_ns);
+    p.pj_per_bit = lf.non_negative("pj_per_bit", p.pj_per_bit);
+    lf.no_unknown_keys();
+  }
+  links.no_unknown_keys();
+  root.no_unknown_keys();
+  s.validate(where);
+  return s;
+}
+
+HardwareSpec load_hardware_file(const std::string& path) {
+  return hardware_from_json(mapping::read_json_file(path), path);
+}
+
+HardwareSpec load_hardware(const std::string& preset_or_file) {
+  const auto names = preset_names();
+  if (std::find(names.begin(), names.end(), preset_or_file) != names.end()) return preset(preset_or_file);
+  const bool looks_like_file = preset_or_file.find('/') != std::string::npos ||
+                               preset_or_file.find(".json") != std::string::npos ||
+                               static_cast<bool>(std::ifstream(preset_or_file));
+  if (!looks_like_file)
+    throw SpecError("unknown hardware preset '" + preset_or_file + "' (nmpsim hw --list-presets lists them)");
+  return load_hardware_file(preset_or_file);
+}
+
+}  // namespace nmpsim::hw

@@ -1,0 +1,65 @@
+// HardwareSpec: the whole machine, from a JSON file (docs/FORMATS.md) or a named preset.
+// Plain C++: loading and validating a spec needs no SystemC.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "dram/dram_spec.h"
+#include "mapping/json_fields.h"
+#include "mapping/topology.h"
+#include "noc/noc_config.h"
+#include "pe/processing_element.h"
+
+namespace nmpsim::hw {
+
+/// Bad hardware description: one line naming the file or preset and the field.
+using SpecError = mapping::InputError;
+
+struct NocParams {
+  double clock_ghz = 1.0;
+  int vcs = 2;
+  int buffer_flits = 8;
+  int router_delay_cycles = 2;
+  int max_packet_flits = 16;
+  /// 0: derived so that the fastest link moves one flit per cycle (flit = its bytes per cycle).
+  uint32_t flit_bytes = 0;
+};
+
+struct HardwareSpec {
+  std::string name = "custom";
+  std::string description;
+  std::string node_kind = "nmp-pe";  ///< "nmp-pe" (PE on a hybrid-bonded bank) or "die" (die + HBM)
+  mapping::Topology topology;
+  pe::PeSpec compute;
+  dram::DramSpec memory;
+  NocParams noc;
+
+  /// Throws SpecError naming `where` (file or preset) and the field.
+  void validate(const std::string& where) const;
+  /// The cycle-level NoC this hardware maps to: flit width, per-link bandwidth fraction and latency.
+  noc::NocConfig noc_config() const;
+  uint32_t flit_bytes() const;
+  /// Peak FLOP/s per byte/s of one outgoing on-die (or die-to-die) link, and of local memory.
+  double flops_per_link_byte() const;
+  double flops_per_memory_byte() const;
+  /// Multi-line human description (nmpsim hw --describe).
+  std::string describe() const;
+};
+
+nlohmann::json to_json(const HardwareSpec& s);
+/// Parses a spec; `where` names the source in error messages. Unknown keys are errors.
+HardwareSpec hardware_from_json(const nlohmann::json& j, const std::string& where);
+HardwareSpec load_hardware_file(const std::string& path);
+
+/// Built-in presets (docs/MODEL.md cites every number).
+std::vector<std::string> preset_names();
+std::string preset_summary(const std::string& name);
+HardwareSpec preset(const std::string& name);  ///< throws SpecError for an unknown name
+/// A preset name, or else a path to a JSON file.
+HardwareSpec load_hardware(const std::string& preset_or_file);
+
+}  // namespace nmpsim::hw

@@ -1,0 +1,117 @@
+// Built-in hardware presets. Sources for every number: docs/MODEL.md "Hardware presets".
+#include <cstdio>
+#include <map>
+
+#include "hw/hardware_spec.h"
+
+namespace nmpsim::hw {
+
+namespace {
+
+struct HdmoePoint {
+  const char* tag;
+  double tflops;
+  double link_gbytes_per_s;
+};
+const HdmoePoint kHdmoePoints[] = {{"2.5t75g", 2.5, 75.0}, {"5t50g", 5.0, 50.0}, {"10t25g", 10.0, 25.0}};
+const std::pair<int, int> kHdmoeMeshes[] = {{4, 4}, {4, 8}, {8, 8}};
+
+/// HD-MoE's 3D-NMP chip: one PE per hybrid-bonded DRAM bank, one die, 2D mesh NoC.
+HardwareSpec hdmoe(int w, int h, const HdmoePoint& p) {
+  HardwareSpec s;
+  s.name = "hdmoe-" + std::to_string(w) + "x" + std::to_string(h) + "-" + p.tag;
+  char desc[160];
+  std::snprintf(desc, sizeof desc, "HD-MoE 3D-NMP chip, %dx%d PEs at %g TFLOP/s, %g GB/s NoC links, 625 GB/s hybrid-bonded DRAM per PE",
+                w, h, p.tflops, p.link_gbytes_per_s);
+  s.description = desc;
+  s.node_kind = "nmp-pe";
+  s.topology.width = s.topology.die_width = s.topology.wafer_width = w;
+  s.topology.height = s.topology.die_height = s.topology.wafer_height = h;
+  s.topology.links[0] = mapping::LinkParams{p.link_gbytes_per_s, 1.0, 0.25};
+  s.compute.peak_flops = p.tflops * 1e12;
+  s.compute.startup_ns = 50;
+  s.compute.pj_per_flop = 0.5;
+  s.memory = dram::DramSpec{};  // hb-dram defaults: 625 GB/s, 8 GiB, 32 banks of 2 KiB rows, 0.88 pJ/bit bond
+  s.noc.clock_ghz = 1.0;
+  return s;
+}
+
+/// MoEntwine's wafer-scale chip: B200-class compute dies with HBM, one die per mesh node.
+HardwareSpec wafer(int w, int h, int wafers_x, int wafers_y) {
+  HardwareSpec s;
+  s.node_kind = "die";
+  s.topology.width = w * wafers_x;
+  s.topology.height = h * wafers_y;
+  s.topology.die_width = s.topology.die_height = 1;
+  s.topology.wafer_width = w;
+  s.topology.wafer_height = h;
+  // 8 TB/s bidirectional per die-to-die link = 4 TB/s each way; 9 TB/s bidirectional per wafer border,
+  // shared by the border's links.
+  s.topology.links[0] = mapping::LinkParams{4000.0, 20.0, 0.1};
+  s.topology.links[1] = mapping::LinkParams{4000.0, 20.0, 0.1};
+  const int border_links = std::min(w, h);
+  s.topology.links[2] = mapping::LinkParams{9000.0 / 2 / border_links, 100.0, 1.0};
+  s.compute.peak_flops = 2250e12;
+  s.compute.startup_ns = 2000;  // kernel launch scale on a GPU-class die
+  s.compute.pj_per_flop = 0.4;
+  s.compute.dma_chunk_bytes = 16 << 20;
+  s.compute.copy_chunk_bytes = 16 << 20;
+  auto& m = s.memory;
+  m.kind = "hbm";
+  m.capacity_bytes = 180'000'000'000ULL;
+  m.peak_gbytes_per_s = 8000.0;
+  m.banks = 4096;
+  m.row_bytes = 1024;
+  m.array_pj_per_bit = 1.0;
+  m.interface_pj_per_bit = 2.9;
+  m.activate_pj = 500.0;
+  m.queue_depth = 32;
+  s.noc.clock_ghz = 1.0;
+  return s;
+}
+
+std::map<std::string, HardwareSpec> build_presets() {
+  std::map<std::string, HardwareSpec> all;
+  for (const auto& [w, h] : kHdmoeMeshes)
+    for (const auto& p : kHdmoePoints) {
+      HardwareSpec s = hdmoe(w, h, p);
+      all[s.name] = s;
+    }
+  for (int k : {4, 6, 8}) {
+    HardwareSpec s = wafer(k, k, 1, 1);
+    s.name = "wsc-" + std::to_string(k) + "x" + std::to_string(k);
+    s.description = "MoEntwine-style wafer: " + std::to_string(k) + "x" + std::to_string(k) +
+                    " B200-class dies (2250 TFLOP/s FP16, 180 GB HBM at 8 TB/s), 8 TB/s die-to-die links";
+    all[s.name] = s;
+  }
+  HardwareSpec s = wafer(8, 8, 2, 2);
+  s.name = "wsc-4wafer-8x8";
+  s.description = "four 8x8 MoEntwine-style wafers joined edge to edge (2x2), 9 TB/s per wafer border";
+  all[s.name] = s;
+  return all;
+}
+
+const std::map<std::string, HardwareSpec>& presets() {
+  static const std::map<std::string, HardwareSpec> all = build_presets();
+  return all;
+}
+
+}  // namespace
+
+std::vector<std::string> preset_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, spec] : presets()) names.push_back(name);
+  return names;
+}
+
+std::string preset_summary(const std::string& name) { return presets().at(name).description; }
+
+HardwareSpec preset(const std::string& name) {
+  auto it = presets().find(name);
+  if (it == presets().end())
+    throw SpecError("unknown hardware preset '" + name + "' (nmpsim hw --list-presets lists them)");
+  it->second.validate("preset " + name);
+  return it->second;
+}
+
+}  // namespace nmpsim::hw

@@ -1,0 +1,77 @@
+#include "hw/system.h"
+
+namespace nmpsim::hw {
+
+System::System(sc_core::sc_module_name name, const HardwareSpec& spec) : sc_module(name), spec_(spec) {
+  spec_.validate(spec_.name);
+  mesh_ = std::make_unique<noc::MeshModule>("mesh", spec_.noc_config());
+  const int n = nodes();
+  drams_.reserve(static_cast<size_t>(n));
+  pes_.reserve(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    drams_.push_back(std::make_unique<dram::DramTarget>(("dram_" + std::to_string(i)).c_str(), spec_.memory));
+    pes_.push_back(std::make_unique<pe::ProcessingElement>(("pe_" + std::to_string(i)).c_str(), i, spec_.compute,
+                                                           *mesh_, spec_.memory.capacity_bytes));
+    pes_.back()->dma.socket.bind(drams_.back()->socket);
+  }
+  mesh_->set_delivery_handler([this](const noc::Delivery& d) {
+    pes_[d.src]->on_delivery(d);
+    if (d.dst != d.src) pes_[d.dst]->on_delivery(d);
+  });
+}
+
+System::~System() {
+  if (vcd_) sc_core::sc_close_vcd_trace_file(vcd_);
+}
+
+bool System::all_idle() const {
+  for (const auto& p : pes_)
+    if (!p->idle()) return false;
+  return mesh_->network().idle();
+}
+
+void System::enable_vcd(const std::string& path) {
+  std::string base = path;
+  if (base.size() > 4 && base.substr(base.size() - 4) == ".vcd") base.resize(base.size() - 4);
+  vcd_ = sc_core::sc_create_vcd_trace_file(base.c_str());
+  if (!vcd_) throw SpecError("cannot create VCD file '" + path + "'");
+  vcd_->set_time_unit(1, sc_core::SC_NS);
+  const noc::MeshGeometry geo = mesh_->network().geometry();
+  for (int i = 0; i < nodes(); ++i) sc_core::sc_trace(vcd_, pes_[i]->busy_signal(), "pe" + std::to_string(i) + "_busy");
+  link_signals_.resize(static_cast<size_t>(nodes()) * noc::kNumMeshDirs);
+  for (int i = 0; i < nodes(); ++i)
+    for (int dir = 0; dir < noc::kNumMeshDirs; ++dir) {
+      const int to = geo.neighbour(i, dir);
+      if (to < 0) continue;
+      const std::string nm = "link_" + std::to_string(i) + "_to_" + std::to_string(to) + "_flits";
+      auto& sig = link_signals_[static_cast<size_t>(i) * noc::kNumMeshDirs + dir];
+      sig = std::make_unique<sc_core::sc_signal<uint32_t>>(nm.c_str());
+      sc_core::sc_trace(vcd_, *sig, nm);
+    }
+  mesh_->network().set_link_observer([this](int from, int dir, const noc::Flit&, uint64_t) {
+    auto& sig = *link_signals_[static_cast<size_t>(from) * noc::kNumMeshDirs + dir];
+    sig.write(sig.read() + 1);
+  });
+}
+
+EnergyReport System::energy() const {
+  EnergyReport e;
+  const noc::Network& net = mesh_->network();
+  const noc::MeshGeometry geo = net.geometry();
+  const double flit_bits = 8.0 * net.config().flit_bytes;
+  for (int i = 0; i < nodes(); ++i) {
+    e.dram_pj += drams_[i]->stats().energy_pj();
+    e.compute_pj += pes_[i]->compute_energy_pj();
+    for (int dir = 0; dir < noc::kNumMeshDirs; ++dir) {
+      const int to = geo.neighbour(i, dir);
+      if (to < 0) continue;
+      const uint64_t flits = net.router(i).flits_out(dir);
+      const auto level = spec_.topology.link_level(i, to);
+      e.noc_flit_hops[static_cast<int>(level)] += flits;
+      e.noc_pj += static_cast<double>(flits) * flit_bits * spec_.topology.links[static_cast<int>(level)].pj_per_bit;
+    }
+  }
+  return e;
+}
+
+}  // namespace nmpsim::hw

@@ -1,0 +1,55 @@
+// A whole machine in SystemC, built from a HardwareSpec: the mesh NoC, one DRAM device and one
+// processing element per node (a PE on its hybrid-bonded bank, or a compute die with its HBM).
+#pragma once
+
+#include <systemc>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dram/dram_target.h"
+#include "hw/hardware_spec.h"
+#include "noc/mesh_module.h"
+#include "pe/processing_element.h"
+
+namespace nmpsim::hw {
+
+struct EnergyReport {
+  double dram_pj = 0;     ///< array + interface + activations, all nodes
+  double noc_pj = 0;      ///< flit bits x hops x pJ/bit of each link's level
+  double compute_pj = 0;  ///< FLOPs x pJ/FLOP
+  double total_pj() const { return dram_pj + noc_pj + compute_pj; }
+  uint64_t noc_flit_hops[mapping::kNumLinkLevels] = {0, 0, 0};
+};
+
+class System : public sc_core::sc_module {
+ public:
+  System(sc_core::sc_module_name name, const HardwareSpec& spec);
+  ~System() override;
+
+  const HardwareSpec& spec() const { return spec_; }
+  const mapping::Topology& topology() const { return spec_.topology; }
+  int nodes() const { return spec_.topology.nodes(); }
+  noc::MeshModule& mesh() { return *mesh_; }
+  const noc::MeshModule& mesh() const { return *mesh_; }
+  pe::ProcessingElement& pe(int node) { return *pes_[node]; }
+  const pe::ProcessingElement& pe(int node) const { return *pes_[node]; }
+  dram::DramTarget& dram(int node) { return *drams_[node]; }
+  const dram::DramTarget& dram(int node) const { return *drams_[node]; }
+  bool all_idle() const;
+
+  /// Traces PE busy state and per-link flit counts into a VCD file. Call before sc_start.
+  void enable_vcd(const std::string& path);
+  EnergyReport energy() const;
+
+ private:
+  HardwareSpec spec_;
+  std::unique_ptr<noc::MeshModule> mesh_;
+  std::vector<std::unique_ptr<dram::DramTarget>> drams_;
+  std::vector<std::unique_ptr<pe::ProcessingElement>> pes_;
+  sc_core::sc_trace_file* vcd_ = nullptr;
+  std::vector<std::unique_ptr<sc_core::sc_signal<uint32_t>>> link_signals_;  // [node * 4 + dir]
+};
+
+}  // namespace nmpsim::hw

@@ -1,0 +1,134 @@
+#include "pe/processing_element.h"
+
+#include <algorithm>
+
+namespace nmpsim::pe {
+
+using sc_core::sc_time;
+
+ProcessingElement::ProcessingElement(sc_core::sc_module_name name, int node, const PeSpec& spec,
+                                     noc::MeshModule& mesh, uint64_t dram_capacity_bytes)
+    : sc_module(name),
+      dma("dma", spec.dma_chunk_bytes),
+      node_(node),
+      spec_(spec),
+      mesh_(mesh),
+      dram_capacity_(dram_capacity_bytes),
+      busy_("busy") {
+  SC_THREAD(run);
+}
+
+void ProcessingElement::submit(Command c) {
+  queue_.push_back(std::move(c));
+  new_command_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void ProcessingElement::on_delivery(const noc::Delivery& d) {
+  const MessageKind kind = tag_kind(d.tag);
+  if (d.src == node_ && kind != MessageKind::kCopyAck) {
+    if (kind == MessageKind::kData && sends_outstanding_ > 0 && --sends_outstanding_ == 0) sent_event_.notify();
+  }
+  if (d.dst != node_) return;
+  switch (kind) {
+    case MessageKind::kData:
+      ++inbox_[d.tag];
+      inbox_event_.notify();
+      break;
+    case MessageKind::kCopyChunk: {
+      // Write the chunk into the local DRAM, then acknowledge to the sender.
+      const uint64_t addr = staging_address_;
+      staging_address_ = (staging_address_ + d.bytes) % std::max<uint64_t>(dram_capacity_ - d.bytes + 1, 1);
+      const int src = d.src;
+      const uint64_t copy_id = tag_low(d.tag);
+      dma.start(tlm::TLM_WRITE_COMMAND, addr, d.bytes,
+                [this, src, copy_id] { mesh_.send(node_, src, 0, make_tag(MessageKind::kCopyAck, copy_id)); });
+      break;
+    }
+    case MessageKind::kCopyAck:
+      ++acks_[tag_low(d.tag)];
+      ack_event_.notify();
+      break;
+  }
+}
+
+void ProcessingElement::run() {
+  while (true) {
+    while (queue_.empty()) {
+      running_ = false;
+      idle_event_.notify(sc_core::SC_ZERO_TIME);
+      wait(new_command_);
+    }
+    running_ = true;
+    const Command c = std::move(queue_.front());
+    queue_.pop_front();
+    const sc_time start = sc_core::sc_time_stamp();
+    execute(c);
+    log_.push_back(CommandRecord{c.kind, c.label, start, sc_core::sc_time_stamp()});
+  }
+}
+
+void ProcessingElement::do_compute(double flops, uint64_t bytes, uint64_t address) {
+  busy_.write(true);
+  const sc_time t0 = sc_core::sc_time_stamp();
+  wait(sc_time(spec_.startup_ns, sc_core::SC_NS));
+  const uint64_t job = dma.start(tlm::TLM_READ_COMMAND, address, bytes);
+  if (flops > 0) wait(sc_time(flops / spec_.peak_flops, sc_core::SC_SEC));
+  dma.wait_done(job);
+  flops_ += flops;
+  compute_busy_ += sc_core::sc_time_stamp() - t0;
+  busy_.write(false);
+}
+
+void ProcessingElement::do_copy(const Command& c) {
+  if (c.peer == node_ || c.bytes == 0) return;
+  const uint64_t id = (static_cast<uint64_t>(node_) << 32) | copy_seq_++;
+  const uint64_t chunk = spec_.copy_chunk_bytes;
+  int chunks = 0;
+  for (uint64_t off = 0; off < c.bytes; off += chunk) {
+    const uint64_t len = std::min(chunk, c.bytes - off);
+    const uint64_t job = dma.start(tlm::TLM_READ_COMMAND, c.dram_address + off, len);
+    dma.wait_done(job);
+    mesh_.send(node_, c.peer, len, make_tag(MessageKind::kCopyChunk, id));
+    ++chunks;
+  }
+  while (acks_[id] < chunks) wait(ack_event_);
+  acks_.erase(id);
+}
+
+void ProcessingElement::execute(const Command& c) {
+  switch (c.kind) {
+    case CommandKind::kCompute:
+      do_compute(c.flops, c.dram_bytes, c.dram_address);
+      break;
+    case CommandKind::kReduce: {
+      const double elements = static_cast<double>(c.dram_bytes) / spec_.element_bytes;
+      do_compute(elements, 0, 0);
+      break;
+    }
+    case CommandKind::kSend:
+      if (c.peer == node_) {  // local: no NoC, immediately in the inbox
+        ++inbox_[c.tag];
+        inbox_event_.notify();
+      } else {
+        ++sends_outstanding_;
+        mesh_.send(node_, c.peer, c.bytes, make_tag(MessageKind::kData, c.tag));
+      }
+      break;
+    case CommandKind::kRecv:
+      while (inbox_[c.tag] < c.count) wait(inbox_event_);
+      inbox_[c.tag] -= c.count;
+      if (inbox_[c.tag] == 0) inbox_.erase(c.tag);
+      break;
+    case CommandKind::kWaitSends:
+      while (sends_outstanding_ > 0) wait(sent_event_);
+      break;
+    case CommandKind::kCopyWeights:
+      do_copy(c);
+      break;
+    case CommandKind::kDelay:
+      wait(c.delay);
+      break;
+  }
+}
+
+}  // namespace nmpsim::pe

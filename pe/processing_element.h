@@ -1,0 +1,91 @@
+// A processing element: compute engine, DMA to its own DRAM, a NoC port and a command queue.
+//
+// Compute: a GEMM/GEMV of F FLOPs streaming B weight bytes from the local DRAM takes
+//   startup + max(F / peak_flops, time the DMA needs to stream B bytes through the DRAM model).
+// Send is posted (returns when handed to the network interface); WaitSends blocks until every
+// posted send has been delivered; Recv blocks until `count` messages with a tag have arrived.
+// CopyWeights reads the local DRAM in chunks, sends each chunk over the NoC, the receiving PE
+// writes it into its DRAM and acknowledges with a one-flit message; the command ends at the last
+// acknowledgement. Reduce is an element-wise add of two operands held on chip.
+#pragma once
+
+#include <systemc>
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "noc/mesh_module.h"
+#include "pe/command.h"
+#include "pe/dma.h"
+
+namespace nmpsim::pe {
+
+struct PeSpec {
+  double peak_flops = 5e12;          ///< FLOP/s
+  double startup_ns = 50.0;          ///< fixed start-up of a compute or reduce command
+  uint32_t dma_chunk_bytes = 1 << 20;   ///< largest DRAM transaction the DMA issues
+  uint32_t copy_chunk_bytes = 1 << 18;  ///< weight copies move through the NoC in chunks of this size
+  uint32_t element_bytes = 2;        ///< bytes per element for Reduce (FP16)
+  double pj_per_flop = 0.5;
+};
+
+/// Tags carry a message kind in their top 8 bits; user tags must stay below 2^56.
+enum class MessageKind : uint8_t { kData = 0, kCopyChunk = 1, kCopyAck = 2 };
+inline constexpr uint64_t make_tag(MessageKind k, uint64_t low) { return (uint64_t{static_cast<uint8_t>(k)} << 56) | low; }
+inline constexpr MessageKind tag_kind(uint64_t tag) { return static_cast<MessageKind>(tag >> 56); }
+inline constexpr uint64_t tag_low(uint64_t tag) { return tag & ((uint64_t{1} << 56) - 1); }
+
+class ProcessingElement : public sc_core::sc_module {
+ public:
+  SC_HAS_PROCESS(ProcessingElement);
+  ProcessingElement(sc_core::sc_module_name name, int node, const PeSpec& spec, noc::MeshModule& mesh,
+                    uint64_t dram_capacity_bytes);
+
+  Dma dma;  ///< bind dma.socket to this PE's DRAM target
+
+  int node() const { return node_; }
+  const PeSpec& spec() const { return spec_; }
+  void submit(Command c);
+  bool idle() const { return queue_.empty() && !running_; }
+  /// Notified whenever the PE runs out of commands.
+  const sc_core::sc_event& idle_event() const { return idle_event_; }
+  const std::vector<CommandRecord>& log() const { return log_; }
+  void clear_log() { log_.clear(); }
+
+  /// Called by the system for every delivered NoC message this PE sent or receives.
+  void on_delivery(const noc::Delivery& d);
+
+  double flops_done() const { return flops_; }
+  sc_core::sc_time compute_busy_time() const { return compute_busy_; }
+  double compute_energy_pj() const { return flops_ * spec_.pj_per_flop; }
+  /// High while a compute or reduce command runs (for VCD tracing).
+  const sc_core::sc_signal<bool>& busy_signal() const { return busy_; }
+
+ private:
+  void run();
+  void execute(const Command& c);
+  void do_compute(double flops, uint64_t bytes, uint64_t address);
+  void do_copy(const Command& c);
+
+  int node_;
+  PeSpec spec_;
+  noc::MeshModule& mesh_;
+  uint64_t dram_capacity_;
+  std::deque<Command> queue_;
+  bool running_ = false;
+  sc_core::sc_event new_command_, idle_event_, inbox_event_, sent_event_, ack_event_;
+  std::unordered_map<uint64_t, int> inbox_;  // tag -> messages received and not yet consumed
+  uint64_t sends_outstanding_ = 0;
+  uint64_t copy_seq_ = 0;
+  std::unordered_map<uint64_t, int> acks_;   // copy id -> acknowledgements received
+  uint64_t staging_address_ = 0;             // where received weight chunks are written
+  std::vector<CommandRecord> log_;
+  double flops_ = 0;
+  sc_core::sc_time compute_busy_;
+  sc_core::sc_signal<bool> busy_;
+};
+
+}  // namespace nmpsim::pe

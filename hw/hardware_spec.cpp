@@ -93,6 +93,7 @@ noc::NocConfig HardwareSpec::noc_config() const {
   };
   c.link_delay_cycles = static_cast<int>(latency_cycles(topology.links[0]));
   const noc::MeshGeometry geo{c.width, c.height};
+  int auto_buffer = 8;
   for (int n = 0; n < topology.nodes(); ++n) {
     for (int dir = 0; dir < noc::kNumMeshDirs; ++dir) {
       const int m = geo.neighbour(n, dir);
@@ -101,8 +102,13 @@ noc::NocConfig HardwareSpec::noc_config() const {
       const double bw = std::min(1.0, p.gbytes_per_s / noc.clock_ghz / c.flit_bytes);
       const uint32_t lat = latency_cycles(p);
       if (bw < 1.0 || lat != static_cast<uint32_t>(c.link_delay_cycles)) c.set_link(n, dir, noc::LinkSpec{lat, bw});
+      // Credit round trip 2L + k + R - 1 cycles (docs/MODEL.md), during which the link sends bw flits per cycle.
+      const double k = std::ceil(1.0 / bw - 1e-9);
+      const double round_trip = 2.0 * lat + k + c.router_delay_cycles - 1;
+      auto_buffer = std::max(auto_buffer, static_cast<int>(std::ceil(round_trip * bw - 1e-9)));
     }
   }
+  c.buffer_flits = noc.buffer_flits > 0 ? noc.buffer_flits : std::min(auto_buffer, 1024);
   return c;
 }
 
@@ -258,7 +264,7 @@ HardwareSpec hardware_from_json(const nlohmann::json& j, const std::string& wher
     const JsonFields n = root.object("noc");
     s.noc.clock_ghz = n.positive("clock_ghz", s.noc.clock_ghz);
     s.noc.vcs = static_cast<int>(n.integer("vcs", 1, 8, s.noc.vcs));
-    s.noc.buffer_flits = static_cast<int>(n.integer("buffer_flits", 1, 1024, s.noc.buffer_flits));
+    s.noc.buffer_flits = static_cast<int>(n.integer("buffer_flits", 0, 1024, s.noc.buffer_flits));
     s.noc.router_delay_cycles = static_cast<int>(n.integer("router_delay_cycles", 1, 64, s.noc.router_delay_cycles));
     s.noc.max_packet_flits = static_cast<int>(n.integer("max_packet_flits", 1, 65535, s.noc.max_packet_flits));
     s.noc.flit_bytes = static_cast<uint32_t>(n.integer("flit_bytes", 0, 1 << 20, s.noc.flit_bytes));

@@ -22,7 +22,9 @@ using SpecError = mapping::InputError;
 struct NocParams {
   double clock_ghz = 1.0;
   int vcs = 2;
-  int buffer_flits = 8;
+  /// Flits per VC buffer; 0 = auto: enough to cover the credit round trip of the slowest-turning link
+  /// (bandwidth-delay product), at least 8, so every link can run at its full bandwidth.
+  int buffer_flits = 0;
   int router_delay_cycles = 2;
   int max_packet_flits = 16;
   /// 0: derived so that the fastest link moves one flit per cycle (flit = its bytes per cycle).

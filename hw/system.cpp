@@ -35,7 +35,7 @@ void System::enable_vcd(const std::string& path) {
   if (base.size() > 4 && base.substr(base.size() - 4) == ".vcd") base.resize(base.size() - 4);
   vcd_ = sc_core::sc_create_vcd_trace_file(base.c_str());
   if (!vcd_) throw SpecError("cannot create VCD file '" + path + "'");
-  vcd_->set_time_unit(1, sc_core::SC_NS);
+  vcd_->set_time_unit(1, sc_core::SC_PS);  // the NoC evaluates cycles at half-period offsets
   const noc::MeshGeometry geo = mesh_->network().geometry();
   for (int i = 0; i < nodes(); ++i) sc_core::sc_trace(vcd_, pes_[i]->busy_signal(), "pe" + std::to_string(i) + "_busy");
   link_signals_.resize(static_cast<size_t>(nodes()) * noc::kNumMeshDirs);

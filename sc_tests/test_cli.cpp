@@ -85,3 +85,54 @@ TEST(Cli, UnwritableJsonPathFailsCleanly) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CliHw, ListsPresetsOnePerLineNameFirst) {
+  const CliRun r = nmpsim("hw --list-presets");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(lines(r.out), 13);
+  EXPECT_EQ(r.out.rfind("hdmoe-4x4-10t25g ", 0), 0u);
+  EXPECT_NE(r.out.find("\nwsc-4wafer-8x8 "), std::string::npos);
+}
+
+TEST(CliHw, DescribesAPreset) {
+  const CliRun r = nmpsim("hw --preset hdmoe-4x8-5t50g --describe");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("32 x nmp-pe on a 4x8 mesh"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("100 FLOP per byte of one link"), std::string::npos) << r.out;  // 5e12 / 50e9
+}
+
+TEST(CliHw, BadInputIsOneLineExitTwo) {
+  const std::string bad = ::testing::TempDir() + "/cli_bad_hw.json";
+  { std::ofstream(bad) << "{\"mesh\": {\"width\": 4, \"height\": 4}}"; }
+  for (const std::string& args : {std::string("hw --preset nope"), "hw --hw " + bad, std::string("hw"),
+                                 std::string("hw --preset wsc-4x4 --hw x.json"), std::string("hw --hw /no/such/file.json")}) {
+    const CliRun r = nmpsim(args);
+    EXPECT_EQ(r.code, 2) << args << ": " << r.out;
+    EXPECT_EQ(lines(r.out), 1) << args << ": " << r.out;
+  }
+  EXPECT_NE(nmpsim("hw --hw " + bad).out.find("compute: missing"), std::string::npos);
+}
+
+TEST(CliHw, ExerciseWritesVcdAndEnergyJson) {
+  const std::string vcd = ::testing::TempDir() + "/cli_hw.vcd", json = ::testing::TempDir() + "/cli_hw.json";
+  const CliRun r = nmpsim("hw --preset hdmoe-4x4-5t50g --exercise --exercise-weight-mib 1 --vcd " + vcd +
+                          " --json " + json);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.find("Warning"), std::string::npos) << r.out.substr(0, 500);
+  std::ifstream in(vcd);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("pe0_busy"), std::string::npos);
+  EXPECT_NE(text.find("link_0_to_1_flits"), std::string::npos);
+  const nlohmann::json j = nlohmann::json::parse(std::ifstream(json));
+  EXPECT_GT(j["energy_pj"]["dram"].get<double>(), 0);
+  EXPECT_GT(j["energy_pj"]["noc"].get<double>(), 0);
+  EXPECT_NEAR(j["energy_pj"]["total"].get<double>(),
+              j["energy_pj"]["dram"].get<double>() + j["energy_pj"]["noc"].get<double>() +
+                  j["energy_pj"]["compute"].get<double>(),
+              1e-6 * j["energy_pj"]["total"].get<double>());
+  EXPECT_EQ(j["dram_bytes"].get<uint64_t>(), 16u << 20);  // 16 nodes x 1 MiB read
+}
+
+}  // namespace

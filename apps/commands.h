@@ -8,5 +8,6 @@ namespace nmpsim::apps {
 
 int cmd_noc(const std::vector<std::string>& args);
 int cmd_hw(const std::vector<std::string>& args);
+int cmd_run(const std::vector<std::string>& args);
 
 }  // namespace nmpsim::apps

@@ -20,6 +20,7 @@ const char* kUsage =
     "and wafer-scale hardware.\n\n"
     "Usage: nmpsim <command> [options]      nmpsim <command> --help for a command's options\n\n"
     "Commands:\n"
+    "  run     time-between-tokens of an MoE model under placement strategies (TP, EP, hybrid, files)\n"
     "  noc     synthetic-traffic testbench of the XY-routed wormhole mesh NoC\n"
     "  hw      hardware presets, descriptions (JSON) and a small exercise workload\n\n"
     "Options:\n"
@@ -42,6 +43,7 @@ int run(const std::vector<std::string>& argv) {
   try {
     if (cmd == "noc") return cmd_noc(rest);
     if (cmd == "hw") return cmd_hw(rest);
+    if (cmd == "run") return cmd_run(rest);
     throw UsageError("unknown command '" + cmd + "' (try nmpsim --help)");
   } catch (const UsageError& e) {
     std::fprintf(stderr, "nmpsim %s: error: %s\n", cmd.c_str(), e.what());

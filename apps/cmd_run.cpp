@@ -1,0 +1,219 @@
+// `nmpsim run`: MoE inference end to end on the SystemC model (or the flow-level model).
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <iostream>
+
+#include "apps/cli_common.h"
+#include "apps/commands.h"
+#include "apps/run_report.h"
+#include "firmware/runtime.h"
+#include "mapping/json_fields.h"
+
+namespace po = boost::program_options;
+
+namespace nmpsim::apps {
+
+namespace {
+
+void make_dir(const std::string& dir) {
+  if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
+    throw UsageError("--out: cannot create directory '" + dir + "': " + std::strerror(errno));
+  struct stat st {};
+  if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) throw UsageError("--out: '" + dir + "' is not a directory");
+}
+
+}  // namespace
+
+int cmd_run(const std::vector<std::string>& args) {
+  std::string hw_name = "hdmoe-4x8-5t50g", model_name = "mixtral-8x7b", trace_arg = "synthetic", strategy = "all",
+              out_dir = "nmpsim-out", fidelity = "cycle";
+  long long batch = 32, steps = 2, context = 1024, attn_tp = 0, seed = 1, cb_regions = 0, syn_tokens = 4096,
+            first_token = 0, scenarios = 1;
+  double weight_bytes = 0, activation_bytes = 0, skew = 0.8, coact = 0.3, layer_corr = 0.4, drift = 0.0;
+  po::options_description desc(
+      "nmpsim run: time-between-tokens of an MoE model on NMP or wafer-scale hardware\n\n"
+      "Usage: nmpsim run [options]     (defaults: HD-MoE 4x8 mesh, Mixtral-8x7B, synthetic trace, all strategies)\n\n"
+      "Options");
+  // clang-format off
+  desc.add_options()
+    ("help", "show this help")
+    ("hw", po::value(&hw_name)->default_value(hw_name), "hardware preset or JSON file (nmpsim hw --list-presets)")
+    ("model", po::value(&model_name)->default_value(model_name),
+     "model preset: mixtral-8x7b, deepseek-v2-lite, qwen2-57b-a14b, deepseek-v3, qwen3-235b-a22b, dbrx, mixtral-8x22b")
+    ("trace", po::value(&trace_arg)->default_value(trace_arg),
+     "routing trace: a JSON file (layer -> token -> expert ids) or 'synthetic'")
+    ("strategy", po::value(&strategy)->default_value(strategy),
+     "placement: tp | ep | cb (hybrid compute-balanced) | all | a placement JSON file")
+    ("batch", po::value(&batch)->default_value(batch), "tokens per decode step")
+    ("steps", po::value(&steps)->default_value(steps), "decode steps simulated (each takes the next batch of the trace)")
+    ("context", po::value(&context)->default_value(context), "KV-cache length each token attends over, in tokens")
+    ("attn-tp", po::value(&attn_tp)->default_value(attn_tp), "nodes per attention tensor-parallel group (0 = all nodes)")
+    ("fidelity", po::value(&fidelity)->default_value(fidelity),
+     "cycle (SystemC model with the cycle-level NoC) | flow (analytical flow-level model, fast)")
+    ("first-token", po::value(&first_token)->default_value(first_token), "trace token the first step starts at")
+    ("cb-regions", po::value(&cb_regions)->default_value(cb_regions),
+     "sub-regions of the hybrid compute-balanced strategy (0 = 2 for <= 8 experts, else 8)")
+    ("weight-bytes", po::value(&weight_bytes)->default_value(0, "model's"), "bytes per weight (2 FP16, 1 INT8)")
+    ("activation-bytes", po::value(&activation_bytes)->default_value(0, "model's"), "bytes per activation element")
+    ("seed", po::value(&seed)->default_value(seed), "seed of the synthetic trace")
+    ("synthetic-tokens", po::value(&syn_tokens)->default_value(syn_tokens), "synthetic trace: tokens per layer")
+    ("skew", po::value(&skew)->default_value(skew, "0.8"), "synthetic trace: Zipf exponent of expert popularity")
+    ("coactivation", po::value(&coact)->default_value(coact, "0.3"),
+     "synthetic trace: chance a token's next expert is its previous expert's partner")
+    ("layer-correlation", po::value(&layer_corr)->default_value(layer_corr, "0.4"),
+     "synthetic trace: chance a token's first expert follows from its previous layer's")
+    ("scenarios", po::value(&scenarios)->default_value(scenarios), "synthetic trace: contiguous scenarios")
+    ("drift", po::value(&drift)->default_value(drift, "0"), "synthetic trace: share of popularity ranks reshuffled per scenario")
+    ("out", po::value(&out_dir)->default_value(out_dir), "output directory (summary.json, layers.csv, links.csv, PNGs)")
+    ("no-plots", "do not draw PNG plots")
+    ("quiet", "print nothing but errors");
+  // clang-format on
+  const po::variables_map vm = parse_options(args, desc);
+  if (vm.count("help")) {
+    std::cout << desc << "\nOutputs and their units: docs/FORMATS.md. Exit codes: 0 ok, 1 simulation failure, 2 bad input.\n";
+    return kExitOk;
+  }
+  const bool quiet = vm.count("quiet") > 0;
+  if (fidelity != "cycle" && fidelity != "flow") throw UsageError("--fidelity: expected cycle or flow, got '" + fidelity + "'");
+  mapping::RunConfig cfg;
+  cfg.shape.batch = static_cast<int>(checked_count(batch, "batch", 1, 1 << 20));
+  cfg.steps = static_cast<int>(checked_count(steps, "steps", 1, 1 << 20));
+  cfg.shape.context = static_cast<int>(checked_count(context, "context", 0, 1 << 24));
+  cfg.attn_tp = static_cast<int>(checked_count(attn_tp, "attn-tp", 0, 1 << 16));
+  cfg.first_token = checked_count(first_token, "first-token", 0);
+
+  const hw::HardwareSpec hw = hw::load_hardware(hw_name);
+  mapping::ModelSpec model = mapping::model_preset(model_name);
+  if (weight_bytes != 0) model.weight_bytes = weight_bytes;
+  if (activation_bytes != 0) model.activation_bytes = activation_bytes;
+  model.validate("--model " + model_name);
+  const mapping::Topology& topo = hw.topology;
+
+  mapping::RoutingTrace trace;
+  if (trace_arg == "synthetic") {
+    mapping::SyntheticTraceConfig sc;
+    sc.layers = model.moe_layers;
+    sc.experts = model.experts;
+    sc.top_k = model.top_k;
+    sc.tokens = checked_count(syn_tokens, "synthetic-tokens", 1, 1 << 24);
+    sc.zipf_s = skew;
+    sc.coactivation = coact;
+    sc.layer_correlation = layer_corr;
+    sc.scenarios = static_cast<int>(checked_count(scenarios, "scenarios", 1, 1 << 16));
+    sc.drift = drift;
+    sc.seed = checked_count(seed, "seed", 0, std::numeric_limits<long long>::max());
+    trace = mapping::synthetic_trace(sc);
+  } else {
+    trace = mapping::load_trace(trace_arg, model.experts, model.top_k);
+    if (trace.layers() < model.moe_layers)
+      throw mapping::InputError(trace_arg + ": has " + std::to_string(trace.layers()) + " layers, model " + model.name +
+                                " has " + std::to_string(model.moe_layers) + " MoE layers");
+  }
+
+  // Placements.
+  std::vector<mapping::Placement> placements;
+  auto add = [&](const std::string& s) {
+    if (s == "tp") {
+      placements.push_back(mapping::make_tp(model, topo.nodes()));
+    } else if (s == "ep") {
+      placements.push_back(mapping::make_ep(model, topo.nodes()));
+    } else if (s == "cb") {
+      const int r = cb_regions > 0 ? static_cast<int>(cb_regions) : mapping::default_cb_regions(model, topo);
+      placements.push_back(mapping::make_cb(model, topo, trace, r));
+    } else {
+      mapping::Placement p = mapping::load_placement(s);
+      if (p.nodes != topo.nodes())
+        throw mapping::InputError(s + ": placement is for " + std::to_string(p.nodes) + " nodes, the hardware has " +
+                                  std::to_string(topo.nodes()));
+      p.check_against(model, s);
+      placements.push_back(p);
+    }
+  };
+  if (strategy == "all") {
+    for (const char* s : {"tp", "ep", "cb"}) add(s);
+  } else {
+    add(strategy);
+  }
+  const int group = cfg.attn_tp > 0 ? cfg.attn_tp : topo.nodes();
+  mapping::make_groups(topo, cfg.attn_tp);  // validates the group size early
+  for (const auto& p : placements)
+    mapping::check_memory(p, model, topo, static_cast<double>(hw.memory.capacity_bytes), group, cfg.shape.batch,
+                          cfg.shape.context);
+  make_dir(out_dir);
+
+  // Run.
+  std::vector<mapping::StrategyResult> results;
+  const bool tty = isatty(STDERR_FILENO);
+  if (fidelity == "flow") {
+    const mapping::AnalyticalHardware ah = firmware::to_analytical(hw);
+    for (const auto& p : placements) results.push_back(mapping::run_flow(ah, model, trace, p, cfg));
+  } else {
+    hw::System sys("system", hw);
+    firmware::Runtime rt(sys, model, trace, cfg);
+    std::string current;
+    rt.on_layer = [&](int s, int l) {
+      if (quiet || (!tty && l + 1 != model.layers())) return;
+      std::fprintf(stderr, "%s  %-4s step %d/%d layer %d/%d", tty ? "\r" : "", current.c_str(), s + 1, cfg.steps,
+                   l + 1, model.layers());
+      if (!tty) std::fprintf(stderr, "\n");
+    };
+    for (const auto& p : placements) {
+      current = p.strategy;
+      results.push_back(rt.run(p));
+    }
+    if (tty && !quiet) std::fprintf(stderr, "\r%60s\r", "");
+    const std::string err = sys.mesh().network().check_conservation();
+    if (!err.empty()) throw std::runtime_error("NoC conservation violated: " + err);
+  }
+
+  // Report.
+  double tp_tbt = 0;
+  for (const auto& r : results)
+    if (r.strategy == "tp") tp_tbt = r.mean_tbt_s();
+  nlohmann::json strategies = nlohmann::json::object();
+  for (const auto& r : results) strategies[r.strategy] = strategy_json(r, tp_tbt);
+  nlohmann::json summary = {
+      {"config",
+       {{"hardware", hw.name},
+        {"model", model.name},
+        {"trace", trace.source()},
+        {"batch", cfg.shape.batch},
+        {"steps", cfg.steps},
+        {"context", cfg.shape.context},
+        {"attn_tp", group},
+        {"fidelity", fidelity},
+        {"weight_bytes", model.weight_bytes},
+        {"activation_bytes", model.activation_bytes}}},
+      {"strategies", strategies}};
+  write_json_atomic(out_dir + "/summary.json", summary);
+  write_file_atomic(out_dir + "/layers.csv", layers_csv(results));
+  write_file_atomic(out_dir + "/links.csv", links_csv(results, hw));
+  std::string plot_note;
+  if (!vm.count("no-plots")) plot_note = write_plots(out_dir, results, hw);
+
+  if (!quiet) {
+    std::printf("nmpsim run: %s on %s, batch %d, %d steps, context %d, %s trace, %s fidelity\n", model.name.c_str(),
+                hw.name.c_str(), cfg.shape.batch, cfg.steps, cfg.shape.context, trace.source().c_str(), fidelity.c_str());
+    std::printf("  %-10s %12s %10s %12s %12s %12s %12s\n", "strategy", "TBT (us)", "vs TP", "attention", "allreduce",
+                "moe compute", "moe comm");
+    for (const auto& r : results) {
+      const auto& j = strategies[r.strategy];
+      char speed[32] = "-";
+      if (tp_tbt > 0) std::snprintf(speed, sizeof speed, "%.2fx", tp_tbt / r.mean_tbt_s());
+      std::printf("  %-10s %12.1f %10s %12.1f %12.1f %12.1f %12.1f\n", r.strategy.c_str(), r.mean_tbt_s() * 1e6, speed,
+                  j["attention_us"].get<double>(), j["allreduce_us"].get<double>(), j["moe_compute_us"].get<double>(),
+                  j["moe_comm_us"].get<double>());
+    }
+    std::printf("  (microseconds per decode step, summed over %d layers; outputs in %s/)\n", model.layers(),
+                out_dir.c_str());
+    if (!plot_note.empty()) std::printf("  %s\n", plot_note.c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace nmpsim::apps

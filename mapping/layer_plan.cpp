@@ -1,0 +1,165 @@
+#include "mapping/layer_plan.h"
+
+#include <numeric>
+
+#include "mapping/json_fields.h"
+
+namespace nmpsim::mapping {
+
+std::vector<int> ring_order(const Topology& t, int x0, int y0, int w, int h) {
+  std::vector<int> order;
+  auto add = [&](int x, int y) { order.push_back(t.id(x0 + x, y0 + y)); };
+  if (w >= 2 && h >= 2 && (h % 2 == 0 || w % 2 == 0)) {
+    const bool rows_even = h % 2 == 0;
+    // Along the first row, snake back through columns 1.., return up column 0 (or the transpose).
+    const int a = rows_even ? w : h, b = rows_even ? h : w;
+    auto put = [&](int i, int j) { rows_even ? add(i, j) : add(j, i); };
+    for (int i = 0; i < a; ++i) put(i, 0);
+    for (int j = 1; j < b; ++j) {
+      if (j % 2 == 1)
+        for (int i = a - 1; i >= 1; --i) put(i, j);
+      else
+        for (int i = 1; i < a; ++i) put(i, j);
+    }
+    for (int j = b - 1; j >= 1; --j) put(0, j);
+    return order;
+  }
+  for (int y = 0; y < h; ++y)
+    for (int i = 0; i < w; ++i) add(y % 2 ? w - 1 - i : i, y);
+  return order;
+}
+
+Groups make_groups(const Topology& t, int group_size) {
+  const int n = t.nodes();
+  if (group_size <= 0) group_size = n;
+  if (group_size > n || n % group_size)
+    throw InputError("attention TP group size " + std::to_string(group_size) + " must divide the " +
+                     std::to_string(n) + " nodes");
+  const int count = n / group_size;
+  const std::vector<int> region = mesh_regions(t, count);
+  // Region rectangles: find each region's corner and size.
+  Groups g;
+  g.ring.resize(static_cast<size_t>(count));
+  g.group_of.assign(static_cast<size_t>(n), 0);
+  g.ring_pos.assign(static_cast<size_t>(n), 0);
+  for (int r = 0; r < count; ++r) {
+    int x0 = t.width, y0 = t.height, x1 = -1, y1 = -1;
+    for (int v = 0; v < n; ++v)
+      if (region[v] == r) {
+        x0 = std::min(x0, t.x(v));
+        y0 = std::min(y0, t.y(v));
+        x1 = std::max(x1, t.x(v));
+        y1 = std::max(y1, t.y(v));
+      }
+    g.ring[r] = ring_order(t, x0, y0, x1 - x0 + 1, y1 - y0 + 1);
+    for (size_t p = 0; p < g.ring[r].size(); ++p) {
+      g.group_of[g.ring[r][p]] = r;
+      g.ring_pos[g.ring[r][p]] = static_cast<int>(p);
+    }
+  }
+  return g;
+}
+
+double LayerPlan::dispatch_total() const { return std::accumulate(dispatch.begin(), dispatch.end(), 0.0); }
+double LayerPlan::combine_total() const { return std::accumulate(combine.begin(), combine.end(), 0.0); }
+
+std::vector<std::vector<std::vector<double>>> physical_shares(const Placement& p) {
+  std::vector<std::vector<std::vector<double>>> out(static_cast<size_t>(p.layers()));
+  for (int l = 0; l < p.layers(); ++l)
+    for (int e = 0; e < p.experts; ++e) out[l].push_back(p.physical_row(l, e));
+  return out;
+}
+
+LayerPlan plan_layer(const ModelSpec& m, const std::vector<std::vector<std::vector<double>>>& physical, int layer,
+                     const RoutingTrace& trace, size_t first_token, const Groups& groups, const RunShape& shape) {
+  const int N = static_cast<int>(groups.group_of.size());
+  const int B = shape.batch;
+  const int G = groups.size();
+  LayerPlan p;
+  p.nodes = N;
+  p.dense = layer < m.dense_layers;
+  p.home.resize(static_cast<size_t>(B));
+  p.home_bytes.assign(static_cast<size_t>(N), 0.0);
+  p.attn_flops.assign(static_cast<size_t>(N), 0.0);
+  p.attn_bytes.assign(static_cast<size_t>(N), 0.0);
+  p.gate_flops.assign(static_cast<size_t>(N), 0.0);
+  p.gate_bytes.assign(static_cast<size_t>(N), 0.0);
+  p.dispatch.assign(static_cast<size_t>(N) * N, 0.0);
+  p.combine.assign(static_cast<size_t>(N) * N, 0.0);
+  p.expert_work.assign(static_cast<size_t>(N), {});
+  p.partials.assign(static_cast<size_t>(N), 0.0);
+  p.reduce_flops.assign(static_cast<size_t>(N), 0.0);
+  p.routed_token_work.assign(static_cast<size_t>(N), 0.0);
+
+  // Homes: token i belongs to group i mod G, and within it to ring position (i / G) mod g.
+  std::vector<int> group_tokens(static_cast<size_t>(G), 0);
+  for (int i = 0; i < B; ++i) {
+    const auto& ring = groups.ring[i % G];
+    p.home[i] = ring[(i / G) % ring.size()];
+    p.home_bytes[p.home[i]] += m.token_bytes();
+    ++group_tokens[i % G];
+  }
+  // Attention: tensor parallel over the group, every group node does 1/g of every token.
+  const double wb = m.weight_bytes;
+  for (int v = 0; v < N; ++v) {
+    const int grp = groups.group_of[v];
+    const double g = static_cast<double>(groups.ring[grp].size());
+    const double t = group_tokens[grp];
+    p.attn_flops[v] = t * m.attention_flops_per_token(shape.context) / g;
+    p.attn_bytes[v] = m.attention_params() * wb / g + t * shape.context * m.kv_bytes_per_token() / g;
+    if (p.dense) {
+      const double ffn = double(m.ffn_matrices) * m.hidden * m.dense_intermediate;
+      p.attn_flops[v] += t * 2.0 * ffn / g;
+      p.attn_bytes[v] += ffn * wb / g;
+    }
+  }
+  if (p.dense) return p;
+
+  const int moe_layer = layer - m.dense_layers;
+  const auto& rows = physical[moe_layer];
+  const int E = m.experts, S = m.shared_experts;
+  const int trace_layer = moe_layer % trace.layers();
+  // Gate at homes: hidden x E weights, 2 FLOPs per weight per token.
+  for (int i = 0; i < B; ++i) p.gate_flops[p.home[i]] += 2.0 * m.gate_params();
+  for (int v = 0; v < N; ++v)
+    if (p.gate_flops[v] > 0) p.gate_bytes[v] = m.gate_params() * wb;
+
+  // Routing: each token's routed experts plus every shared expert.
+  std::vector<double> tokens_of(static_cast<size_t>(E + S), 0.0);
+  std::vector<int> stamp(static_cast<size_t>(N), -1);
+  std::vector<int> experts;
+  for (int i = 0; i < B; ++i) {
+    experts.assign(trace.experts_of(trace_layer, (first_token + i) % trace.tokens()),
+                   trace.experts_of(trace_layer, (first_token + i) % trace.tokens()) + trace.top_k());
+    for (int s = 0; s < S; ++s) experts.push_back(E + s);
+    const int h = p.home[i];
+    for (int e : experts) {
+      tokens_of[e] += 1;
+      for (int v = 0; v < N; ++v) {
+        if (rows[e][v] <= 0) continue;
+        if (e < E) p.routed_token_work[v] += rows[e][v];
+        if (stamp[v] == i) continue;  // this token already travels to v (for another expert)
+        stamp[v] = i;
+        p.partials[h] += 1;
+        if (v != h) {
+          p.dispatch[static_cast<size_t>(h) * N + v] += m.token_bytes();
+          p.combine[static_cast<size_t>(v) * N + h] += m.token_bytes();
+        }
+      }
+    }
+  }
+  for (int v = 0; v < N; ++v) p.reduce_flops[v] = p.partials[v] * m.hidden;
+  const double shared_params = double(m.ffn_matrices) * m.hidden * m.shared_intermediate;
+  for (int e = 0; e < E + S; ++e) {
+    if (tokens_of[e] == 0) continue;  // an expert no token chose streams no weights
+    const double params = e < E ? m.expert_params() : shared_params;
+    for (int v = 0; v < N; ++v) {
+      const double s = rows[e][v];
+      if (s <= 0) continue;
+      p.expert_work[v].push_back(ExpertWork{e, tokens_of[e], s, tokens_of[e] * 2.0 * params * s, params * wb * s});
+    }
+  }
+  return p;
+}
+
+}  // namespace nmpsim::mapping

@@ -1,0 +1,67 @@
+// The work of one decode step through one layer, as plain numbers: who computes what, and who
+// sends how many bytes to whom. Both the SystemC firmware (cycle fidelity) and the analytical
+// flow model (flow fidelity) execute the same plan. docs/MODEL.md "MoE layer" explains each phase.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "mapping/moe_model.h"
+#include "mapping/placement.h"
+#include "mapping/topology.h"
+#include "mapping/trace.h"
+
+namespace nmpsim::mapping {
+
+/// Attention tensor-parallel groups: the mesh cut into equal rectangles, each with a ring order.
+struct Groups {
+  std::vector<std::vector<int>> ring;  ///< physical nodes of each group, in ring order
+  std::vector<int> group_of;           ///< group of each node
+  std::vector<int> ring_pos;           ///< position of each node in its group's ring
+  int size() const { return static_cast<int>(ring.size()); }
+};
+/// `group_size` nodes per group (0 = all nodes). Rings are Hamiltonian cycles of the rectangle
+/// when one side is even (every ring hop is one mesh hop), otherwise a snake.
+Groups make_groups(const Topology& t, int group_size);
+/// Ring order of a w x h rectangle starting at (x0, y0).
+std::vector<int> ring_order(const Topology& t, int x0, int y0, int w, int h);
+
+struct RunShape {
+  int batch = 64;
+  int context = 1024;  ///< KV-cache length each token attends over
+};
+
+struct ExpertWork {
+  int expert = 0;
+  double tokens = 0;  ///< tokens routed to the expert
+  double share = 0;   ///< this node's share of the expert
+  double flops = 0;
+  double bytes = 0;   ///< weight bytes streamed from DRAM
+};
+
+struct LayerPlan {
+  int nodes = 0;
+  bool dense = false;
+  std::vector<int> home;               ///< per batch token: its physical home node
+  std::vector<double> home_bytes;      ///< per node: bytes of its home tokens' hidden states (ring chunk)
+  std::vector<double> attn_flops, attn_bytes;  ///< per node (attention; + dense FFN in dense layers)
+  std::vector<double> gate_flops, gate_bytes;  ///< per node (at homes)
+  std::vector<double> dispatch;        ///< [src * nodes + dst] bytes, home -> expert nodes
+  std::vector<double> combine;         ///< [src * nodes + dst] bytes, expert nodes -> home
+  std::vector<std::vector<ExpertWork>> expert_work;  ///< per node
+  std::vector<double> partials;        ///< per home: partial output vectors it reduces
+  std::vector<double> reduce_flops;    ///< per home: FLOPs to sum those partials (hidden per partial)
+  std::vector<double> routed_token_work;  ///< per node: sum over routed experts of tokens x share
+  double dispatch_total() const;
+  double combine_total() const;
+};
+
+/// Plans layer `layer` (0-based over all layers; the first model.dense_layers are dense) for the
+/// batch of tokens [first_token, first_token + batch) of the trace. `physical` holds the placement's
+/// rows already mapped to physical nodes: [moe layer][expert][node].
+LayerPlan plan_layer(const ModelSpec& m, const std::vector<std::vector<std::vector<double>>>& physical, int layer,
+                     const RoutingTrace& trace, size_t first_token, const Groups& groups, const RunShape& shape);
+/// Placement rows mapped to physical nodes.
+std::vector<std::vector<std::vector<double>>> physical_shares(const Placement& p);
+
+}  // namespace nmpsim::mapping

@@ -1,0 +1,61 @@
+// MoE model shapes: presets with published dimensions, and the FLOP / byte counts the
+// performance models need. Plain C++.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace nmpsim::mapping {
+
+struct AttentionSpec {
+  std::string kind = "gqa";  ///< "gqa" (multi/grouped-query) or "mla" (DeepSeek multi-head latent)
+  int heads = 32;
+  int kv_heads = 8;          ///< gqa
+  int head_dim = 128;        ///< gqa: per head; mla: nope part of q/k
+  int q_lora_rank = 0;       ///< mla: 0 = q projected directly from hidden
+  int kv_lora_rank = 0;      ///< mla: compressed kv width
+  int rope_dim = 0;          ///< mla: decoupled rope width
+  int v_head_dim = 0;        ///< mla: value width per head
+};
+
+struct ModelSpec {
+  std::string name;
+  int experts = 8;              ///< routed experts per MoE layer
+  int top_k = 2;
+  int moe_layers = 32;
+  int dense_layers = 0;         ///< leading dense (non-MoE) layers
+  int hidden = 4096;
+  int intermediate = 14336;     ///< per routed expert
+  int shared_experts = 0;       ///< always-active experts per MoE layer
+  int shared_intermediate = 0;  ///< per shared expert
+  int dense_intermediate = 0;   ///< FFN width of the dense layers
+  int ffn_matrices = 3;         ///< SwiGLU: gate, up, down
+  AttentionSpec attention;
+  double weight_bytes = 2.0;      ///< bytes per weight (FP16 2, INT8 1)
+  double activation_bytes = 2.0;  ///< bytes per activation element on the NoC and in the KV cache
+
+  int layers() const { return dense_layers + moe_layers; }
+  /// Weights of one routed expert.
+  double expert_params() const { return double(ffn_matrices) * hidden * intermediate; }
+  double expert_bytes() const { return expert_params() * weight_bytes; }
+  /// FLOPs of one token through one whole routed expert (2 per weight).
+  double expert_flops_per_token() const { return 2.0 * expert_params(); }
+  double shared_params() const { return double(shared_experts) * ffn_matrices * hidden * shared_intermediate; }
+  double attention_params() const;
+  /// KV-cache bytes per token of context per layer.
+  double kv_bytes_per_token() const;
+  /// Attention FLOPs per token over a context of `context` tokens (projections + scores + values).
+  double attention_flops_per_token(int context) const;
+  double gate_params() const { return double(hidden) * experts; }
+  /// Bytes of one token's hidden state on the NoC.
+  double token_bytes() const { return hidden * activation_bytes; }
+  /// All weights of one MoE layer (routed + shared experts, attention, gate).
+  double moe_layer_bytes() const;
+  void validate(const std::string& where) const;
+};
+
+std::vector<std::string> model_preset_names();
+ModelSpec model_preset(const std::string& name);  ///< throws InputError for an unknown name
+
+}  // namespace nmpsim::mapping

@@ -1,0 +1,269 @@
+#include "mapping/placement.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "mapping/json_fields.h"
+
+namespace nmpsim::mapping {
+
+Placement::Placement(std::string s, int e, int n, int layers)
+    : strategy(std::move(s)), experts(e), nodes(n), share(static_cast<size_t>(layers),
+                                                         std::vector<double>(static_cast<size_t>(e) * n, 0.0)),
+      node_map(static_cast<size_t>(n)) {
+  std::iota(node_map.begin(), node_map.end(), 0);
+}
+
+std::vector<double> Placement::physical_row(int l, int e) const {
+  std::vector<double> row(static_cast<size_t>(nodes), 0.0);
+  for (int n = 0; n < nodes; ++n) row[node_map[n]] = at(l, e, n);
+  return row;
+}
+
+void Placement::validate(const std::string& where) const {
+  auto fail = [&](const std::string& m) { throw InputError(where + ": " + m); };
+  if (experts < 1) fail("experts must be at least 1");
+  if (nodes < 1) fail("nodes must be at least 1");
+  if (share.empty()) fail("no layers");
+  if (static_cast<int>(node_map.size()) != nodes)
+    fail("node_map has " + std::to_string(node_map.size()) + " entries for " + std::to_string(nodes) + " nodes");
+  std::vector<char> seen(static_cast<size_t>(nodes), 0);
+  for (int n = 0; n < nodes; ++n) {
+    const int p = node_map[n];
+    if (p < 0 || p >= nodes) fail("node_map[" + std::to_string(n) + "] = " + std::to_string(p) + " is out of range");
+    if (seen[p]++) fail("node_map maps two logical nodes to physical node " + std::to_string(p));
+  }
+  for (int l = 0; l < layers(); ++l) {
+    if (share[l].size() != static_cast<size_t>(experts) * nodes) fail("layer " + std::to_string(l) + ": wrong size");
+    for (int e = 0; e < experts; ++e) {
+      double sum = 0;
+      for (int n = 0; n < nodes; ++n) {
+        const double v = at(l, e, n);
+        if (!(v >= 0 && v <= 1))
+          fail("layer " + std::to_string(l) + " expert " + std::to_string(e) + " node " + std::to_string(n) +
+               ": share " + std::to_string(v) + " outside [0, 1]");
+        sum += v;
+      }
+      if (std::fabs(sum - 1.0) > 1e-6)
+        fail("layer " + std::to_string(l) + " expert " + std::to_string(e) + ": shares sum to " +
+             std::to_string(sum) + ", not 1");
+    }
+  }
+}
+
+void Placement::check_against(const ModelSpec& m, const std::string& where) const {
+  const int rows = m.experts + m.shared_experts;
+  if (experts != rows)
+    throw InputError(where + ": has " + std::to_string(experts) + " expert rows, model " + m.name + " needs " +
+                     std::to_string(rows) + " (" + std::to_string(m.experts) + " routed + " +
+                     std::to_string(m.shared_experts) + " shared)");
+  if (layers() != m.moe_layers)
+    throw InputError(where + ": has " + std::to_string(layers()) + " layers, model " + m.name + " has " +
+                     std::to_string(m.moe_layers) + " MoE layers");
+}
+
+nlohmann::json placement_to_json(const Placement& p) {
+  nlohmann::json layers = nlohmann::json::array();
+  for (int l = 0; l < p.layers(); ++l) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (int e = 0; e < p.experts; ++e) {
+      nlohmann::json row = nlohmann::json::array();
+      for (int n = 0; n < p.nodes; ++n)
+        if (p.at(l, e, n) > 0) row.push_back(nlohmann::json::array({n, p.at(l, e, n)}));
+      rows.push_back(row);
+    }
+    layers.push_back(rows);
+  }
+  return {{"strategy", p.strategy}, {"experts", p.experts}, {"nodes", p.nodes},
+          {"node_map", p.node_map}, {"solver", p.solver},   {"layers", layers}};
+}
+
+Placement placement_from_json(const nlohmann::json& j, const std::string& where) {
+  const JsonFields root(j, where, "");
+  Placement p;
+  p.strategy = root.string("strategy", "file");
+  p.experts = static_cast<int>(root.integer("experts", 1, 65535));
+  p.nodes = static_cast<int>(root.integer("nodes", 1, 65536));
+  if (root.has("solver")) p.solver = root.raw("solver");
+  const auto& layers = root.raw("layers");
+  if (!layers.is_array() || layers.empty()) root.fail("layers", "expected a non-empty list of layers");
+  p.node_map.resize(static_cast<size_t>(p.nodes));
+  if (root.has("node_map")) {
+    const auto& nm = root.raw("node_map");
+    if (!nm.is_array() || static_cast<int>(nm.size()) != p.nodes)
+      root.fail("node_map", "expected a list of " + std::to_string(p.nodes) + " physical node ids");
+    for (int n = 0; n < p.nodes; ++n) {
+      if (!nm[n].is_number_integer()) root.fail("node_map", "entry " + std::to_string(n) + " is not an integer");
+      p.node_map[n] = nm[n].get<int>();
+    }
+  } else {
+    std::iota(p.node_map.begin(), p.node_map.end(), 0);
+  }
+  root.no_unknown_keys();
+  p.share.assign(layers.size(), std::vector<double>(static_cast<size_t>(p.experts) * p.nodes, 0.0));
+  for (size_t l = 0; l < layers.size(); ++l) {
+    const std::string at = where + ": layers[" + std::to_string(l) + "]";
+    if (!layers[l].is_array() || static_cast<int>(layers[l].size()) != p.experts)
+      throw InputError(at + ": expected " + std::to_string(p.experts) + " expert rows");
+    for (int e = 0; e < p.experts; ++e) {
+      for (const auto& pair : layers[l][e]) {
+        if (!pair.is_array() || pair.size() != 2 || !pair[0].is_number_integer() || !pair[1].is_number())
+          throw InputError(at + " expert " + std::to_string(e) + ": entries must be [node, share]");
+        const int n = pair[0].get<int>();
+        if (n < 0 || n >= p.nodes)
+          throw InputError(at + " expert " + std::to_string(e) + ": node " + std::to_string(n) + " out of range [0, " +
+                           std::to_string(p.nodes) + ")");
+        p.at(static_cast<int>(l), e, n) += pair[1].get<double>();
+      }
+    }
+  }
+  p.validate(where);
+  return p;
+}
+
+Placement load_placement(const std::string& path) { return placement_from_json(read_json_file(path), path); }
+
+namespace {
+double row_bytes(const ModelSpec& m, int e) {
+  if (e < m.experts) return m.expert_bytes();
+  return double(m.ffn_matrices) * m.hidden * m.shared_intermediate * m.weight_bytes;
+}
+}  // namespace
+
+MemoryDemand memory_demand(const Placement& p, const ModelSpec& m, int attn_tp, int batch, int context) {
+  MemoryDemand d;
+  d.bytes_per_node.assign(static_cast<size_t>(p.nodes), 0.0);
+  const double g = std::max(1, attn_tp);
+  const double groups = std::max(1.0, p.nodes / g);
+  const double per_node_fixed =
+      m.layers() * (m.attention_params() / g + m.gate_params()) * m.weight_bytes +
+      m.dense_layers * double(m.ffn_matrices) * m.hidden * m.dense_intermediate * m.weight_bytes / p.nodes +
+      m.layers() * std::ceil(batch / groups) * context * m.kv_bytes_per_token() / g;
+  for (int l = 0; l < p.layers(); ++l)
+    for (int e = 0; e < p.experts; ++e) {
+      const double b = row_bytes(m, e);
+      for (int n = 0; n < p.nodes; ++n) d.bytes_per_node[p.node_map[n]] += p.at(l, e, n) * b;
+    }
+  for (int n = 0; n < p.nodes; ++n) {
+    d.bytes_per_node[n] += per_node_fixed;
+    if (d.bytes_per_node[n] > d.max_bytes) {
+      d.max_bytes = d.bytes_per_node[n];
+      d.max_node = n;
+    }
+  }
+  return d;
+}
+
+void check_memory(const Placement& p, const ModelSpec& m, const Topology& t, double capacity, int attn_tp, int batch,
+                  int context) {
+  const MemoryDemand d = memory_demand(p, m, attn_tp, batch, context);
+  if (d.max_bytes > capacity) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "placement '%s' of %s needs %.2f GiB on node %d (%d,%d), which has %.2f GiB",
+                  p.strategy.c_str(), m.name.c_str(), d.max_bytes / double(1ULL << 30), d.max_node,
+                  t.x(d.max_node), t.y(d.max_node), capacity / double(1ULL << 30));
+    throw InputError(buf);
+  }
+}
+
+namespace {
+void shared_rows_tp(Placement& p, const ModelSpec& m) {
+  for (int l = 0; l < p.layers(); ++l)
+    for (int s = 0; s < m.shared_experts; ++s)
+      for (int n = 0; n < p.nodes; ++n) p.at(l, m.experts + s, n) = 1.0 / p.nodes;
+}
+}  // namespace
+
+Placement make_tp(const ModelSpec& m, int nodes) {
+  Placement p("tp", m.experts + m.shared_experts, nodes, m.moe_layers);
+  for (int l = 0; l < p.layers(); ++l)
+    for (int e = 0; e < m.experts; ++e)
+      for (int n = 0; n < nodes; ++n) p.at(l, e, n) = 1.0 / nodes;
+  shared_rows_tp(p, m);
+  return p;
+}
+
+Placement make_ep(const ModelSpec& m, int nodes) {
+  Placement p("ep", m.experts + m.shared_experts, nodes, m.moe_layers);
+  for (int l = 0; l < p.layers(); ++l) {
+    if (nodes <= m.experts) {
+      for (int e = 0; e < m.experts; ++e) p.at(l, e, e % nodes) = 1.0;
+    } else {
+      // Group g holds nodes [g * nodes / E, (g + 1) * nodes / E): sizes differ by at most one.
+      for (int e = 0; e < m.experts; ++e) {
+        const int lo = static_cast<int>(int64_t(e) * nodes / m.experts);
+        const int hi = static_cast<int>(int64_t(e + 1) * nodes / m.experts);
+        for (int n = lo; n < hi; ++n) p.at(l, e, n) = 1.0 / (hi - lo);
+      }
+    }
+  }
+  shared_rows_tp(p, m);
+  return p;
+}
+
+std::vector<int> mesh_regions(const Topology& t, int regions) {
+  // Prefer the most square regions among the factorizations rx * ry = regions that tile the mesh.
+  int best_rx = -1;
+  double best_aspect = 1e18;
+  for (int rx = 1; rx <= regions; ++rx) {
+    if (regions % rx) continue;
+    const int ry = regions / rx;
+    if (t.width % rx || t.height % ry) continue;
+    const double w = double(t.width) / rx, h = double(t.height) / ry;
+    const double aspect = std::max(w, h) / std::min(w, h);
+    if (aspect < best_aspect) {
+      best_aspect = aspect;
+      best_rx = rx;
+    }
+  }
+  if (best_rx < 0)
+    throw InputError("cannot cut a " + std::to_string(t.width) + "x" + std::to_string(t.height) + " mesh into " +
+                     std::to_string(regions) + " equal rectangles");
+  const int rx = best_rx, ry = regions / rx, rw = t.width / rx, rh = t.height / ry;
+  std::vector<int> region(static_cast<size_t>(t.nodes()));
+  for (int n = 0; n < t.nodes(); ++n) region[n] = (t.y(n) / rh) * rx + t.x(n) / rw;
+  return region;
+}
+
+int default_cb_regions(const ModelSpec& m, const Topology& t) {
+  int r = m.experts <= 8 ? 2 : 8;
+  r = std::min(r, t.nodes());
+  while (r > 1) {
+    try {
+      mesh_regions(t, r);
+      return r;
+    } catch (const InputError&) {
+      --r;
+    }
+  }
+  return 1;
+}
+
+Placement make_cb(const ModelSpec& m, const Topology& t, const RoutingTrace& profile, int regions) {
+  const std::vector<int> region = mesh_regions(t, regions);
+  std::vector<std::vector<int>> members(static_cast<size_t>(regions));
+  for (int n = 0; n < t.nodes(); ++n) members[region[n]].push_back(n);
+  Placement p("cb", m.experts + m.shared_experts, t.nodes(), m.moe_layers);
+  const int cap = (m.experts + regions - 1) / regions;
+  for (int l = 0; l < p.layers(); ++l) {
+    const std::vector<double> f = profile.frequencies(l % profile.layers());
+    std::vector<int> order(static_cast<size_t>(m.experts));
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return f[a] > f[b]; });
+    std::vector<double> load(static_cast<size_t>(regions), 0.0);
+    std::vector<int> count(static_cast<size_t>(regions), 0);
+    for (int e : order) {
+      int best = -1;
+      for (int r = 0; r < regions; ++r)
+        if (count[r] < cap && (best < 0 || load[r] < load[best])) best = r;
+      load[best] += f[e];
+      ++count[best];
+      for (int n : members[best]) p.at(l, e, n) = 1.0 / members[best].size();
+    }
+  }
+  shared_rows_tp(p, m);
+  return p;
+}
+
+}  // namespace nmpsim::mapping

@@ -1,0 +1,68 @@
+// Placement: per MoE layer, the share P[e][n] in [0, 1] of expert e's work done by logical node n
+// (each expert's shares sum to 1), plus the logical-to-physical node map. Rows 0..E-1 are the
+// routed experts, rows E..E+S-1 the shared experts. JSON format: docs/FORMATS.md.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "mapping/moe_model.h"
+#include "mapping/topology.h"
+#include "mapping/trace.h"
+
+namespace nmpsim::mapping {
+
+struct Placement {
+  std::string strategy;
+  int experts = 0;  ///< rows: routed + shared
+  int nodes = 0;
+  std::vector<std::vector<double>> share;  ///< [layer][expert * nodes + logical node]
+  std::vector<int> node_map;               ///< logical node -> physical node
+  nlohmann::json solver = nlohmann::json::object();  ///< optional solver statistics
+
+  Placement() = default;
+  Placement(std::string strategy, int experts, int nodes, int layers);
+  int layers() const { return static_cast<int>(share.size()); }
+  double at(int l, int e, int n) const { return share[l][static_cast<size_t>(e) * nodes + n]; }
+  double& at(int l, int e, int n) { return share[l][static_cast<size_t>(e) * nodes + n]; }
+  /// Share of expert e on physical node p.
+  std::vector<double> physical_row(int l, int e) const;
+  /// Throws InputError naming `where`, the layer and the expert on any violation.
+  void validate(const std::string& where) const;
+  /// Checks the placement fits the model: layer count and expert rows.
+  void check_against(const ModelSpec& m, const std::string& where) const;
+};
+
+nlohmann::json placement_to_json(const Placement& p);
+Placement placement_from_json(const nlohmann::json& j, const std::string& where);
+Placement load_placement(const std::string& path);
+
+/// Bytes each physical node must hold: its expert shares, its part of attention (split over its
+/// attention TP group of `attn_tp` nodes), the gate, and its part of the KV cache.
+struct MemoryDemand {
+  std::vector<double> bytes_per_node;
+  double max_bytes = 0;
+  int max_node = 0;
+};
+MemoryDemand memory_demand(const Placement& p, const ModelSpec& m, int attn_tp, int batch, int context);
+/// Throws InputError "placement 'ep' needs X GiB on node (x,y), which has Y GiB" if it does not fit.
+void check_memory(const Placement& p, const ModelSpec& m, const Topology& t, double capacity_bytes, int attn_tp,
+                  int batch, int context);
+
+// Baseline strategies. Shared experts are always split evenly over all nodes (as dense FFNs are).
+Placement make_tp(const ModelSpec& m, int nodes);
+/// Whole experts round-robin; when nodes > experts, the nodes form `experts` equal groups and each
+/// expert is split evenly across its group.
+Placement make_ep(const ModelSpec& m, int nodes);
+/// Hybrid TP-EP, compute-balanced (HD-MoE's baseline): the mesh is cut into `regions` equal
+/// rectangles; each layer's experts are assigned to regions by greedy longest-processing-time on
+/// their activation frequency in `profile` (at most ceil(E / regions) per region); TP inside a region.
+Placement make_cb(const ModelSpec& m, const Topology& t, const RoutingTrace& profile, int regions);
+/// HD-MoE's choice of regions: 2 for models with at most 8 experts, else 8; reduced until it tiles the mesh.
+int default_cb_regions(const ModelSpec& m, const Topology& t);
+/// Region id of each node when the mesh is cut into `regions` equal rectangles; throws if impossible.
+std::vector<int> mesh_regions(const Topology& t, int regions);
+
+}  // namespace nmpsim::mapping

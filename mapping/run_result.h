@@ -1,0 +1,46 @@
+// Results of running one placement strategy for some decode steps, in either fidelity mode,
+// and the analytical (flow fidelity) runner.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "mapping/flow_model.h"
+#include "mapping/layer_plan.h"
+
+namespace nmpsim::mapping {
+
+struct RunConfig {
+  RunShape shape;
+  int steps = 4;
+  int attn_tp = 0;         ///< nodes per attention TP group, 0 = all nodes
+  size_t first_token = 0;  ///< step s uses trace tokens [first + s * batch, first + (s + 1) * batch)
+};
+
+struct LayerRecord {
+  PhaseTimes t;
+  double expert_imbalance_s = 0;  ///< slowest node's expert time minus the mean over nodes with work
+};
+
+struct StrategyResult {
+  std::string strategy;
+  std::string fidelity;                       ///< "cycle" or "flow"
+  std::vector<std::vector<LayerRecord>> steps;  ///< [step][layer]
+  std::vector<double> node_flops;             ///< per physical node, whole run
+  std::vector<double> node_expert_s;          ///< per node: time in expert compute, whole run
+  std::vector<double> node_token_work;        ///< per node: routed tokens x shares, whole run
+  std::vector<double> link_bytes;             ///< [node * 4 + dir], whole run
+  double dispatch_bytes = 0, combine_bytes = 0;
+  double wall_s = 0;
+
+  double tbt_s(int step) const;
+  double mean_tbt_s() const;
+  /// Per layer, averaged over steps.
+  std::vector<LayerRecord> mean_layers() const;
+};
+
+/// Runs the plans through the flow-level model.
+StrategyResult run_flow(const AnalyticalHardware& hw, const ModelSpec& m, const RoutingTrace& trace,
+                        const Placement& p, const RunConfig& cfg);
+
+}  // namespace nmpsim::mapping

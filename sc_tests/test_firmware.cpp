@@ -1,0 +1,158 @@
+// The firmware runtime on the SystemC hardware (cycle fidelity). One SystemC run per test process.
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "firmware/runtime.h"
+#include "mapping/json_fields.h"
+#include "noc_test_util.h"
+
+namespace nmpsim {
+namespace {
+
+mapping::RoutingTrace make_trace(const mapping::ModelSpec& m, double skew, size_t tokens = 256) {
+  mapping::SyntheticTraceConfig c;
+  c.layers = m.moe_layers;
+  c.experts = m.experts;
+  c.top_k = m.top_k;
+  c.tokens = tokens;
+  c.zipf_s = skew;
+  return mapping::synthetic_trace(c);
+}
+
+mapping::ModelSpec small_mixtral(int layers) {
+  mapping::ModelSpec m = mapping::model_preset("mixtral-8x7b");
+  m.moe_layers = layers;  // fewer layers keep the test fast; every layer is simulated the same way
+  return m;
+}
+
+TEST(Firmware, RingAllReduceMatchesTheClosedFormOnAnIdleMesh) {
+  const hw::HardwareSpec spec = hw::preset("hdmoe-4x4-5t50g");
+  hw::System sys("sys", spec);
+  const mapping::ModelSpec m = small_mixtral(1);
+  const mapping::RoutingTrace tr = make_trace(m, 0.5);
+  mapping::RunConfig cfg;
+  cfg.shape = {16, 128};  // one token per node: ring chunks of 4096 x 2 = 8192 bytes
+  cfg.steps = 1;
+  firmware::Runtime rt(sys, m, tr, cfg);
+  const mapping::StrategyResult r = rt.run(mapping::make_tp(m, 16));
+  const mapping::PhaseTimes& t = r.steps[0][0].t;
+  // Ring over 16 nodes (a Hamiltonian cycle: every step is one hop on its own link), 15 steps each.
+  const noc::NocConfig nc = spec.noc_config();
+  const double hop_ns = noc::testing::closed_form_latency(nc, 0, 1, 8192 / 50 + 1);  // 164 flits
+  // Each step: the message's zero-load latency, plus < 1 cycle until the next send's clock edge.
+  const double ag_ns = t.allgather_s * 1e9;
+  EXPECT_GE(ag_ns, 15 * hop_ns);
+  EXPECT_LE(ag_ns, 15 * (hop_ns + 1) + 1);
+  // Reduce-scatter adds an element-wise add per step: start-up + 4096 FLOPs / 5 TFLOP/s.
+  const double reduce_ns = spec.compute.startup_ns + 4096 / 5e3;
+  const double rs_ns = t.reduce_scatter_s * 1e9;
+  EXPECT_GE(rs_ns, 15 * (hop_ns + reduce_ns));
+  EXPECT_LE(rs_ns, 15 * (hop_ns + reduce_ns + 1) + 1);
+  // The ring closed form 2 (g - 1) (alpha + chunk / bandwidth) of an all-reduce, with alpha the
+  // per-message latency: 2 * 15 * (9 ns + 8192 B / 50 GB/s) = 5185.2 ns, plus the adds.
+  const double closed = 2 * 15 * (9 + 8192 / 50.0) + 15 * reduce_ns;
+  EXPECT_NEAR(t.allreduce_s() * 1e9, closed, 0.02 * closed);
+}
+
+TEST(Firmware, ConservesTokensAndBytes) {
+  const hw::HardwareSpec spec = hw::preset("hdmoe-4x4-5t50g");
+  hw::System sys("sys", spec);
+  const mapping::ModelSpec m = small_mixtral(2);
+  const mapping::RoutingTrace tr = make_trace(m, 0.8);
+  mapping::RunConfig cfg;
+  cfg.shape = {24, 64};
+  cfg.steps = 2;
+  firmware::Runtime rt(sys, m, tr, cfg);
+  const mapping::StrategyResult r = rt.run(mapping::make_ep(m, 16));
+  EXPECT_DOUBLE_EQ(r.dispatch_bytes, r.combine_bytes);
+  const double work = std::accumulate(r.node_token_work.begin(), r.node_token_work.end(), 0.0);
+  EXPECT_NEAR(work, 24.0 * 2 * 2 * 2, 1e-9);  // batch x top-k x layers x steps
+  // The flow model's link loads for the same plans, rounded up to whole flits, bound the cycle run's.
+  const mapping::StrategyResult f = mapping::run_flow(firmware::to_analytical(spec), m, tr, mapping::make_ep(m, 16), cfg);
+  EXPECT_DOUBLE_EQ(f.dispatch_bytes, r.dispatch_bytes);
+  double cycle_links = 0, flow_links = 0;
+  for (double b : r.link_bytes) cycle_links += b;
+  for (double b : f.link_bytes) flow_links += b;
+  // Cycle links also carry the ring collectives (one hop each); flow link_bytes count dispatch + combine only.
+  EXPECT_GE(cycle_links, flow_links);
+  EXPECT_EQ(sys.mesh().network().check_conservation(), "");
+  EXPECT_TRUE(sys.all_idle());
+}
+
+TEST(Firmware, TbtGrowsWithBatchSize) {
+  const hw::HardwareSpec spec = hw::preset("hdmoe-4x4-5t50g");
+  hw::System sys("sys", spec);
+  const mapping::ModelSpec m = small_mixtral(2);
+  const mapping::RoutingTrace tr = make_trace(m, 0.8);
+  double prev = 0;
+  for (int batch : {4, 16, 64}) {
+    mapping::RunConfig cfg;
+    cfg.shape = {batch, 512};
+    cfg.steps = 1;
+    firmware::Runtime rt(sys, m, tr, cfg);
+    const double tbt = rt.run(mapping::make_ep(m, 16)).mean_tbt_s();
+    EXPECT_GT(tbt, prev) << batch;
+    prev = tbt;
+  }
+}
+
+/// EP's TBT over TP's, per hardware point, for a hot-expert trace (cycle fidelity, one process).
+TEST(Firmware, EpSuffersFromHotExpertsAndTpFromSlowLinks) {
+  const mapping::ModelSpec m = small_mixtral(2);
+  const mapping::RoutingTrace hot = make_trace(m, 2.5);   // one expert takes most tokens
+  const mapping::RoutingTrace flat = make_trace(m, 0.0);
+  mapping::RunConfig cfg;
+  cfg.shape = {64, 256};
+  cfg.steps = 1;
+  // One System per process: the three hardware points are run through the flow model, and the
+  // cycle-level check uses the middle point.
+  double ratio[3];
+  int i = 0;
+  for (const char* hwname : {"hdmoe-4x4-2.5t75g", "hdmoe-4x4-5t50g", "hdmoe-4x4-10t25g"}) {
+    const auto ah = firmware::to_analytical(hw::preset(hwname));
+    const double tp = mapping::run_flow(ah, m, hot, mapping::make_tp(m, 16), cfg).mean_tbt_s();
+    const double ep = mapping::run_flow(ah, m, hot, mapping::make_ep(m, 16), cfg).mean_tbt_s();
+    ratio[i++] = ep / tp;
+  }
+  // The HD-MoE paper's direction: as compute grows and links slow, EP gains on TP.
+  EXPECT_GT(ratio[0], ratio[1]);
+  EXPECT_GT(ratio[1], ratio[2]);
+  hw::System sys("sys", hw::preset("hdmoe-4x4-10t25g"));
+  firmware::Runtime hot_rt(sys, m, hot, cfg);
+  const mapping::StrategyResult tp = hot_rt.run(mapping::make_tp(m, 16));
+  const mapping::StrategyResult ep_hot = hot_rt.run(mapping::make_ep(m, 16));
+  firmware::Runtime flat_rt(sys, m, flat, cfg);
+  const mapping::StrategyResult ep_flat = flat_rt.run(mapping::make_ep(m, 16));
+  auto comm = [](const mapping::StrategyResult& r) { return r.mean_layers()[0].t.moe_comm_s(); };
+  auto compute = [](const mapping::StrategyResult& r) { return r.mean_layers()[0].t.experts_s; };
+  // TP sends every token to the 15 other nodes; EP to at most 2 experts x 2 nodes per expert group.
+  EXPECT_GE(tp.dispatch_bytes, 15.0 / 4 * ep_hot.dispatch_bytes);
+  EXPECT_GT(comm(tp), comm(ep_hot));  // and over 25 GB/s links that costs TP more time
+  EXPECT_GT(compute(ep_hot), 1.2 * compute(ep_flat));  // a hot expert overloads its EP group
+  EXPECT_GT(ep_hot.mean_layers()[0].expert_imbalance_s, ep_flat.mean_layers()[0].expert_imbalance_s);
+}
+
+TEST(Firmware, RunsTheRealMixtralTraceWithAttentionGroups) {
+  const hw::HardwareSpec spec = hw::preset("hdmoe-4x8-5t50g");
+  hw::System sys("sys", spec);
+  const mapping::ModelSpec m = small_mixtral(3);
+  const mapping::RoutingTrace tr =
+      mapping::load_trace(std::string(NMPSIM_SHARED_DIR) + "/traces/mixtral/experts_math_mixtral.json", 8, 2);
+  mapping::RunConfig cfg;
+  cfg.shape = {32, 256};
+  cfg.steps = 1;
+  cfg.attn_tp = 8;  // four 2x4 attention groups
+  firmware::Runtime rt(sys, m, tr, cfg);
+  const mapping::StrategyResult r = rt.run(mapping::make_cb(m, spec.topology, tr, 2));
+  EXPECT_EQ(r.steps[0].size(), 3u);
+  EXPECT_GT(r.mean_tbt_s(), 0);
+  for (const auto& l : r.steps[0]) {
+    EXPECT_GT(l.t.allgather_s, 0);
+    EXPECT_GT(l.t.experts_s, 0);
+  }
+  EXPECT_EQ(sys.mesh().network().check_conservation(), "");
+}
+
+}  // namespace
+}  // namespace nmpsim

@@ -171,7 +171,7 @@ std::string write_plots(const std::string& dir, const std::vector<mapping::Strat
   gp << "set output '" << dir << "/node_load.png'\nreset\nset terminal pngcairo size 1100,500 font 'sans,10'\n"
      << "set title 'expert compute time per node per decode step'\nset ylabel 'us'\nset xlabel 'node'\n"
      << "set style data histograms\nset style histogram clustered gap 1\nset style fill solid 0.8 border -1\n"
-     << "set key top right\nset xtics 1 font 'sans,7'\n"
+     << "set key outside top right\nset yrange [0:*]\nset xtics 1 font 'sans,7'\n"
      << "plot for [i=2:" << results.size() + 1 << "] '" << load << "' using i:xtic(1) title columnheader(i)\n";
   const std::string script = dir + "/plots.gp";
   std::ofstream(script) << gp.str();

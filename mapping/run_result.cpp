@@ -35,6 +35,22 @@ std::vector<LayerRecord> StrategyResult::mean_layers() const {
   return out;
 }
 
+/// Bytes each ring hop carries in one all-gather plus one reduce-scatter: every chunk but one, twice.
+std::vector<double> ring_traffic(const Groups& groups, const std::vector<double>& chunk, int n) {
+  std::vector<double> m(static_cast<size_t>(n) * n, 0.0);
+  for (const auto& ring : groups.ring) {
+    const size_t g = ring.size();
+    if (g < 2) continue;
+    double total = 0;
+    for (int v : ring) total += chunk[v];
+    for (size_t p = 0; p < g; ++p) {
+      // All-gather: position p forwards every chunk but (p + 1)'s; reduce-scatter every chunk but its own.
+      m[static_cast<size_t>(ring[p]) * n + ring[(p + 1) % g]] += (total - chunk[ring[(p + 1) % g]]) + (total - chunk[ring[p]]);
+    }
+  }
+  return m;
+}
+
 StrategyResult run_flow(const AnalyticalHardware& hw, const ModelSpec& m, const RoutingTrace& trace,
                         const Placement& p, const RunConfig& cfg) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -79,6 +95,7 @@ StrategyResult run_flow(const AnalyticalHardware& hw, const ModelSpec& m, const 
       };
       add_links(plan.dispatch);
       add_links(plan.combine);
+      add_links(ring_traffic(groups, plan.home_bytes, n));
       r.dispatch_bytes += plan.dispatch_total();
       r.combine_bytes += plan.combine_total();
       layers.push_back(rec);

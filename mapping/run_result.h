@@ -39,6 +39,9 @@ struct StrategyResult {
   std::vector<LayerRecord> mean_layers() const;
 };
 
+/// Bytes each ring hop carries in one all-gather plus one reduce-scatter, as a [src * n + dst] matrix.
+std::vector<double> ring_traffic(const Groups& groups, const std::vector<double>& chunk_bytes, int n);
+
 /// Runs the plans through the flow-level model.
 StrategyResult run_flow(const AnalyticalHardware& hw, const ModelSpec& m, const RoutingTrace& trace,
                         const Placement& p, const RunConfig& cfg);

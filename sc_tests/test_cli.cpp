@@ -136,3 +136,83 @@ TEST(CliHw, ExerciseWritesVcdAndEnergyJson) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CliRun, WritesSummaryCsvAndPlotsForEveryStrategy) {
+  const std::string out = ::testing::TempDir() + "/cli_run";
+  const CliRun r = nmpsim("run --hw hdmoe-4x4-5t50g --batch 16 --steps 2 --context 256 --out " + out);
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const char* s : {"tp ", "ep ", "cb "}) EXPECT_NE(r.out.find(s), std::string::npos) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(std::ifstream(out + "/summary.json"));
+  for (const char* s : {"tp", "ep", "cb"}) {
+    const auto& st = j["strategies"][s];
+    for (const char* key : {"mean_tbt_us", "tbt_us", "attention_us", "allreduce_us", "moe_compute_us", "moe_comm_us",
+                            "layers"})
+      EXPECT_TRUE(st.contains(key)) << s << " " << key;
+    EXPECT_EQ(st["tbt_us"].size(), 2u);
+    EXPECT_EQ(st["layers"].size(), 32u);
+    // The four parts add up to the TBT (gate is part of MoE compute).
+    EXPECT_NEAR(st["attention_us"].get<double>() + st["allreduce_us"].get<double>() +
+                    st["moe_compute_us"].get<double>() + st["moe_comm_us"].get<double>(),
+                st["mean_tbt_us"].get<double>(), 1e-6 * st["mean_tbt_us"].get<double>());
+    EXPECT_DOUBLE_EQ(st["dispatch_bytes"].get<double>(), st["combine_bytes"].get<double>());
+  }
+  EXPECT_DOUBLE_EQ(j["strategies"]["tp"]["speedup_vs_tp"].get<double>(), 1.0);
+  std::ifstream layers(out + "/layers.csv"), links(out + "/links.csv");
+  std::string header;
+  std::getline(layers, header);
+  EXPECT_EQ(header.rfind("strategy,layer,", 0), 0u);
+  int rows = 0;
+  for (std::string line; std::getline(layers, line);) ++rows;
+  EXPECT_EQ(rows, 3 * 32);
+  std::getline(links, header);
+  EXPECT_EQ(header, "strategy,from,to,from_x,from_y,to_x,to_y,level,bytes,utilisation");
+  for (const char* png : {"/links_tp.png", "/links_ep.png", "/links_cb.png", "/node_load.png"}) {
+    std::ifstream f(out + png, std::ios::binary);
+    char magic[4] = {};
+    f.read(magic, 4);
+    EXPECT_EQ(std::string(magic + 1, 3), "PNG") << png;
+  }
+}
+
+TEST(CliRun, FlowFidelityAndPlacementFiles) {
+  const std::string out = ::testing::TempDir() + "/cli_flow";
+  const CliRun r = nmpsim("run --hw hdmoe-4x4-5t50g --model deepseek-v2-lite --fidelity flow --batch 32 --strategy ep "
+                          "--no-plots --out " + out);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(std::ifstream(out + "/summary.json"));
+  EXPECT_EQ(j["strategies"]["ep"]["fidelity"], "flow");
+  EXPECT_EQ(j["strategies"]["ep"]["layers"].size(), 27u);  // 1 dense + 26 MoE layers
+}
+
+TEST(CliRun, BadInputsAreOneLineExitTwo) {
+  const std::string dir = ::testing::TempDir();
+  { std::ofstream(dir + "/t_bad.json") << "{\"0\": [[0, 9]]}"; }
+  { std::ofstream(dir + "/t_k.json") << "{\"0\": [[0, 1, 2]]}"; }
+  { std::ofstream(dir + "/p_bad.json") << "{\"experts\": 8, \"nodes\": 16, \"layers\": [[[[0, 0.5]]]]}"; }
+  nlohmann::json small_hw = nlohmann::json::parse(nmpsim("hw --preset hdmoe-4x4-5t50g --print-json").out);
+  small_hw["memory"]["capacity_bytes"] = 1 << 30;
+  { std::ofstream(dir + "/hw_small.json") << small_hw.dump(); }
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"run --model gpt-9", "unknown model preset 'gpt-9'"},
+      {"run --hw nope", "unknown hardware preset 'nope'"},
+      {"run --trace " + dir + "/t_bad.json", "expert id 9 out of range"},
+      {"run --trace " + dir + "/t_k.json", "expected 2 expert ids (top-k)"},
+      {"run --strategy " + dir + "/p_bad.json --hw hdmoe-4x4-5t50g", "expected 8 expert rows"},
+      {"run --hw " + dir + "/hw_small.json --strategy tp", "needs"},
+      {"run --batch 0", "--batch: must be in"},
+      {"run --fidelity exact", "--fidelity: expected cycle or flow"},
+      {"run --attn-tp 5", "must divide the 32 nodes"},
+  };
+  for (const auto& [args, needle] : cases) {
+    const CliRun r = nmpsim(args + " --out " + dir + "/never");
+    EXPECT_EQ(r.code, 2) << args << ": " << r.out;
+    EXPECT_EQ(lines(r.out), 1) << args << ": " << r.out;
+    EXPECT_NE(r.out.find(needle), std::string::npos) << args << ": " << r.out;
+  }
+  std::ifstream never(dir + "/never/summary.json");
+  EXPECT_FALSE(never.good());  // nothing half-written
+}
+
+}  // namespace

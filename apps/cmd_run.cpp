@@ -191,6 +191,7 @@ int cmd_run(const std::vector<std::string>& args) {
         {"activation_bytes", model.activation_bytes}}},
       {"strategies", strategies}};
   write_json_atomic(out_dir + "/summary.json", summary);
+  write_file_atomic(out_dir + "/summary.csv", summary_csv(results));
   write_file_atomic(out_dir + "/layers.csv", layers_csv(results));
   write_file_atomic(out_dir + "/links.csv", links_csv(results, hw));
   std::string plot_note;

@@ -82,6 +82,27 @@ nlohmann::json strategy_json(const mapping::StrategyResult& r, double tp_tbt_s) 
           {"layers", layers}};
 }
 
+std::string summary_csv(const std::vector<mapping::StrategyResult>& results) {
+  std::ostringstream os;
+  os << "strategy,fidelity,mean_tbt_us,attention_us,allreduce_us,moe_compute_us,moe_comm_us,expert_imbalance_us,"
+        "dispatch_bytes\n";
+  for (const auto& r : results) {
+    double att = 0, ar = 0, mc = 0, mm = 0, imb = 0;
+    for (const auto& l : r.mean_layers()) {
+      att += l.t.attention_s;
+      ar += l.t.allreduce_s();
+      mc += l.t.moe_compute_s();
+      mm += l.t.moe_comm_s();
+      imb += l.expert_imbalance_s;
+    }
+    char buf[320];
+    std::snprintf(buf, sizeof buf, "%s,%s,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.0f\n", r.strategy.c_str(), r.fidelity.c_str(),
+                  r.mean_tbt_s() * kUs, att * kUs, ar * kUs, mc * kUs, mm * kUs, imb * kUs, r.dispatch_bytes);
+    os << buf;
+  }
+  return os.str();
+}
+
 std::string layers_csv(const std::vector<mapping::StrategyResult>& results) {
   std::ostringstream os;
   os << "strategy,layer,allgather_us,attention_us,reduce_scatter_us,allreduce_us,gate_us,dispatch_us,experts_us,"

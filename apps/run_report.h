@@ -13,6 +13,8 @@ namespace nmpsim::apps {
 
 /// One strategy's entry of summary.json ("strategies": {"<name>": ...}); times in microseconds.
 nlohmann::json strategy_json(const mapping::StrategyResult& r, double tp_tbt_s);
+/// One row per strategy: the headline numbers of summary.json.
+std::string summary_csv(const std::vector<mapping::StrategyResult>& results);
 std::string layers_csv(const std::vector<mapping::StrategyResult>& results);
 /// Per directed link: bytes over the run and utilisation = bytes / (bandwidth x simulated time).
 std::string links_csv(const std::vector<mapping::StrategyResult>& results, const hw::HardwareSpec& hw);

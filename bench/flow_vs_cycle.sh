@@ -9,10 +9,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 rows="$tmp/rows.txt"
 : > "$rows"
-get() {  # get FILE STRATEGY KEY
-  awk -v s="\"$2\": {" -v k="\"$3\":" '
-    index($0, s) { inside = 1 }
-    inside && index($0, k) { gsub(/[",]/, "", $2); print $2; exit }' "$1"
+get() {  # get DIR STRATEGY COLUMN-NAME   (from DIR/summary.csv)
+  awk -F, -v s="$2" -v k="$3" 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next } $1 == s { print $col[k] }' "$1/summary.csv"
 }
 for hw in hdmoe-4x4-2.5t75g hdmoe-4x4-5t50g hdmoe-4x4-10t25g hdmoe-4x8-5t50g; do
   for model in mixtral-8x7b deepseek-v2-lite; do
@@ -24,7 +22,7 @@ for hw in hdmoe-4x4-2.5t75g hdmoe-4x4-5t50g hdmoe-4x4-10t25g hdmoe-4x8-5t50g; do
       for s in tp ep cb; do
         line="$hw $model $batch $s"
         for key in mean_tbt_us moe_comm_us allreduce_us moe_compute_us; do
-          line="$line $(get "$tmp/cycle/summary.json" "$s" "$key") $(get "$tmp/flow/summary.json" "$s" "$key")"
+          line="$line $(get "$tmp/cycle" "$s" "$key") $(get "$tmp/flow" "$s" "$key")"
         done
         echo "$line" >> "$rows"
       done

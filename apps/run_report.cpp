@@ -24,6 +24,9 @@ nlohmann::json layer_json(int l, const mapping::LayerRecord& r) {
           {"dispatch_us", t.dispatch_s * kUs},
           {"experts_us", t.experts_s * kUs},
           {"combine_us", t.combine_s * kUs},
+          {"shared_allgather_us", t.shared_allgather_s * kUs},
+          {"shared_experts_us", t.shared_s * kUs},
+          {"shared_reduce_scatter_us", t.shared_reduce_scatter_s * kUs},
           {"moe_compute_us", t.moe_compute_s() * kUs},
           {"moe_comm_us", t.moe_comm_s() * kUs},
           {"expert_imbalance_us", r.expert_imbalance_s * kUs},
@@ -105,15 +108,17 @@ std::string summary_csv(const std::vector<mapping::StrategyResult>& results) {
 
 std::string layers_csv(const std::vector<mapping::StrategyResult>& results) {
   std::ostringstream os;
-  os << "strategy,layer,allgather_us,attention_us,reduce_scatter_us,allreduce_us,gate_us,dispatch_us,experts_us,"
-        "combine_us,moe_compute_us,moe_comm_us,expert_imbalance_us,total_us\n";
+  os << "strategy,layer,allgather_us,attention_us,reduce_scatter_us,shared_allgather_us,shared_experts_us,"
+        "shared_reduce_scatter_us,allreduce_us,gate_us,dispatch_us,experts_us,combine_us,moe_compute_us,moe_comm_us,"
+        "expert_imbalance_us,total_us\n";
   for (const auto& r : results) {
     const auto mean = r.mean_layers();
     for (size_t l = 0; l < mean.size(); ++l) {
       const auto& t = mean[l].t;
       char buf[512];
-      std::snprintf(buf, sizeof buf, "%s,%zu,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f\n",
+      std::snprintf(buf, sizeof buf, "%s,%zu,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f\n",
                     r.strategy.c_str(), l, t.allgather_s * kUs, t.attention_s * kUs, t.reduce_scatter_s * kUs,
+                    t.shared_allgather_s * kUs, t.shared_s * kUs, t.shared_reduce_scatter_s * kUs,
                     t.allreduce_s() * kUs, t.gate_s * kUs, t.dispatch_s * kUs, t.experts_s * kUs, t.combine_s * kUs,
                     t.moe_compute_s() * kUs, t.moe_comm_s() * kUs, mean[l].expert_imbalance_s * kUs,
                     t.total_s() * kUs);

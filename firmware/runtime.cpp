@@ -113,6 +113,16 @@ mapping::StrategyResult Runtime::run(const mapping::Placement& p) {
           if (plan.gate_flops[v] > 0)
             sys_.pe(v).submit(pe::Command::compute(plan.gate_flops[v], static_cast<uint64_t>(plan.gate_bytes[v]), "gate"));
       });
+      if (!plan.dense && model_.shared_experts > 0) {
+        // Shared experts: tensor parallel inside the attention group, like a dense FFN.
+        rec.t.shared_allgather_s = phase("shared all-gather", [&] { ring(plan, false, next_tag()); });
+        rec.t.shared_s = phase("shared experts", [&] {
+          for (int v = 0; v < n; ++v)
+            if (plan.shared_flops[v] > 0)
+              sys_.pe(v).submit(pe::Command::compute(plan.shared_flops[v], static_cast<uint64_t>(plan.shared_bytes[v]), "shared"));
+        });
+        rec.t.shared_reduce_scatter_s = phase("shared reduce-scatter", [&] { ring(plan, true, next_tag()); });
+      }
       if (!plan.dense) {
         rec.t.dispatch_s = phase("dispatch", [&] { exchange(plan.dispatch, next_tag(), nullptr); });
         const sc_core::sc_time t_expert = sc_core::sc_time_stamp();

@@ -112,6 +112,15 @@ PhaseTimes flow_layer_times(const AnalyticalHardware& hw, const LayerPlan& plan,
     for (const ExpertWork& w : plan.expert_work[v]) node_s += compute_seconds(hw, w.flops, w.bytes);
     t.experts_s = std::max(t.experts_s, node_s);
   }
+  bool shared = false;
+  for (int v = 0; v < n; ++v) {
+    t.shared_s = std::max(t.shared_s, compute_seconds(hw, plan.shared_flops[v], plan.shared_bytes[v]));
+    shared = shared || plan.shared_flops[v] > 0;
+  }
+  if (shared) {
+    t.shared_allgather_s = t.allgather_s;
+    t.shared_reduce_scatter_s = t.reduce_scatter_s;
+  }
   t.dispatch_s = traffic_seconds(hw, plan.dispatch);
   double reduce_s = 0.0;
   for (int v = 0; v < n; ++v) reduce_s = std::max(reduce_s, compute_seconds(hw, plan.reduce_flops[v], 0.0));

@@ -41,12 +41,11 @@ std::vector<double> link_loads(const Topology& t, const std::vector<double>& byt
 struct PhaseTimes {
   double allgather_s = 0, attention_s = 0, reduce_scatter_s = 0, gate_s = 0, dispatch_s = 0, experts_s = 0,
          combine_s = 0;
-  double allreduce_s() const { return allgather_s + reduce_scatter_s; }
-  double moe_compute_s() const { return gate_s + experts_s; }
+  double shared_allgather_s = 0, shared_s = 0, shared_reduce_scatter_s = 0;  ///< shared experts (TP in the group)
+  double allreduce_s() const { return allgather_s + reduce_scatter_s + shared_allgather_s + shared_reduce_scatter_s; }
+  double moe_compute_s() const { return gate_s + experts_s + shared_s; }
   double moe_comm_s() const { return dispatch_s + combine_s; }
-  double total_s() const {
-    return allgather_s + attention_s + reduce_scatter_s + gate_s + dispatch_s + experts_s + combine_s;
-  }
+  double total_s() const { return attention_s + allreduce_s() + moe_compute_s() + moe_comm_s(); }
 };
 
 /// Flow-level times of every phase of a layer plan.

@@ -84,6 +84,8 @@ LayerPlan plan_layer(const ModelSpec& m, const std::vector<std::vector<std::vect
   p.attn_bytes.assign(static_cast<size_t>(N), 0.0);
   p.gate_flops.assign(static_cast<size_t>(N), 0.0);
   p.gate_bytes.assign(static_cast<size_t>(N), 0.0);
+  p.shared_flops.assign(static_cast<size_t>(N), 0.0);
+  p.shared_bytes.assign(static_cast<size_t>(N), 0.0);
   p.dispatch.assign(static_cast<size_t>(N) * N, 0.0);
   p.combine.assign(static_cast<size_t>(N) * N, 0.0);
   p.expert_work.assign(static_cast<size_t>(N), {});
@@ -111,33 +113,35 @@ LayerPlan plan_layer(const ModelSpec& m, const std::vector<std::vector<std::vect
       const double ffn = double(m.ffn_matrices) * m.hidden * m.dense_intermediate;
       p.attn_flops[v] += t * 2.0 * ffn / g;
       p.attn_bytes[v] += ffn * wb / g;
+    } else if (m.shared_experts > 0) {
+      p.shared_flops[v] = t * 2.0 * m.shared_params() / g;
+      p.shared_bytes[v] = m.shared_params() * wb / g;
     }
   }
   if (p.dense) return p;
 
   const int moe_layer = layer - m.dense_layers;
   const auto& rows = physical[moe_layer];
-  const int E = m.experts, S = m.shared_experts;
+  const int E = m.experts;
   const int trace_layer = moe_layer % trace.layers();
   // Gate at homes: hidden x E weights, 2 FLOPs per weight per token.
   for (int i = 0; i < B; ++i) p.gate_flops[p.home[i]] += 2.0 * m.gate_params();
   for (int v = 0; v < N; ++v)
     if (p.gate_flops[v] > 0) p.gate_bytes[v] = m.gate_params() * wb;
 
-  // Routing: each token's routed experts plus every shared expert.
-  std::vector<double> tokens_of(static_cast<size_t>(E + S), 0.0);
+  // Routing: each token's routed experts (shared experts ran in the group, above).
+  std::vector<double> tokens_of(static_cast<size_t>(E), 0.0);
   std::vector<int> stamp(static_cast<size_t>(N), -1);
   std::vector<int> experts;
   for (int i = 0; i < B; ++i) {
     experts.assign(trace.experts_of(trace_layer, (first_token + i) % trace.tokens()),
                    trace.experts_of(trace_layer, (first_token + i) % trace.tokens()) + trace.top_k());
-    for (int s = 0; s < S; ++s) experts.push_back(E + s);
     const int h = p.home[i];
     for (int e : experts) {
       tokens_of[e] += 1;
       for (int v = 0; v < N; ++v) {
         if (rows[e][v] <= 0) continue;
-        if (e < E) p.routed_token_work[v] += rows[e][v];
+        p.routed_token_work[v] += rows[e][v];
         if (stamp[v] == i) continue;  // this token already travels to v (for another expert)
         stamp[v] = i;
         p.partials[h] += 1;
@@ -149,10 +153,9 @@ LayerPlan plan_layer(const ModelSpec& m, const std::vector<std::vector<std::vect
     }
   }
   for (int v = 0; v < N; ++v) p.reduce_flops[v] = p.partials[v] * m.hidden;
-  const double shared_params = double(m.ffn_matrices) * m.hidden * m.shared_intermediate;
-  for (int e = 0; e < E + S; ++e) {
+  for (int e = 0; e < E; ++e) {
     if (tokens_of[e] == 0) continue;  // an expert no token chose streams no weights
-    const double params = e < E ? m.expert_params() : shared_params;
+    const double params = m.expert_params();
     for (int v = 0; v < N; ++v) {
       const double s = rows[e][v];
       if (s <= 0) continue;

@@ -46,6 +46,7 @@ struct LayerPlan {
   std::vector<double> home_bytes;      ///< per node: bytes of its home tokens' hidden states (ring chunk)
   std::vector<double> attn_flops, attn_bytes;  ///< per node (attention; + dense FFN in dense layers)
   std::vector<double> gate_flops, gate_bytes;  ///< per node (at homes)
+  std::vector<double> shared_flops, shared_bytes;  ///< per node: shared experts, TP over the attention group
   std::vector<double> dispatch;        ///< [src * nodes + dst] bytes, home -> expert nodes
   std::vector<double> combine;         ///< [src * nodes + dst] bytes, expert nodes -> home
   std::vector<std::vector<ExpertWork>> expert_work;  ///< per node

@@ -53,11 +53,9 @@ void Placement::validate(const std::string& where) const {
 }
 
 void Placement::check_against(const ModelSpec& m, const std::string& where) const {
-  const int rows = m.experts + m.shared_experts;
-  if (experts != rows)
-    throw InputError(where + ": has " + std::to_string(experts) + " expert rows, model " + m.name + " needs " +
-                     std::to_string(rows) + " (" + std::to_string(m.experts) + " routed + " +
-                     std::to_string(m.shared_experts) + " shared)");
+  if (experts != m.experts)
+    throw InputError(where + ": has " + std::to_string(experts) + " expert rows, model " + m.name + " has " +
+                     std::to_string(m.experts) + " routed experts");
   if (layers() != m.moe_layers)
     throw InputError(where + ": has " + std::to_string(layers()) + " layers, model " + m.name + " has " +
                      std::to_string(m.moe_layers) + " MoE layers");
@@ -124,13 +122,6 @@ Placement placement_from_json(const nlohmann::json& j, const std::string& where)
 
 Placement load_placement(const std::string& path) { return placement_from_json(read_json_file(path), path); }
 
-namespace {
-double row_bytes(const ModelSpec& m, int e) {
-  if (e < m.experts) return m.expert_bytes();
-  return double(m.ffn_matrices) * m.hidden * m.shared_intermediate * m.weight_bytes;
-}
-}  // namespace
-
 MemoryDemand memory_demand(const Placement& p, const ModelSpec& m, int attn_tp, int batch, int context) {
   MemoryDemand d;
   d.bytes_per_node.assign(static_cast<size_t>(p.nodes), 0.0);
@@ -138,13 +129,12 @@ MemoryDemand memory_demand(const Placement& p, const ModelSpec& m, int attn_tp, 
   const double groups = std::max(1.0, p.nodes / g);
   const double per_node_fixed =
       m.layers() * (m.attention_params() / g + m.gate_params()) * m.weight_bytes +
+      m.moe_layers * m.shared_params() * m.weight_bytes / g +
       m.dense_layers * double(m.ffn_matrices) * m.hidden * m.dense_intermediate * m.weight_bytes / p.nodes +
       m.layers() * std::ceil(batch / groups) * context * m.kv_bytes_per_token() / g;
   for (int l = 0; l < p.layers(); ++l)
-    for (int e = 0; e < p.experts; ++e) {
-      const double b = row_bytes(m, e);
-      for (int n = 0; n < p.nodes; ++n) d.bytes_per_node[p.node_map[n]] += p.at(l, e, n) * b;
-    }
+    for (int e = 0; e < p.experts; ++e)
+      for (int n = 0; n < p.nodes; ++n) d.bytes_per_node[p.node_map[n]] += p.at(l, e, n) * m.expert_bytes();
   for (int n = 0; n < p.nodes; ++n) {
     d.bytes_per_node[n] += per_node_fixed;
     if (d.bytes_per_node[n] > d.max_bytes) {
@@ -167,25 +157,16 @@ void check_memory(const Placement& p, const ModelSpec& m, const Topology& t, dou
   }
 }
 
-namespace {
-void shared_rows_tp(Placement& p, const ModelSpec& m) {
-  for (int l = 0; l < p.layers(); ++l)
-    for (int s = 0; s < m.shared_experts; ++s)
-      for (int n = 0; n < p.nodes; ++n) p.at(l, m.experts + s, n) = 1.0 / p.nodes;
-}
-}  // namespace
-
 Placement make_tp(const ModelSpec& m, int nodes) {
-  Placement p("tp", m.experts + m.shared_experts, nodes, m.moe_layers);
+  Placement p("tp", m.experts, nodes, m.moe_layers);
   for (int l = 0; l < p.layers(); ++l)
     for (int e = 0; e < m.experts; ++e)
       for (int n = 0; n < nodes; ++n) p.at(l, e, n) = 1.0 / nodes;
-  shared_rows_tp(p, m);
   return p;
 }
 
 Placement make_ep(const ModelSpec& m, int nodes) {
-  Placement p("ep", m.experts + m.shared_experts, nodes, m.moe_layers);
+  Placement p("ep", m.experts, nodes, m.moe_layers);
   for (int l = 0; l < p.layers(); ++l) {
     if (nodes <= m.experts) {
       for (int e = 0; e < m.experts; ++e) p.at(l, e, e % nodes) = 1.0;
@@ -198,7 +179,6 @@ Placement make_ep(const ModelSpec& m, int nodes) {
       }
     }
   }
-  shared_rows_tp(p, m);
   return p;
 }
 
@@ -244,7 +224,7 @@ Placement make_cb(const ModelSpec& m, const Topology& t, const RoutingTrace& pro
   const std::vector<int> region = mesh_regions(t, regions);
   std::vector<std::vector<int>> members(static_cast<size_t>(regions));
   for (int n = 0; n < t.nodes(); ++n) members[region[n]].push_back(n);
-  Placement p("cb", m.experts + m.shared_experts, t.nodes(), m.moe_layers);
+  Placement p("cb", m.experts, t.nodes(), m.moe_layers);
   const int cap = (m.experts + regions - 1) / regions;
   for (int l = 0; l < p.layers(); ++l) {
     const std::vector<double> f = profile.frequencies(l % profile.layers());
@@ -262,7 +242,6 @@ Placement make_cb(const ModelSpec& m, const Topology& t, const RoutingTrace& pro
       for (int n : members[best]) p.at(l, e, n) = 1.0 / members[best].size();
     }
   }
-  shared_rows_tp(p, m);
   return p;
 }
 

@@ -1,6 +1,6 @@
 // Placement: per MoE layer, the share P[e][n] in [0, 1] of expert e's work done by logical node n
-// (each expert's shares sum to 1), plus the logical-to-physical node map. Rows 0..E-1 are the
-// routed experts, rows E..E+S-1 the shared experts. JSON format: docs/FORMATS.md.
+// (each expert's shares sum to 1), plus the logical-to-physical node map. Rows are the routed experts;
+// shared experts run tensor-parallel inside each attention group (docs/MODEL.md). JSON: docs/FORMATS.md.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -16,7 +16,7 @@ namespace nmpsim::mapping {
 
 struct Placement {
   std::string strategy;
-  int experts = 0;  ///< rows: routed + shared
+  int experts = 0;  ///< rows: routed experts
   int nodes = 0;
   std::vector<std::vector<double>> share;  ///< [layer][expert * nodes + logical node]
   std::vector<int> node_map;               ///< logical node -> physical node
@@ -51,7 +51,7 @@ MemoryDemand memory_demand(const Placement& p, const ModelSpec& m, int attn_tp, 
 void check_memory(const Placement& p, const ModelSpec& m, const Topology& t, double capacity_bytes, int attn_tp,
                   int batch, int context);
 
-// Baseline strategies. Shared experts are always split evenly over all nodes (as dense FFNs are).
+// Baseline strategies.
 Placement make_tp(const ModelSpec& m, int nodes);
 /// Whole experts round-robin; when nodes > experts, the nodes form `experts` equal groups and each
 /// expert is split evenly across its group.

@@ -30,6 +30,9 @@ std::vector<LayerRecord> StrategyResult::mean_layers() const {
       o.dispatch_s += a.dispatch_s / steps.size();
       o.experts_s += a.experts_s / steps.size();
       o.combine_s += a.combine_s / steps.size();
+      o.shared_allgather_s += a.shared_allgather_s / steps.size();
+      o.shared_s += a.shared_s / steps.size();
+      o.shared_reduce_scatter_s += a.shared_reduce_scatter_s / steps.size();
       out[l].expert_imbalance_s += step[l].expert_imbalance_s / steps.size();
     }
   return out;
@@ -75,7 +78,7 @@ StrategyResult run_flow(const AnalyticalHardware& hw, const ModelSpec& m, const 
       double sum = 0;
       int busy = 0;
       for (int v = 0; v < n; ++v) {
-        double node_s = 0, flops = plan.attn_flops[v] + plan.gate_flops[v] + plan.reduce_flops[v];
+        double node_s = 0, flops = plan.attn_flops[v] + plan.gate_flops[v] + plan.reduce_flops[v] + plan.shared_flops[v];
         for (const ExpertWork& w : plan.expert_work[v]) {
           node_s += compute_seconds(hw, w.flops, w.bytes);
           flops += w.flops;
@@ -96,6 +99,7 @@ StrategyResult run_flow(const AnalyticalHardware& hw, const ModelSpec& m, const 
       add_links(plan.dispatch);
       add_links(plan.combine);
       add_links(ring_traffic(groups, plan.home_bytes, n));
+      if (rec.t.shared_s > 0) add_links(ring_traffic(groups, plan.home_bytes, n));
       r.dispatch_bytes += plan.dispatch_total();
       r.combine_bytes += plan.combine_total();
       layers.push_back(rec);

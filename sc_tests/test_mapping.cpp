@@ -142,7 +142,7 @@ TEST(Placements, StrategiesSumToOneAndHaveTheirShape) {
     for (const Placement* p : {&tp, &ep, &cb}) {
       EXPECT_NO_THROW(p->validate(p->strategy)) << name;
       EXPECT_NO_THROW(p->check_against(m, p->strategy));
-      EXPECT_EQ(p->experts, m.experts + m.shared_experts);
+      EXPECT_EQ(p->experts, m.experts);
     }
     for (int e = 0; e < m.experts; ++e) {
       int holders = 0;

@@ -11,6 +11,8 @@
 #include "apps/cli_common.h"
 #include "apps/commands.h"
 #include "apps/run_report.h"
+#include "apps/workload_options.h"
+#include "mapping/hdmoe_strategy.h"
 #include "firmware/runtime.h"
 #include "mapping/json_fields.h"
 
@@ -30,11 +32,9 @@ void make_dir(const std::string& dir) {
 }  // namespace
 
 int cmd_run(const std::vector<std::string>& args) {
-  std::string hw_name = "hdmoe-4x8-5t50g", model_name = "mixtral-8x7b", trace_arg = "synthetic", strategy = "all",
-              out_dir = "nmpsim-out", fidelity = "cycle";
-  long long batch = 32, steps = 2, context = 1024, attn_tp = 0, seed = 1, cb_regions = 0, syn_tokens = 4096,
-            first_token = 0, scenarios = 1;
-  double weight_bytes = 0, activation_bytes = 0, skew = 0.8, coact = 0.3, layer_corr = 0.4, drift = 0.0;
+  std::string hw_name = "hdmoe-4x8-5t50g", strategy = "all", out_dir = "nmpsim-out", fidelity = "cycle";
+  long long batch = 32, steps = 2, context = 1024, attn_tp = 0, cb_regions = 0, first_token = 0;
+  WorkloadOptions wl;
   po::options_description desc(
       "nmpsim run: time-between-tokens of an MoE model on NMP or wafer-scale hardware\n\n"
       "Usage: nmpsim run [options]     (defaults: HD-MoE 4x8 mesh, Mixtral-8x7B, synthetic trace, all strategies)\n\n"
@@ -43,12 +43,9 @@ int cmd_run(const std::vector<std::string>& args) {
   desc.add_options()
     ("help", "show this help")
     ("hw", po::value(&hw_name)->default_value(hw_name), "hardware preset or JSON file (nmpsim hw --list-presets)")
-    ("model", po::value(&model_name)->default_value(model_name),
-     "model preset: mixtral-8x7b, deepseek-v2-lite, qwen2-57b-a14b, deepseek-v3, qwen3-235b-a22b, dbrx, mixtral-8x22b")
-    ("trace", po::value(&trace_arg)->default_value(trace_arg),
-     "routing trace: a JSON file (layer -> token -> expert ids) or 'synthetic'")
     ("strategy", po::value(&strategy)->default_value(strategy),
-     "placement: tp | ep | cb (hybrid compute-balanced) | all | a placement JSON file")
+     "placements, comma-separated: tp | ep | cb (hybrid compute-balanced) | hdmoe | hdmoe-node | a placement JSON "
+     "file; all = tp,ep,cb")
     ("batch", po::value(&batch)->default_value(batch), "tokens per decode step")
     ("steps", po::value(&steps)->default_value(steps), "decode steps simulated (each takes the next batch of the trace)")
     ("context", po::value(&context)->default_value(context), "KV-cache length each token attends over, in tokens")
@@ -58,21 +55,11 @@ int cmd_run(const std::vector<std::string>& args) {
     ("first-token", po::value(&first_token)->default_value(first_token), "trace token the first step starts at")
     ("cb-regions", po::value(&cb_regions)->default_value(cb_regions),
      "sub-regions of the hybrid compute-balanced strategy (0 = 2 for <= 8 experts, else 8)")
-    ("weight-bytes", po::value(&weight_bytes)->default_value(0, "model's"), "bytes per weight (2 FP16, 1 INT8)")
-    ("activation-bytes", po::value(&activation_bytes)->default_value(0, "model's"), "bytes per activation element")
-    ("seed", po::value(&seed)->default_value(seed), "seed of the synthetic trace")
-    ("synthetic-tokens", po::value(&syn_tokens)->default_value(syn_tokens), "synthetic trace: tokens per layer")
-    ("skew", po::value(&skew)->default_value(skew, "0.8"), "synthetic trace: Zipf exponent of expert popularity")
-    ("coactivation", po::value(&coact)->default_value(coact, "0.3"),
-     "synthetic trace: chance a token's next expert is its previous expert's partner")
-    ("layer-correlation", po::value(&layer_corr)->default_value(layer_corr, "0.4"),
-     "synthetic trace: chance a token's first expert follows from its previous layer's")
-    ("scenarios", po::value(&scenarios)->default_value(scenarios), "synthetic trace: contiguous scenarios")
-    ("drift", po::value(&drift)->default_value(drift, "0"), "synthetic trace: share of popularity ranks reshuffled per scenario")
     ("out", po::value(&out_dir)->default_value(out_dir), "output directory (summary.json, layers.csv, links.csv, PNGs)")
     ("no-plots", "do not draw PNG plots")
     ("quiet", "print nothing but errors");
   // clang-format on
+  wl.add_to(desc);
   const po::variables_map vm = parse_options(args, desc);
   if (vm.count("help")) {
     std::cout << desc << "\nOutputs and their units: docs/FORMATS.md. Exit codes: 0 ok, 1 simulation failure, 2 bad input.\n";
@@ -88,32 +75,9 @@ int cmd_run(const std::vector<std::string>& args) {
   cfg.first_token = checked_count(first_token, "first-token", 0);
 
   const hw::HardwareSpec hw = hw::load_hardware(hw_name);
-  mapping::ModelSpec model = mapping::model_preset(model_name);
-  if (weight_bytes != 0) model.weight_bytes = weight_bytes;
-  if (activation_bytes != 0) model.activation_bytes = activation_bytes;
-  model.validate("--model " + model_name);
+  const mapping::ModelSpec model = wl.make_model();
   const mapping::Topology& topo = hw.topology;
-
-  mapping::RoutingTrace trace;
-  if (trace_arg == "synthetic") {
-    mapping::SyntheticTraceConfig sc;
-    sc.layers = model.moe_layers;
-    sc.experts = model.experts;
-    sc.top_k = model.top_k;
-    sc.tokens = checked_count(syn_tokens, "synthetic-tokens", 1, 1 << 24);
-    sc.zipf_s = skew;
-    sc.coactivation = coact;
-    sc.layer_correlation = layer_corr;
-    sc.scenarios = static_cast<int>(checked_count(scenarios, "scenarios", 1, 1 << 16));
-    sc.drift = drift;
-    sc.seed = checked_count(seed, "seed", 0, std::numeric_limits<long long>::max());
-    trace = mapping::synthetic_trace(sc);
-  } else {
-    trace = mapping::load_trace(trace_arg, model.experts, model.top_k);
-    if (trace.layers() < model.moe_layers)
-      throw mapping::InputError(trace_arg + ": has " + std::to_string(trace.layers()) + " layers, model " + model.name +
-                                " has " + std::to_string(model.moe_layers) + " MoE layers");
-  }
+  const mapping::RoutingTrace trace = wl.make_trace(model);
 
   // Placements.
   std::vector<mapping::Placement> placements;
@@ -125,6 +89,14 @@ int cmd_run(const std::vector<std::string>& args) {
     } else if (s == "cb") {
       const int r = cb_regions > 0 ? static_cast<int>(cb_regions) : mapping::default_cb_regions(model, topo);
       placements.push_back(mapping::make_cb(model, topo, trace, r));
+    } else if (s == "hdmoe" || s == "hdmoe-node") {
+      mapping::HdmoeOptions opt;
+      opt.batch = cfg.shape.batch;
+      opt.link_balance = s == "hdmoe";
+      opt.memory_capacity_bytes = static_cast<double>(hw.memory.capacity_bytes);
+      opt.attn_tp = cfg.attn_tp;
+      opt.context = cfg.shape.context;
+      placements.push_back(mapping::make_hdmoe(model, firmware::to_analytical(hw), trace, opt));
     } else {
       mapping::Placement p = mapping::load_placement(s);
       if (p.nodes != topo.nodes())
@@ -134,11 +106,13 @@ int cmd_run(const std::vector<std::string>& args) {
       placements.push_back(p);
     }
   };
-  if (strategy == "all") {
-    for (const char* s : {"tp", "ep", "cb"}) add(s);
-  } else {
-    add(strategy);
+  const std::string list = strategy == "all" ? "tp,ep,cb" : strategy;
+  for (size_t at = 0; at <= list.size();) {
+    const size_t comma = std::min(list.find(',', at), list.size());
+    if (comma > at) add(list.substr(at, comma - at));
+    at = comma + 1;
   }
+  if (placements.empty()) throw UsageError("--strategy: no strategy given");
   const int group = cfg.attn_tp > 0 ? cfg.attn_tp : topo.nodes();
   mapping::make_groups(topo, cfg.attn_tp);  // validates the group size early
   for (const auto& p : placements)

@@ -21,6 +21,7 @@ const char* kUsage =
     "Usage: nmpsim <command> [options]      nmpsim <command> --help for a command's options\n\n"
     "Commands:\n"
     "  run     time-between-tokens of an MoE model under placement strategies (TP, EP, hybrid, files)\n"
+    "  place   build a placement file (HD-MoE node / node+link balance, TP, EP, CB); fit gamma\n"
     "  noc     synthetic-traffic testbench of the XY-routed wormhole mesh NoC\n"
     "  hw      hardware presets, descriptions (JSON) and a small exercise workload\n\n"
     "Options:\n"
@@ -44,6 +45,7 @@ int run(const std::vector<std::string>& argv) {
     if (cmd == "noc") return cmd_noc(rest);
     if (cmd == "hw") return cmd_hw(rest);
     if (cmd == "run") return cmd_run(rest);
+    if (cmd == "place") return cmd_place(rest);
     throw UsageError("unknown command '" + cmd + "' (try nmpsim --help)");
   } catch (const UsageError& e) {
     std::fprintf(stderr, "nmpsim %s: error: %s\n", cmd.c_str(), e.what());

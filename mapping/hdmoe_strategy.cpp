@@ -1,0 +1,123 @@
+#include "mapping/hdmoe_strategy.h"
+
+#include <algorithm>
+
+#include "mapping/json_fields.h"
+
+namespace nmpsim::mapping {
+
+NodeBalanceProblem node_balance_problem(const ModelSpec& m, const AnalyticalHardware& hw, const RoutingTrace& profile,
+                                        int l, const HdmoeOptions& opt) {
+  NodeBalanceProblem pb;
+  const int D = hw.topology.nodes();
+  pb.experts = m.experts;
+  pb.nodes = D;
+  pb.top_k = m.top_k;
+  pb.batch = opt.batch;
+  pb.freq = profile.frequencies(l % profile.layers());
+  pb.groups = coactivation_groups(profile, l % profile.layers(), opt.max_groups);
+  if (opt.sampled_batches > 1) {
+    // Batches spread evenly over the profile.
+    const size_t stride = std::max<size_t>(1, profile.tokens() / opt.sampled_batches);
+    for (int s = 0; s < opt.sampled_batches; ++s) {
+      const std::vector<int> cnt = profile.expert_counts(l % profile.layers(), s * stride, opt.batch);
+      std::vector<double> f(cnt.size());
+      for (size_t e = 0; e < cnt.size(); ++e) f[e] = double(cnt[e]) / opt.batch;
+      pb.batch_freq.push_back(f);
+    }
+  }
+  pb.expert_flops_per_token = m.expert_flops_per_token();
+  pb.expert_bytes = m.expert_bytes();
+  pb.token_bytes = m.token_bytes();
+  pb.peak_flops = hw.peak_flops;
+  pb.memory_bytes_per_s = hw.memory_bytes_per_s;
+  double link = 1e300;  // the slowest link level that occurs
+  for (int n = 0; n < D; ++n) {
+    if (hw.topology.x(n) + 1 < hw.topology.width) link = std::min(link, hw.topology.link(n, n + 1).gbytes_per_s * 1e9);
+    if (hw.topology.y(n) + 1 < hw.topology.height)
+      link = std::min(link, hw.topology.link(n, n + hw.topology.width).gbytes_per_s * 1e9);
+  }
+  pb.link_bytes_per_s = link < 1e300 ? link : hw.topology.links[0].gbytes_per_s * 1e9;
+  pb.gamma = opt.gamma;
+  // Memory: what is left after attention, gates, dense layers and the KV cache, in whole experts per layer.
+  Placement empty("probe", m.experts, D, m.moe_layers);
+  const int g = opt.attn_tp > 0 ? opt.attn_tp : D;
+  const double fixed = memory_demand(empty, m, g, opt.batch, opt.context).max_bytes;
+  pb.max_shares_per_node = std::max(0.0, (opt.memory_capacity_bytes - fixed) / (m.moe_layers * m.expert_bytes()));
+  return pb;
+}
+
+Placement make_hdmoe(const ModelSpec& m, const AnalyticalHardware& hw, const RoutingTrace& profile,
+                     const HdmoeOptions& opt, MappingResult* mapping_out) {
+  const int D = hw.topology.nodes();
+  Placement p(opt.link_balance ? "hdmoe" : "hdmoe-node", m.experts, D, m.moe_layers);
+  const Placement ep = make_ep(m, D);
+  nlohmann::json layers = nlohmann::json::array();
+  double total_s = 0, worst_gap = 0, sum_obj = 0, sum_warm = 0;
+  int optimal = 0;
+  for (int l = 0; l < m.moe_layers; ++l) {
+    const NodeBalanceProblem pb = node_balance_problem(m, hw, profile, l, opt);
+    if (pb.max_shares_per_node * D < m.experts)
+      throw InputError("hdmoe: the experts of " + m.name + " do not fit in " + std::to_string(D) + " nodes' memory");
+    const NodeBalanceResult r = solve_node_balance(pb, ep.share[l], opt.time_limit_s);
+    p.share[l] = r.P;
+    total_s += r.seconds;
+    worst_gap = std::max(worst_gap, r.gap);
+    sum_obj += r.eval.objective;
+    sum_warm += r.warm_objective;
+    optimal += r.optimal;
+    layers.push_back({{"layer", l},
+                      {"objective_us", r.eval.objective * 1e6},
+                      {"t_comp_us", r.eval.t_comp * 1e6},
+                      {"t_comm_us", r.eval.t_comm * 1e6},
+                      {"ep_objective_us", r.warm_objective * 1e6},
+                      {"bound_us", r.best_bound * 1e6},
+                      {"gap", r.gap},
+                      {"optimal", r.optimal},
+                      {"seconds", r.seconds},
+                      {"branch_nodes", r.branch_nodes},
+                      {"groups_kept", pb.groups.experts.size()},
+                      {"groups_total", pb.groups.total_groups},
+                      {"group_mass_kept", pb.groups.kept_mass},
+                      {"variables", r.variables},
+                      {"constraints", r.constraints}});
+  }
+  p.solver = {{"method", "node balance: MILP (Eq. 5-12) with COIN-OR CBC, warm start EP"},
+              {"gamma", opt.gamma},
+              {"batch", opt.batch},
+              {"time_limit_s_per_layer", opt.time_limit_s},
+              {"max_groups", opt.max_groups},
+              {"sampled_batches", opt.sampled_batches},
+              {"solve_seconds", total_s},
+              {"layers_proven_optimal", optimal},
+              {"worst_gap", worst_gap},
+              {"objective_us_sum", sum_obj * 1e6},
+              {"ep_objective_us_sum", sum_warm * 1e6},
+              {"layers", layers}};
+  if (opt.link_balance) {
+    // Mapping cost: dispatch/combine traffic of sampled batches over sampled layers, logical node ids.
+    const Groups groups = make_groups(hw.topology, opt.attn_tp);
+    const auto physical = physical_shares(p);  // identity map: logical == physical here
+    std::vector<LayerPlan> plans;
+    for (int s = 0; s < opt.mapping_samples; ++s) {
+      const int l = m.dense_layers + (s * m.moe_layers) / std::max(1, opt.mapping_samples);
+      plans.push_back(plan_layer(m, physical, l, profile, static_cast<size_t>(s) * opt.batch, groups,
+                                 RunShape{opt.batch, opt.context}));
+    }
+    const MappingCost cost(hw, plans);
+    MappingResult mr = opt.mapper == "sa"       ? map_annealing(cost, opt.evaluations, opt.seed)
+                       : opt.mapper == "random" ? map_random(cost, opt.evaluations, opt.seed)
+                                                : map_bayesian(cost, opt.evaluations, opt.seed, hw.topology);
+    p.node_map = mr.node_map;
+    p.solver["link_balance"] = {{"method", mr.method},
+                                {"evaluations", mr.best_by_evaluation.size()},
+                                {"identity_cost_us", mr.identity_cost * 1e6},
+                                {"best_cost_us", mr.cost * 1e6},
+                                {"seconds", mr.seconds}};
+    if (mapping_out) *mapping_out = std::move(mr);
+  }
+  p.validate("hdmoe");
+  return p;
+}
+
+}  // namespace nmpsim::mapping

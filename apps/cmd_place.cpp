@@ -53,7 +53,7 @@ std::vector<mapping::Placement> sample_placements(const mapping::ModelSpec& m, c
 int cmd_place(const std::vector<std::string>& args) {
   std::string hw_name = "hdmoe-4x8-5t50g", strategy = "hdmoe", out = "placement.json", mapper = "bo",
               gamma_arg = "1", convergence, fit;
-  long long batch = 64, evaluations = 150, max_groups = 64, attn_tp = 0, context = 1024, profile_tokens = 0,
+  long long batch = 64, evaluations = 150, max_groups = 32, attn_tp = 0, context = 1024, profile_tokens = 0,
             samples = 4;
   double time_limit = 1.0;
   WorkloadOptions wl;

@@ -33,7 +33,10 @@ void make_dir(const std::string& dir) {
 
 int cmd_run(const std::vector<std::string>& args) {
   std::string hw_name = "hdmoe-4x8-5t50g", strategy = "all", out_dir = "nmpsim-out", fidelity = "cycle";
-  long long batch = 32, steps = 2, context = 1024, attn_tp = 0, cb_regions = 0, first_token = 0;
+  long long batch = 32, steps = 2, context = 1024, attn_tp = 0, cb_regions = 0, first_token = 0, prebroadcast = 0,
+            targets = 4;
+  std::string predict = "previous";
+  double accuracy = 1.0;
   WorkloadOptions wl;
   po::options_description desc(
       "nmpsim run: time-between-tokens of an MoE model on NMP or wafer-scale hardware\n\n"
@@ -55,6 +58,14 @@ int cmd_run(const std::vector<std::string>& args) {
     ("first-token", po::value(&first_token)->default_value(first_token), "trace token the first step starts at")
     ("cb-regions", po::value(&cb_regions)->default_value(cb_regions),
      "sub-regions of the hybrid compute-balanced strategy (0 = 2 for <= 8 experts, else 8)")
+    ("prebroadcast", po::value(&prebroadcast)->default_value(prebroadcast),
+     "HD-MoE dynamic: pre-broadcast at most N experts per layer, with least-loaded dispatch (cycle fidelity)")
+    ("prebroadcast-targets", po::value(&targets)->default_value(targets),
+     "pre-broadcast: copy each chosen expert to this many least-loaded nodes (0 = every node)")
+    ("predict", po::value(&predict)->default_value(predict),
+     "pre-broadcast: predict next layer's loads from 'previous' layer's routing or from the 'trace'")
+    ("prediction-accuracy", po::value(&accuracy)->default_value(accuracy, "1"),
+     "--predict trace: weight of the true frequencies (the rest is the trace-wide average)")
     ("out", po::value(&out_dir)->default_value(out_dir), "output directory (summary.json, layers.csv, links.csv, PNGs)")
     ("no-plots", "do not draw PNG plots")
     ("quiet", "print nothing but errors");
@@ -73,6 +84,14 @@ int cmd_run(const std::vector<std::string>& args) {
   cfg.shape.context = static_cast<int>(checked_count(context, "context", 0, 1 << 24));
   cfg.attn_tp = static_cast<int>(checked_count(attn_tp, "attn-tp", 0, 1 << 16));
   cfg.first_token = checked_count(first_token, "first-token", 0);
+  cfg.prebroadcast_experts = static_cast<int>(checked_count(prebroadcast, "prebroadcast", 0, 1 << 16));
+  if (predict != "previous" && predict != "trace") throw UsageError("--predict: expected previous or trace");
+  if (!(accuracy >= 0 && accuracy <= 1)) throw UsageError("--prediction-accuracy: must be in [0, 1]");
+  cfg.predict = predict;
+  cfg.prebroadcast_targets = static_cast<int>(checked_count(targets, "prebroadcast-targets", 0, 1 << 16));
+  cfg.prediction_accuracy = accuracy;
+  if (cfg.prebroadcast_experts > 0 && fidelity == "flow")
+    throw UsageError("--prebroadcast needs --fidelity cycle (broadcasts are simulated traffic)");
 
   const hw::HardwareSpec hw = hw::load_hardware(hw_name);
   const mapping::ModelSpec model = wl.make_model();
@@ -151,6 +170,11 @@ int cmd_run(const std::vector<std::string>& args) {
     if (r.strategy == "tp") tp_tbt = r.mean_tbt_s();
   nlohmann::json strategies = nlohmann::json::object();
   for (const auto& r : results) strategies[r.strategy] = strategy_json(r, tp_tbt);
+  if (cfg.prebroadcast_experts > 0)
+    for (const auto& r : results)
+      strategies[r.strategy]["prebroadcast"] = {{"experts_issued", r.prebroadcasts},
+                                                {"experts_used", r.prebroadcasts_used},
+                                                {"bytes", r.prebroadcast_bytes}};
   nlohmann::json summary = {
       {"config",
        {{"hardware", hw.name},

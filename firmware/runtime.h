@@ -28,6 +28,17 @@ class Runtime {
   void ring(const mapping::LayerPlan& plan, bool reduce, uint64_t tag);
   void exchange(const std::vector<double>& bytes, uint64_t tag, const std::vector<double>* reduce_flops);
   uint64_t next_tag() { return ++tag_ << 16; }
+  /// Picks and issues (in the background) the pre-broadcasts for MoE layer `next` of this step.
+  void prebroadcast(const mapping::Placement& p, const std::vector<std::vector<std::vector<double>>>& physical,
+                    int moe_layer, int next, size_t first_token, double window_s, mapping::StrategyResult& r);
+
+  struct Pending {
+    int expert;
+    std::vector<uint64_t> tags;
+    std::vector<int> holders;  ///< nodes that will hold the whole expert
+  };
+  std::vector<std::vector<Pending>> pending_;  ///< per MoE layer of the current step
+  std::vector<int> broadcast_ring_;
 
   hw::System& sys_;
   mapping::ModelSpec model_;

@@ -13,7 +13,13 @@ System::System(sc_core::sc_module_name name, const HardwareSpec& spec) : sc_modu
     pes_.push_back(std::make_unique<pe::ProcessingElement>(("pe_" + std::to_string(i)).c_str(), i, spec_.compute,
                                                            *mesh_, spec_.memory.capacity_bytes));
     pes_.back()->dma.socket.bind(drams_.back()->socket);
+    pes_.back()->set_broadcast_registry(&broadcasts_);
   }
+  // Phase barriers: pause the simulation when every foreground queue is idle while background
+  // broadcasts still run (otherwise sc_start() simply returns when nothing is left to do).
+  SC_METHOD(watch_idle);
+  for (auto& p : pes_) sensitive << p->idle_event();
+  dont_initialize();
   mesh_->set_delivery_handler([this](const noc::Delivery& d) {
     pes_[d.src]->on_delivery(d);
     if (d.dst != d.src) pes_[d.dst]->on_delivery(d);
@@ -24,10 +30,20 @@ System::~System() {
   if (vcd_) sc_core::sc_close_vcd_trace_file(vcd_);
 }
 
+void System::watch_idle() {
+  if (all_idle() && !background_idle()) sc_core::sc_pause();
+}
+
+bool System::background_idle() const {
+  for (const auto& p : pes_)
+    if (!p->background_idle()) return false;
+  return true;
+}
+
 bool System::all_idle() const {
   for (const auto& p : pes_)
     if (!p->idle()) return false;
-  return mesh_->network().idle();
+  return background_idle() ? mesh_->network().idle() : true;
 }
 
 void System::enable_vcd(const std::string& path) {

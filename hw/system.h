@@ -25,6 +25,7 @@ struct EnergyReport {
 
 class System : public sc_core::sc_module {
  public:
+  SC_HAS_PROCESS(System);
   System(sc_core::sc_module_name name, const HardwareSpec& spec);
   ~System() override;
 
@@ -37,7 +38,10 @@ class System : public sc_core::sc_module {
   const pe::ProcessingElement& pe(int node) const { return *pes_[node]; }
   dram::DramTarget& dram(int node) { return *drams_[node]; }
   const dram::DramTarget& dram(int node) const { return *drams_[node]; }
+  /// Every PE's foreground queue is empty (background broadcasts may still run).
   bool all_idle() const;
+  bool background_idle() const;
+  pe::BroadcastRegistry& broadcasts() { return broadcasts_; }
 
   /// Traces PE busy state and per-link flit counts into a VCD file. Call before sc_start.
   void enable_vcd(const std::string& path);
@@ -49,6 +53,8 @@ class System : public sc_core::sc_module {
   std::vector<std::unique_ptr<dram::DramTarget>> drams_;
   std::vector<std::unique_ptr<pe::ProcessingElement>> pes_;
   sc_core::sc_trace_file* vcd_ = nullptr;
+  pe::BroadcastRegistry broadcasts_;
+  void watch_idle();
   std::vector<std::unique_ptr<sc_core::sc_signal<uint32_t>>> link_signals_;  // [node * 4 + dir]
 };
 

@@ -3,6 +3,7 @@
 #include <CbcModel.hpp>
 #include <CbcSolver.hpp>
 #include <CoinPackedMatrix.hpp>
+#include <ClpSolve.hpp>
 #include <OsiClpSolverInterface.hpp>
 
 #include <algorithm>
@@ -16,6 +17,7 @@ namespace nmpsim::mapping {
 
 namespace {
 constexpr double kTieBreak = 1e-3;
+constexpr int kMaxCbcColumns = 4000;
 }  // namespace
 
 CoactivationGroups coactivation_groups(const RoutingTrace& t, int layer, size_t max_groups) {
@@ -184,22 +186,22 @@ NodeBalanceResult solve_node_balance(const NodeBalanceProblem& pb, const std::ve
   for (int i = 0; i < E; ++i)
     for (int c = 0; c < D; ++c) si.setInteger(Z(i, c));
   si.messageHandler()->setLogLevel(0);
-  // LP-and-fix heuristic: solve the relaxation, fix Z to the support of its P, re-solve the LP. The
-  // result is feasible for the MILP and usually far better than EP; CBC starts from the better one.
+  // LP-and-round heuristic: solve the relaxation (Clp's barrier: on these degenerate LPs the simplex
+  // took 10x longer) and keep its shares P; with Z = their support the point is feasible for the
+  // MILP and usually far better than EP. It is a candidate, and CBC's start when better than EP.
   std::vector<double> lp_fix;
+  double relaxation_bound = 0;
   {
+    ClpSolve barrier;
+    barrier.setSolveType(ClpSolve::useBarrier);
     OsiClpSolverInterface relax(si);
     relax.messageHandler()->setLogLevel(0);
+    relax.setSolveOptions(barrier);
     relax.initialSolve();
     if (relax.isProvenOptimal()) {
-      const double* x = relax.getColSolution();
-      for (int i = 0; i < E; ++i)
-        for (int c = 0; c < D; ++c) {
-          const double z = x[P(i, c)] > 1e-6 ? 1.0 : 0.0;
-          relax.setColBounds(Z(i, c), z, z);
-        }
-      relax.resolve();
-      if (relax.isProvenOptimal()) lp_fix.assign(relax.getColSolution(), relax.getColSolution() + ncols);
+      // The relaxation's P with Z = its support (and y = OR of Z) is feasible for the MILP.
+      relaxation_bound = relax.getObjValue();
+      lp_fix.assign(relax.getColSolution(), relax.getColSolution() + ncols);
     }
   }
   CbcModel model(si);
@@ -236,17 +238,49 @@ NodeBalanceResult solve_node_balance(const NodeBalanceProblem& pb, const std::ve
   }
   double start_obj = warm_obj;
   if (!lp_fix.empty()) {
-    double fix_obj = 0;
-    for (int k = 0; k < ncols; ++k) fix_obj += obj[k] * lp_fix[k];
-    if (fix_obj < warm_obj) {
-      w = lp_fix;
-      start_obj = fix_obj;
+    // Make the rounded point exactly feasible: Z = support of P, y = OR of Z, times recomputed.
+    std::vector<double> r = w;
+    for (int i = 0; i < E; ++i)
+      for (int c = 0; c < D; ++c) {
+        r[P(i, c)] = lp_fix[P(i, c)] > 1e-9 ? lp_fix[P(i, c)] : 0.0;
+        r[Z(i, c)] = r[P(i, c)] > 0 ? 1.0 : 0.0;
+      }
+    std::vector<double> shares(static_cast<size_t>(nP));
+    for (int k = 0; k < nP; ++k) shares[k] = r[cP + k];
+    const NodeBalanceEval ev = evaluate(pb, shares);
+    if (ev.objective < warm_eval.objective) {
+      for (int g = 0; g < G; ++g)
+        for (int c = 0; c < D; ++c) {
+          r[Y(g, c)] = 0;
+          for (int i : pb.groups.experts[g]) r[Y(g, c)] = std::max(r[Y(g, c)], r[Z(i, c)]);
+        }
+      r[cTm] = ev.t_comm * us;
+      double o = 2.0 * pb.gamma * r[cTm];
+      for (int k = 0; k < S; ++k) {
+        r[cTc + k] = 0;
+        for (int c = 0; c < D; ++c) {
+          double u = 0;
+          for (int i = 0; i < E; ++i) u += r[P(i, c)] * pb.unit_compute(i, sc[k]) * us;
+          r[cU + k * D + c] = u;
+          r[cTc + k] = std::max(r[cTc + k], u);
+          o += kTieBreak / (D * S) * u;
+        }
+        o += r[cTc + k] / S;
+      }
+      w = r;
+      start_obj = o;
     }
   }
   model.setBestSolution(w.data(), ncols, start_obj * (1 + 1e-9), true);
   const std::string seconds = std::to_string(std::max(0.1, time_limit_s));
-  const char* argv[] = {"nmpsim", "-log", "0", "-sec", seconds.c_str(), "-solve", "-quit"};
-  CbcMain1(7, argv, model);
+  // CBC's preprocessing is off: in Debian's CBC 2.10 it overran the time limit many times over on
+  // these models and crashed in CglPreProcess::postProcess on some. Branch and bound runs only on
+  // instances small enough for its simplex root to respect the limit (docs/MODEL.md).
+  const bool run_cbc = ncols <= kMaxCbcColumns;
+  if (run_cbc) {
+    const char* argv[] = {"nmpsim", "-log", "0", "-preprocess", "off", "-sec", seconds.c_str(), "-solve", "-quit"};
+    CbcMain1(9, argv, model);
+  }
 
   res.variables = ncols;
   res.constraints = static_cast<int>(rlb.size());
@@ -268,7 +302,7 @@ NodeBalanceResult solve_node_balance(const NodeBalanceProblem& pb, const std::ve
     return P;
   };
   std::vector<std::vector<double>> cands{warm};
-  if (model.bestSolution()) cands.push_back(clean(model.bestSolution()));
+  if (run_cbc && model.bestSolution()) cands.push_back(clean(model.bestSolution()));
   if (!lp_fix.empty()) cands.push_back(clean(lp_fix.data()));
   res.P = warm;
   res.eval = warm_eval;
@@ -279,12 +313,31 @@ NodeBalanceResult solve_node_balance(const NodeBalanceProblem& pb, const std::ve
       res.eval = ev;
     }
   }
-  res.best_bound = model.getBestPossibleObjValue() / us;
-  res.optimal = model.isProvenOptimal();
+  // Lower bound: the LP relaxation's objective, or CBC's (at least as tight). Both include the
+  // tie-breaker, which is at most kTieBreak of the main objective, hence the division.
+  double bound = relaxation_bound;
+  if (run_cbc) bound = std::max(bound, model.getBestPossibleObjValue());
+  res.best_bound = bound / (1 + kTieBreak) / us;
+  res.optimal = run_cbc && model.isProvenOptimal();
+  res.used_cbc = run_cbc;
   res.gap = res.eval.objective > 0 ? std::max(0.0, (res.eval.objective - res.best_bound) / res.eval.objective) : 0.0;
   res.branch_nodes = model.getNodeCount();
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return res;
+}
+
+double prebroadcast_seconds(double alpha, double beta, double W, int D, int k, double c) {
+  const double sd = std::sqrt(double(D));
+  return alpha * (2 * sd + W / c) + k * beta * (W + 2 * c * sd);
+}
+
+double optimal_broadcast_chunk(double alpha, double beta, double W, int D, int k) {
+  return std::sqrt(alpha * W / (2 * beta * k * std::sqrt(double(D))));
+}
+
+double prebroadcast_lower_bound(double alpha, double beta, double W, int D, int k) {
+  const double sd = std::sqrt(double(D));
+  return W * beta * k + 2 * alpha * sd + 2 * std::sqrt(2 * sd * beta * k * alpha * W);
 }
 
 LinearFit fit_through_origin(const std::vector<double>& x, const std::vector<double>& y) {

@@ -71,6 +71,7 @@ struct NodeBalanceResult {
   double gap = 0;             ///< (objective - bound) / objective
   double seconds = 0;
   bool optimal = false;
+  bool used_cbc = false;      ///< branch and bound ran (instances up to 4000 variables)
   int branch_nodes = 0;
   int variables = 0, constraints = 0;
   double workload_cap = 0;    ///< Eq. 9 bound used (relaxed to admit the EP warm start if needed)
@@ -78,6 +79,13 @@ struct NodeBalanceResult {
 
 /// Solves one layer with COIN-OR CBC, warm-started from `warm` (EP), within `time_limit_s`.
 NodeBalanceResult solve_node_balance(const NodeBalanceProblem& pb, const std::vector<double>& warm, double time_limit_s);
+
+/// Sec. IV-D2: time to pre-broadcast k experts of W bytes over D nodes in chunks of c bytes
+/// (Eq. 14-16: alpha per hop and message, beta per byte), and the chunk that minimises it (Eq. 18).
+double prebroadcast_seconds(double alpha, double beta, double W, int D, int k, double chunk);
+double optimal_broadcast_chunk(double alpha, double beta, double W, int D, int k);
+/// Eq. 17: the minimum of prebroadcast_seconds over the chunk size.
+double prebroadcast_lower_bound(double alpha, double beta, double W, int D, int k);
 
 /// Least-squares slope through the origin of y against x, and R^2 of y = gamma x.
 struct LinearFit {

@@ -18,8 +18,8 @@ struct HdmoeOptions {
   int batch = 64;               ///< batch size the placement is optimised for
   double gamma = 1.0;           ///< Eq. 3 scaling
   double time_limit_s = 1.0;    ///< CBC limit per layer
-  size_t max_groups = 64;       ///< co-activation groups kept exactly per layer
-  int sampled_batches = 8;      ///< t_comp over this many batches of the profile (1: average frequencies)
+  size_t max_groups = 32;       ///< co-activation groups kept exactly per layer
+  int sampled_batches = 4;      ///< t_comp over this many batches of the profile (1: average frequencies)
   bool link_balance = true;     ///< false: node balance only ("hdmoe-node")
   std::string mapper = "bo";    ///< bo | sa | random
   int evaluations = 150;        ///< mapping cost evaluations

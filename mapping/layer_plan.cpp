@@ -1,5 +1,6 @@
 #include "mapping/layer_plan.h"
 
+#include <algorithm>
 #include <numeric>
 
 #include "mapping/json_fields.h"
@@ -71,7 +72,8 @@ std::vector<std::vector<std::vector<double>>> physical_shares(const Placement& p
 }
 
 LayerPlan plan_layer(const ModelSpec& m, const std::vector<std::vector<std::vector<double>>>& physical, int layer,
-                     const RoutingTrace& trace, size_t first_token, const Groups& groups, const RunShape& shape) {
+                     const RoutingTrace& trace, size_t first_token, const Groups& groups, const RunShape& shape,
+                     const DynamicDispatch* dynamic) {
   const int N = static_cast<int>(groups.group_of.size());
   const int B = shape.batch;
   const int G = groups.size();
@@ -130,38 +132,94 @@ LayerPlan plan_layer(const ModelSpec& m, const std::vector<std::vector<std::vect
     if (p.gate_flops[v] > 0) p.gate_bytes[v] = m.gate_params() * wb;
 
   // Routing: each token's routed experts (shared experts ran in the group, above).
+  auto is_dynamic = [&](int e) { return dynamic && !dynamic->full_copies[e].empty(); };
   std::vector<double> tokens_of(static_cast<size_t>(E), 0.0);
   std::vector<int> stamp(static_cast<size_t>(N), -1);
-  std::vector<int> experts;
+  auto visit = [&](int i, int h, int v) {  // token i (home h) needs node v
+    if (stamp[v] == i) return;  // already travels to v (for another expert)
+    stamp[v] = i;
+    p.partials[h] += 1;
+    if (v != h) {
+      p.dispatch[static_cast<size_t>(h) * N + v] += m.token_bytes();
+      p.combine[static_cast<size_t>(v) * N + h] += m.token_bytes();
+    }
+  };
   for (int i = 0; i < B; ++i) {
-    experts.assign(trace.experts_of(trace_layer, (first_token + i) % trace.tokens()),
-                   trace.experts_of(trace_layer, (first_token + i) % trace.tokens()) + trace.top_k());
+    const uint16_t* ex = trace.experts_of(trace_layer, (first_token + i) % trace.tokens());
+    for (int k = 0; k < trace.top_k(); ++k) tokens_of[ex[k]] += 1;
+  }
+  for (int e = 0; e < E; ++e) {
+    if (tokens_of[e] == 0 || is_dynamic(e)) continue;  // an expert no token chose streams no weights
+    for (int v = 0; v < N; ++v) {
+      const double s = rows[e][v];
+      if (s <= 0) continue;
+      p.expert_work[v].push_back(
+          ExpertWork{e, tokens_of[e], s, tokens_of[e] * m.expert_flops_per_token() * s, m.expert_bytes() * s});
+    }
+  }
+  // Least-loaded dispatch for experts with full copies: start from each node's static expert time.
+  std::vector<double> load(static_cast<size_t>(N), 0.0);
+  std::vector<std::vector<double>> dyn_tokens;
+  if (dynamic) {
+    auto roof = [&](double flops, double bytes) {
+      return std::max(flops / dynamic->peak_flops, bytes / dynamic->memory_bytes_per_s);
+    };
+    for (int v = 0; v < N; ++v)
+      for (const ExpertWork& w : p.expert_work[v]) load[v] += roof(w.flops, w.bytes);
+    dyn_tokens.assign(static_cast<size_t>(E), std::vector<double>(static_cast<size_t>(N), 0.0));
+    for (int i = 0; i < B; ++i) {
+      const uint16_t* ex = trace.experts_of(trace_layer, (first_token + i) % trace.tokens());
+      for (int k = 0; k < trace.top_k(); ++k) {
+        const int e = ex[k];
+        if (!is_dynamic(e)) continue;
+        int best = -1;
+        double best_load = 0;
+        for (int v : dynamic->full_copies[e]) {
+          const double n = dyn_tokens[e][v];
+          const double before = n > 0 ? roof(n * m.expert_flops_per_token(), m.expert_bytes()) : 0.0;
+          const double after = roof((n + 1) * m.expert_flops_per_token(), m.expert_bytes());
+          const double l = load[v] + after - before;
+          if (best < 0 || l < best_load) {
+            best = v;
+            best_load = l;
+          }
+        }
+        load[best] = best_load;
+        dyn_tokens[e][best] += 1;
+      }
+    }
+    for (int e = 0; e < E; ++e)
+      for (int v = 0; v < N; ++v)
+        if (!dyn_tokens.empty() && dyn_tokens[e][v] > 0)
+          p.expert_work[v].push_back(ExpertWork{e, dyn_tokens[e][v], 1.0, dyn_tokens[e][v] * m.expert_flops_per_token(),
+                                                m.expert_bytes()});
+  }
+  // Traffic: each token travels once to every node that works on it; the home reduces the partials.
+  std::vector<std::vector<double>> dyn_left = dyn_tokens;
+  for (int i = 0; i < B; ++i) {
     const int h = p.home[i];
-    for (int e : experts) {
-      tokens_of[e] += 1;
+    const uint16_t* ex = trace.experts_of(trace_layer, (first_token + i) % trace.tokens());
+    for (int k = 0; k < trace.top_k(); ++k) {
+      const int e = ex[k];
+      if (is_dynamic(e)) {
+        // Replay the least-loaded assignment: the first node with tokens left for this expert.
+        for (int v = 0; v < N; ++v)
+          if (dyn_left[e][v] > 0) {
+            dyn_left[e][v] -= 1;
+            p.routed_token_work[v] += 1;
+            visit(i, h, v);
+            break;
+          }
+        continue;
+      }
       for (int v = 0; v < N; ++v) {
         if (rows[e][v] <= 0) continue;
         p.routed_token_work[v] += rows[e][v];
-        if (stamp[v] == i) continue;  // this token already travels to v (for another expert)
-        stamp[v] = i;
-        p.partials[h] += 1;
-        if (v != h) {
-          p.dispatch[static_cast<size_t>(h) * N + v] += m.token_bytes();
-          p.combine[static_cast<size_t>(v) * N + h] += m.token_bytes();
-        }
+        visit(i, h, v);
       }
     }
   }
   for (int v = 0; v < N; ++v) p.reduce_flops[v] = p.partials[v] * m.hidden;
-  for (int e = 0; e < E; ++e) {
-    if (tokens_of[e] == 0) continue;  // an expert no token chose streams no weights
-    const double params = m.expert_params();
-    for (int v = 0; v < N; ++v) {
-      const double s = rows[e][v];
-      if (s <= 0) continue;
-      p.expert_work[v].push_back(ExpertWork{e, tokens_of[e], s, tokens_of[e] * 2.0 * params * s, params * wb * s});
-    }
-  }
   return p;
 }
 

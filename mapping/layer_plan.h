@@ -57,11 +57,19 @@ struct LayerPlan {
   double combine_total() const;
 };
 
+/// HD-MoE's communication-efficient dispatch (Sec. IV-D3): experts with full copies on some nodes
+/// (after a pre-broadcast) send each token wholly to the least-loaded node holding a copy.
+struct DynamicDispatch {
+  std::vector<std::vector<int>> full_copies;  ///< per expert: physical nodes holding all of it (empty: none)
+  double peak_flops = 5e12, memory_bytes_per_s = 593.75e9;
+};
+
 /// Plans layer `layer` (0-based over all layers; the first model.dense_layers are dense) for the
 /// batch of tokens [first_token, first_token + batch) of the trace. `physical` holds the placement's
 /// rows already mapped to physical nodes: [moe layer][expert][node].
 LayerPlan plan_layer(const ModelSpec& m, const std::vector<std::vector<std::vector<double>>>& physical, int layer,
-                     const RoutingTrace& trace, size_t first_token, const Groups& groups, const RunShape& shape);
+                     const RoutingTrace& trace, size_t first_token, const Groups& groups, const RunShape& shape,
+                     const DynamicDispatch* dynamic = nullptr);
 /// Placement rows mapped to physical nodes.
 std::vector<std::vector<std::vector<double>>> physical_shares(const Placement& p);
 

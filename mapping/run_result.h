@@ -15,6 +15,11 @@ struct RunConfig {
   int steps = 4;
   int attn_tp = 0;         ///< nodes per attention TP group, 0 = all nodes
   size_t first_token = 0;  ///< step s uses trace tokens [first + s * batch, first + (s + 1) * batch)
+  /// HD-MoE dynamic pre-broadcast (Sec. IV-D): at most this many experts per layer (0 = off).
+  int prebroadcast_experts = 0;
+  int prebroadcast_targets = 4;      ///< copies go to this many least-loaded nodes (0 = every node)
+  std::string predict = "previous";  ///< next layer's loads from: "previous" layer's routing | "trace"
+  double prediction_accuracy = 1.0;  ///< "trace": blend of true (a) and profile (1 - a) frequencies
 };
 
 struct LayerRecord {
@@ -32,6 +37,9 @@ struct StrategyResult {
   std::vector<double> link_bytes;             ///< [node * 4 + dir], whole run
   double dispatch_bytes = 0, combine_bytes = 0;
   double wall_s = 0;
+  int prebroadcasts = 0;           ///< experts pre-broadcast
+  int prebroadcasts_used = 0;      ///< of those, complete in time for least-loaded dispatch
+  double prebroadcast_bytes = 0;   ///< bytes read from DRAM by the broadcast sources
 
   double tbt_s(int step) const;
   double mean_tbt_s() const;

@@ -13,6 +13,7 @@ const char* command_kind_name(CommandKind k) {
     case CommandKind::kReduce: return "reduce";
     case CommandKind::kCopyWeights: return "copy_weights";
     case CommandKind::kDelay: return "delay";
+    case CommandKind::kBroadcast: return "broadcast";
   }
   return "?";
 }
@@ -75,6 +76,20 @@ Command Command::wait_for(const sc_core::sc_time& t, std::string label) {
   Command c;
   c.kind = CommandKind::kDelay;
   c.delay = t;
+  c.label = std::move(label);
+  return c;
+}
+
+}  // namespace nmpsim::pe
+
+namespace nmpsim::pe {
+
+Command Command::broadcast(std::vector<int> chain, uint64_t bytes, uint64_t tag, std::string label) {
+  Command c;
+  c.kind = CommandKind::kBroadcast;
+  c.chain = std::move(chain);
+  c.bytes = bytes;
+  c.tag = tag;
   c.label = std::move(label);
   return c;
 }

@@ -5,10 +5,11 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace nmpsim::pe {
 
-enum class CommandKind { kCompute, kSend, kRecv, kWaitSends, kReduce, kCopyWeights, kDelay };
+enum class CommandKind { kCompute, kSend, kRecv, kWaitSends, kReduce, kCopyWeights, kDelay, kBroadcast };
 const char* command_kind_name(CommandKind k);
 
 struct Command {
@@ -23,6 +24,8 @@ struct Command {
   uint64_t tag = 0;         ///< kSend / kRecv: message tag (< 2^56)
   int count = 0;            ///< kRecv: messages to wait for
   sc_core::sc_time delay;   ///< kDelay
+  std::vector<int> chain;   ///< kBroadcast: the nodes the weights flow through, in order
+  uint64_t chunk_bytes = 0; ///< kBroadcast: chunk size (0: the PE's copy_chunk_bytes)
 
   static Command compute(double flops, uint64_t dram_bytes, std::string label = {}, uint64_t address = 0);
   static Command send(int dst, uint64_t bytes, uint64_t tag, std::string label = {});
@@ -31,6 +34,9 @@ struct Command {
   static Command reduce(uint64_t bytes, std::string label = {});
   static Command copy_weights(int dst, uint64_t bytes, std::string label = {}, uint64_t address = 0);
   static Command wait_for(const sc_core::sc_time& t, std::string label = {});
+  /// Streams `bytes` of local weights along `chain` (chunked, every node forwards and stores);
+  /// ends when the last node has stored the last chunk. `tag` identifies the broadcast.
+  static Command broadcast(std::vector<int> chain, uint64_t bytes, uint64_t tag, std::string label = {});
 };
 
 struct CommandRecord {

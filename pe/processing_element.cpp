@@ -16,6 +16,43 @@ ProcessingElement::ProcessingElement(sc_core::sc_module_name name, int node, con
       dram_capacity_(dram_capacity_bytes),
       busy_("busy") {
   SC_THREAD(run);
+  SC_THREAD(run_background);
+}
+
+void ProcessingElement::submit_background(Command c) {
+  bg_queue_.push_back(std::move(c));
+  bg_command_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void ProcessingElement::run_background() {
+  while (true) {
+    while (bg_queue_.empty()) {
+      bg_running_ = false;
+      idle_event_.notify(sc_core::SC_ZERO_TIME);
+      wait(bg_command_);
+    }
+    bg_running_ = true;
+    const Command c = std::move(bg_queue_.front());
+    bg_queue_.pop_front();
+    const sc_time start = sc_core::sc_time_stamp();
+    execute(c);
+    log_.push_back(CommandRecord{c.kind, c.label, start, sc_core::sc_time_stamp()});
+  }
+}
+
+void ProcessingElement::do_broadcast(const Command& c) {
+  if (c.chain.empty() || c.bytes == 0 || !registry_) return;
+  const uint64_t chunk = c.chunk_bytes ? c.chunk_bytes : spec_.copy_chunk_bytes;
+  int chunks = 0;
+  for (uint64_t off = 0; off < c.bytes; off += chunk) {
+    const uint64_t len = std::min(chunk, c.bytes - off);
+    dma.wait_done(dma.start(tlm::TLM_READ_COMMAND, c.dram_address + off, len));
+    mesh_.send(node_, c.chain.front(), len, make_tag(MessageKind::kBcastChunk, c.tag));
+    ++chunks;
+  }
+  while (acks_[c.tag] < chunks) wait(ack_event_);
+  acks_.erase(c.tag);
+  registry_->entries[c.tag].done = true;
 }
 
 void ProcessingElement::submit(Command c) {
@@ -25,7 +62,7 @@ void ProcessingElement::submit(Command c) {
 
 void ProcessingElement::on_delivery(const noc::Delivery& d) {
   const MessageKind kind = tag_kind(d.tag);
-  if (d.src == node_ && kind != MessageKind::kCopyAck) {
+  if (d.src == node_ && kind == MessageKind::kData) {
     if (kind == MessageKind::kData && sends_outstanding_ > 0 && --sends_outstanding_ == 0) sent_event_.notify();
   }
   if (d.dst != node_) return;
@@ -45,9 +82,25 @@ void ProcessingElement::on_delivery(const noc::Delivery& d) {
       break;
     }
     case MessageKind::kCopyAck:
+    case MessageKind::kBcastAck:
       ++acks_[tag_low(d.tag)];
       ack_event_.notify();
       break;
+    case MessageKind::kBcastChunk: {
+      // Forward at once (chunk-level cut-through), store locally; the last node acknowledges.
+      const uint64_t id = tag_low(d.tag);
+      const BroadcastRegistry::Entry& e = registry_->entries.at(id);
+      const auto it = std::find(e.chain.begin(), e.chain.end(), node_);
+      const bool last = it + 1 == e.chain.end();
+      if (!last) mesh_.send(node_, *(it + 1), d.bytes, d.tag);
+      const uint64_t addr = staging_address_;
+      staging_address_ = (staging_address_ + d.bytes) % std::max<uint64_t>(dram_capacity_ - d.bytes + 1, 1);
+      const int source = e.source;
+      dma.start(tlm::TLM_WRITE_COMMAND, addr, d.bytes, [this, last, source, id] {
+        if (last) mesh_.send(node_, source, 0, make_tag(MessageKind::kBcastAck, id));
+      });
+      break;
+    }
   }
 }
 
@@ -127,6 +180,9 @@ void ProcessingElement::execute(const Command& c) {
       break;
     case CommandKind::kDelay:
       wait(c.delay);
+      break;
+    case CommandKind::kBroadcast:
+      do_broadcast(c);
       break;
   }
 }

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -33,7 +34,17 @@ struct PeSpec {
 };
 
 /// Tags carry a message kind in their top 8 bits; user tags must stay below 2^56.
-enum class MessageKind : uint8_t { kData = 0, kCopyChunk = 1, kCopyAck = 2 };
+enum class MessageKind : uint8_t { kData = 0, kCopyChunk = 1, kCopyAck = 2, kBcastChunk = 3, kBcastAck = 4 };
+
+/// Broadcasts in flight, shared by the PEs of a system: who forwards each chunk to whom.
+struct BroadcastRegistry {
+  struct Entry {
+    int source = -1;
+    std::vector<int> chain;
+    bool done = false;
+  };
+  std::unordered_map<uint64_t, Entry> entries;  ///< by broadcast tag
+};
 inline constexpr uint64_t make_tag(MessageKind k, uint64_t low) { return (uint64_t{static_cast<uint8_t>(k)} << 56) | low; }
 inline constexpr MessageKind tag_kind(uint64_t tag) { return static_cast<MessageKind>(tag >> 56); }
 inline constexpr uint64_t tag_low(uint64_t tag) { return tag & ((uint64_t{1} << 56) - 1); }
@@ -49,7 +60,12 @@ class ProcessingElement : public sc_core::sc_module {
   int node() const { return node_; }
   const PeSpec& spec() const { return spec_; }
   void submit(Command c);
+  /// A second command queue that runs concurrently with the first (weight pre-broadcasts), sharing
+  /// the DMA and the NoC port. Phase barriers wait for the foreground queue only.
+  void submit_background(Command c);
   bool idle() const { return queue_.empty() && !running_; }
+  bool background_idle() const { return bg_queue_.empty() && !bg_running_; }
+  void set_broadcast_registry(BroadcastRegistry* r) { registry_ = r; }
   /// Notified whenever the PE runs out of commands.
   const sc_core::sc_event& idle_event() const { return idle_event_; }
   const std::vector<CommandRecord>& log() const { return log_; }
@@ -66,7 +82,9 @@ class ProcessingElement : public sc_core::sc_module {
 
  private:
   void run();
+  void run_background();
   void execute(const Command& c);
+  void do_broadcast(const Command& c);
   void do_compute(double flops, uint64_t bytes, uint64_t address);
   void do_copy(const Command& c);
 
@@ -76,6 +94,10 @@ class ProcessingElement : public sc_core::sc_module {
   uint64_t dram_capacity_;
   std::deque<Command> queue_;
   bool running_ = false;
+  std::deque<Command> bg_queue_;
+  bool bg_running_ = false;
+  sc_core::sc_event bg_command_;
+  BroadcastRegistry* registry_ = nullptr;
   sc_core::sc_event new_command_, idle_event_, inbox_event_, sent_event_, ack_event_;
   std::unordered_map<uint64_t, int> inbox_;  // tag -> messages received and not yet consumed
   uint64_t sends_outstanding_ = 0;

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <numeric>
+#include <optional>
 #include <iostream>
 
 #include "apps/cli_common.h"
@@ -100,6 +102,7 @@ int cmd_run(const std::vector<std::string>& args) {
 
   // Placements.
   std::vector<mapping::Placement> placements;
+  std::optional<mapping::Placement> hdmoe_cache;
   auto add = [&](const std::string& s) {
     if (s == "tp") {
       placements.push_back(mapping::make_tp(model, topo.nodes()));
@@ -109,13 +112,22 @@ int cmd_run(const std::vector<std::string>& args) {
       const int r = cb_regions > 0 ? static_cast<int>(cb_regions) : mapping::default_cb_regions(model, topo);
       placements.push_back(mapping::make_cb(model, topo, trace, r));
     } else if (s == "hdmoe" || s == "hdmoe-node") {
-      mapping::HdmoeOptions opt;
-      opt.batch = cfg.shape.batch;
-      opt.link_balance = s == "hdmoe";
-      opt.memory_capacity_bytes = static_cast<double>(hw.memory.capacity_bytes);
-      opt.attn_tp = cfg.attn_tp;
-      opt.context = cfg.shape.context;
-      placements.push_back(mapping::make_hdmoe(model, firmware::to_analytical(hw), trace, opt));
+      // Node balance is solved once: hdmoe-node is hdmoe's shares with the identity node map.
+      if (!hdmoe_cache) {
+        mapping::HdmoeOptions opt;
+        opt.batch = cfg.shape.batch;
+        opt.memory_capacity_bytes = static_cast<double>(hw.memory.capacity_bytes);
+        opt.attn_tp = cfg.attn_tp;
+        opt.context = cfg.shape.context;
+        hdmoe_cache = mapping::make_hdmoe(model, firmware::to_analytical(hw), trace, opt);
+      }
+      mapping::Placement p = *hdmoe_cache;
+      if (s == "hdmoe-node") {
+        p.strategy = "hdmoe-node";
+        std::iota(p.node_map.begin(), p.node_map.end(), 0);
+        p.solver.erase("link_balance");
+      }
+      placements.push_back(p);
     } else {
       mapping::Placement p = mapping::load_placement(s);
       if (p.nodes != topo.nodes())

@@ -51,7 +51,8 @@ Placement make_hdmoe(const ModelSpec& m, const AnalyticalHardware& hw, const Rou
                      const HdmoeOptions& opt, MappingResult* mapping_out) {
   const int D = hw.topology.nodes();
   Placement p(opt.link_balance ? "hdmoe" : "hdmoe-node", m.experts, D, m.moe_layers);
-  const Placement ep = make_ep(m, D);
+  const Placement ep = make_ep(m, D), tp = make_tp(m, D);
+  int tp_layers = 0;
   nlohmann::json layers = nlohmann::json::array();
   double total_s = 0, worst_gap = 0, sum_obj = 0, sum_warm = 0;
   int optimal = 0;
@@ -59,7 +60,16 @@ Placement make_hdmoe(const ModelSpec& m, const AnalyticalHardware& hw, const Rou
     const NodeBalanceProblem pb = node_balance_problem(m, hw, profile, l, opt);
     if (pb.max_shares_per_node * D < m.experts)
       throw InputError("hdmoe: the experts of " + m.name + " do not fit in " + std::to_string(D) + " nodes' memory");
-    const NodeBalanceResult r = solve_node_balance(pb, ep.share[l], opt.time_limit_s);
+    NodeBalanceResult r = solve_node_balance(pb, ep.share[l], opt.time_limit_s);
+    // TP is a valid placement too: keep it when the model rates it better (compute-bound points).
+    const NodeBalanceEval tp_eval = evaluate(pb, tp.share[l]);
+    const bool chose_tp = tp_eval.objective < r.eval.objective;
+    if (chose_tp) {
+      r.P = tp.share[l];
+      r.eval = tp_eval;
+      r.gap = r.eval.objective > 0 ? std::max(0.0, (r.eval.objective - r.best_bound) / r.eval.objective) : 0.0;
+      ++tp_layers;
+    }
     p.share[l] = r.P;
     total_s += r.seconds;
     worst_gap = std::max(worst_gap, r.gap);
@@ -71,6 +81,8 @@ Placement make_hdmoe(const ModelSpec& m, const AnalyticalHardware& hw, const Rou
                       {"t_comp_us", r.eval.t_comp * 1e6},
                       {"t_comm_us", r.eval.t_comm * 1e6},
                       {"ep_objective_us", r.warm_objective * 1e6},
+                      {"tp_objective_us", tp_eval.objective * 1e6},
+                      {"chose_tp", chose_tp},
                       {"bound_us", r.best_bound * 1e6},
                       {"gap", r.gap},
                       {"optimal", r.optimal},
@@ -90,6 +102,7 @@ Placement make_hdmoe(const ModelSpec& m, const AnalyticalHardware& hw, const Rou
               {"sampled_batches", opt.sampled_batches},
               {"solve_seconds", total_s},
               {"layers_proven_optimal", optimal},
+              {"layers_where_tp_was_best", tp_layers},
               {"worst_gap", worst_gap},
               {"objective_us_sum", sum_obj * 1e6},
               {"ep_objective_us_sum", sum_warm * 1e6},

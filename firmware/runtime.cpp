@@ -174,13 +174,7 @@ mapping::StrategyResult Runtime::run(const mapping::Placement& p) {
   const auto physical = mapping::physical_shares(p);
   const noc::Network& net = sys_.mesh().network();
   const double flit_bytes = net.config().flit_bytes;
-  mapping::StrategyResult r;
-  r.strategy = p.strategy;
-  r.fidelity = "cycle";
-  r.node_flops.assign(static_cast<size_t>(n), 0.0);
-  r.node_expert_s.assign(static_cast<size_t>(n), 0.0);
-  r.node_token_work.assign(static_cast<size_t>(n), 0.0);
-  r.link_bytes.assign(static_cast<size_t>(n) * 4, 0.0);
+  mapping::StrategyResult r(p.strategy, "cycle", n);
   std::vector<double> flops0(static_cast<size_t>(n)), links0(static_cast<size_t>(n) * 4);
   for (int v = 0; v < n; ++v) {
     flops0[v] = sys_.pe(v).flops_done();

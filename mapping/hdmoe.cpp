@@ -210,65 +210,46 @@ NodeBalanceResult solve_node_balance(const NodeBalanceProblem& pb, const std::ve
   model.setLogLevel(0);
   model.messageHandler()->setLogLevel(0);
 
-  // Warm start: the EP placement with Z = ceil(P), y = OR of Z, and its times.
-  std::vector<double> w(static_cast<size_t>(ncols), 0.0);
-  for (int i = 0; i < E; ++i)
-    for (int c = 0; c < D; ++c) {
-      const double p = warm[static_cast<size_t>(i) * D + c];
-      w[P(i, c)] = p;
-      w[Z(i, c)] = p > 0 ? 1.0 : 0.0;
+  // A complete MILP point for given shares: Z = their support, y = OR of Z, all times; and its objective.
+  auto column_point = [&](const std::vector<double>& shares, double& objective) {
+    std::vector<double> x(static_cast<size_t>(ncols), 0.0);
+    for (int i = 0; i < E; ++i)
+      for (int c = 0; c < D; ++c) {
+        const double v = shares[static_cast<size_t>(i) * D + c];
+        x[P(i, c)] = v;
+        x[Z(i, c)] = v > 0 ? 1.0 : 0.0;
+      }
+    for (int g = 0; g < G; ++g)
+      for (int c = 0; c < D; ++c)
+        for (int i : pb.groups.experts[g]) x[Y(g, c)] = std::max(x[Y(g, c)], x[Z(i, c)]);
+    x[cTm] = evaluate(pb, shares).t_comm * us;
+    objective = 2.0 * pb.gamma * x[cTm];
+    for (int k = 0; k < S; ++k) {
+      for (int c = 0; c < D; ++c) {
+        double u = 0;
+        for (int i = 0; i < E; ++i) u += x[P(i, c)] * pb.unit_compute(i, sc[k]) * us;
+        x[cU + k * D + c] = u;
+        x[cTc + k] = std::max(x[cTc + k], u);
+        objective += kTieBreak / (D * S) * u;
+      }
+      objective += x[cTc + k] / S;
     }
-  for (int g = 0; g < G; ++g)
-    for (int c = 0; c < D; ++c)
-      for (int i : pb.groups.experts[g]) w[Y(g, c)] = std::max(w[Y(g, c)], w[Z(i, c)]);
+    return x;
+  };
   NodeBalanceResult res;
   const NodeBalanceEval warm_eval = evaluate(pb, warm);
   res.warm_objective = warm_eval.objective;
-  w[cTm] = warm_eval.t_comm * us;
-  double warm_obj = 2.0 * pb.gamma * w[cTm];
-  for (int k = 0; k < S; ++k) {
-    for (int c = 0; c < D; ++c) {
-      double u = 0;
-      for (int i = 0; i < E; ++i) u += w[P(i, c)] * pb.unit_compute(i, sc[k]) * us;
-      w[cU + k * D + c] = u;
-      w[cTc + k] = std::max(w[cTc + k], u);
-      warm_obj += kTieBreak / (D * S) * u;
-    }
-    warm_obj += w[cTc + k] / S;
-  }
-  double start_obj = warm_obj;
+  // CBC starts from the better of EP and the rounded LP point.
+  double start_obj = 0;
+  std::vector<double> w = column_point(warm, start_obj);
   if (!lp_fix.empty()) {
-    // Make the rounded point exactly feasible: Z = support of P, y = OR of Z, times recomputed.
-    std::vector<double> r = w;
-    for (int i = 0; i < E; ++i)
-      for (int c = 0; c < D; ++c) {
-        r[P(i, c)] = lp_fix[P(i, c)] > 1e-9 ? lp_fix[P(i, c)] : 0.0;
-        r[Z(i, c)] = r[P(i, c)] > 0 ? 1.0 : 0.0;
-      }
     std::vector<double> shares(static_cast<size_t>(nP));
-    for (int k = 0; k < nP; ++k) shares[k] = r[cP + k];
-    const NodeBalanceEval ev = evaluate(pb, shares);
-    if (ev.objective < warm_eval.objective) {
-      for (int g = 0; g < G; ++g)
-        for (int c = 0; c < D; ++c) {
-          r[Y(g, c)] = 0;
-          for (int i : pb.groups.experts[g]) r[Y(g, c)] = std::max(r[Y(g, c)], r[Z(i, c)]);
-        }
-      r[cTm] = ev.t_comm * us;
-      double o = 2.0 * pb.gamma * r[cTm];
-      for (int k = 0; k < S; ++k) {
-        r[cTc + k] = 0;
-        for (int c = 0; c < D; ++c) {
-          double u = 0;
-          for (int i = 0; i < E; ++i) u += r[P(i, c)] * pb.unit_compute(i, sc[k]) * us;
-          r[cU + k * D + c] = u;
-          r[cTc + k] = std::max(r[cTc + k], u);
-          o += kTieBreak / (D * S) * u;
-        }
-        o += r[cTc + k] / S;
-      }
-      w = r;
-      start_obj = o;
+    for (int k = 0; k < nP; ++k) shares[k] = lp_fix[cP + k] > 1e-9 ? lp_fix[cP + k] : 0.0;
+    double rounded_obj = 0;
+    std::vector<double> r = column_point(shares, rounded_obj);
+    if (rounded_obj < start_obj) {
+      w = std::move(r);
+      start_obj = rounded_obj;
     }
   }
   model.setBestSolution(w.data(), ncols, start_obj * (1 + 1e-9), true);

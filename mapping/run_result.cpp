@@ -4,6 +4,14 @@
 
 namespace nmpsim::mapping {
 
+StrategyResult::StrategyResult(std::string strategy_name, std::string fidelity_name, int nodes)
+    : strategy(std::move(strategy_name)),
+      fidelity(std::move(fidelity_name)),
+      node_flops(static_cast<size_t>(nodes), 0.0),
+      node_expert_s(static_cast<size_t>(nodes), 0.0),
+      node_token_work(static_cast<size_t>(nodes), 0.0),
+      link_bytes(static_cast<size_t>(nodes) * 4, 0.0) {}
+
 double StrategyResult::tbt_s(int step) const {
   double s = 0;
   for (const LayerRecord& r : steps[step]) s += r.t.total_s();
@@ -61,13 +69,7 @@ StrategyResult run_flow(const AnalyticalHardware& hw, const ModelSpec& m, const 
   const int n = t.nodes();
   const Groups groups = make_groups(t, cfg.attn_tp);
   const auto physical = physical_shares(p);
-  StrategyResult r;
-  r.strategy = p.strategy;
-  r.fidelity = "flow";
-  r.node_flops.assign(static_cast<size_t>(n), 0.0);
-  r.node_expert_s.assign(static_cast<size_t>(n), 0.0);
-  r.node_token_work.assign(static_cast<size_t>(n), 0.0);
-  r.link_bytes.assign(static_cast<size_t>(n) * 4, 0.0);
+  StrategyResult r(p.strategy, "flow", n);
   for (int s = 0; s < cfg.steps; ++s) {
     std::vector<LayerRecord> layers;
     for (int l = 0; l < m.layers(); ++l) {

@@ -41,6 +41,9 @@ struct StrategyResult {
   int prebroadcasts_used = 0;      ///< of those, complete in time for least-loaded dispatch
   double prebroadcast_bytes = 0;   ///< bytes read from DRAM by the broadcast sources
 
+  /// Empty result for `nodes` physical nodes.
+  StrategyResult(std::string strategy_name, std::string fidelity_name, int nodes);
+  StrategyResult() = default;
   double tbt_s(int step) const;
   double mean_tbt_s() const;
   /// Per layer, averaged over steps.

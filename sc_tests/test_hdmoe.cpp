@@ -6,6 +6,7 @@
 
 #include "mapping/hdmoe_strategy.h"
 #include "mapping/rng.h"
+#include "mapping_test_util.h"
 
 namespace nmpsim::mapping {
 namespace {
@@ -22,13 +23,7 @@ AnalyticalHardware nmp(int w, int h, double tflops, double gbps) {
 }
 
 RoutingTrace trace_for(const ModelSpec& m, double skew, size_t tokens = 2048) {
-  SyntheticTraceConfig c;
-  c.layers = m.moe_layers;
-  c.experts = m.experts;
-  c.top_k = m.top_k;
-  c.tokens = tokens;
-  c.zipf_s = skew;
-  return synthetic_trace(c);
+  return testing::trace_for(m, skew, tokens);
 }
 
 void expect_satisfies_constraints(const NodeBalanceProblem& pb, const NodeBalanceResult& r) {

@@ -10,6 +10,7 @@
 #include "mapping/layer_plan.h"
 #include "mapping/placement.h"
 #include "mapping/run_result.h"
+#include "mapping_test_util.h"
 
 namespace nmpsim::mapping {
 namespace {
@@ -20,6 +21,8 @@ Topology mesh(int w, int h) {
   t.height = t.die_height = t.wafer_height = h;
   return t;
 }
+
+using testing::trace_for;
 
 const std::string kTraceDir = std::string(NMPSIM_SHARED_DIR) + "/traces/mixtral/";
 
@@ -132,12 +135,7 @@ TEST(Placements, StrategiesSumToOneAndHaveTheirShape) {
   const Topology t = mesh(4, 8);
   for (const char* name : {"mixtral-8x7b", "deepseek-v2-lite", "qwen2-57b-a14b"}) {
     const ModelSpec m = model_preset(name);
-    SyntheticTraceConfig c;
-    c.layers = m.moe_layers;
-    c.experts = m.experts;
-    c.top_k = m.top_k;
-    c.tokens = 512;
-    const RoutingTrace tr = synthetic_trace(c);
+    const RoutingTrace tr = trace_for(m, 0.8, 512);
     const Placement tp = make_tp(m, 32), ep = make_ep(m, 32), cb = make_cb(m, t, tr, default_cb_regions(m, t));
     for (const Placement* p : {&tp, &ep, &cb}) {
       EXPECT_NO_THROW(p->validate(p->strategy)) << name;
@@ -155,13 +153,7 @@ TEST(Placements, StrategiesSumToOneAndHaveTheirShape) {
 TEST(Placements, HybridComputeBalancedUsesRegionsAndBalancesLoad) {
   const Topology t = mesh(4, 8);
   const ModelSpec m = model_preset("qwen2-57b-a14b");
-  SyntheticTraceConfig c;
-  c.layers = m.moe_layers;
-  c.experts = m.experts;
-  c.top_k = m.top_k;
-  c.tokens = 4000;
-  c.zipf_s = 1.0;
-  const RoutingTrace tr = synthetic_trace(c);
+  const RoutingTrace tr = trace_for(m, 1.0, 4000);
   const int R = default_cb_regions(m, t);
   EXPECT_EQ(R, 8);
   const Placement cb = make_cb(m, t, tr, R);
@@ -263,12 +255,7 @@ TEST(LayerPlans, TokenWorkAddsUpAndDispatchEqualsCombine) {
   const Topology t = mesh(4, 8);
   for (const char* name : {"mixtral-8x7b", "deepseek-v2-lite", "qwen2-57b-a14b"}) {
     const ModelSpec m = model_preset(name);
-    SyntheticTraceConfig c;
-    c.layers = m.moe_layers;
-    c.experts = m.experts;
-    c.top_k = m.top_k;
-    c.tokens = 300;
-    const RoutingTrace tr = synthetic_trace(c);
+    const RoutingTrace tr = trace_for(m, 0.8, 300);
     for (const Placement& p : {make_tp(m, 32), make_ep(m, 32), make_cb(m, t, tr, default_cb_regions(m, t))}) {
       const auto phys = physical_shares(p);
       for (int tp : {0, 8}) {

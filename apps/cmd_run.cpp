@@ -34,7 +34,7 @@ void make_dir(const std::string& dir) {
 }  // namespace
 
 int cmd_run(const std::vector<std::string>& args) {
-  std::string hw_name = "hdmoe-4x8-5t50g", strategy = "all", out_dir = "nmpsim-out", fidelity = "cycle";
+  std::string hw_name = "hdmoe-4x8-5t50g", strategy = "all", out_dir = "nmpsim-out", fidelity = "cycle", vcd;
   long long batch = 32, steps = 2, context = 1024, attn_tp = 0, cb_regions = 0, first_token = 0, prebroadcast = 0,
             targets = 4;
   std::string predict = "previous";
@@ -69,6 +69,7 @@ int cmd_run(const std::vector<std::string>& args) {
     ("prediction-accuracy", po::value(&accuracy)->default_value(accuracy, "1"),
      "--predict trace: weight of the true frequencies (the rest is the trace-wide average)")
     ("out", po::value(&out_dir)->default_value(out_dir), "output directory (summary.json, layers.csv, links.csv, PNGs)")
+    ("vcd", po::value(&vcd), "cycle fidelity: trace PE busy state and per-link flit counters to this VCD file")
     ("no-plots", "do not draw PNG plots")
     ("quiet", "print nothing but errors");
   // clang-format on
@@ -153,12 +154,15 @@ int cmd_run(const std::vector<std::string>& args) {
 
   // Run.
   std::vector<mapping::StrategyResult> results;
+  std::vector<hw::EnergyReport> energy;  // per strategy (cycle fidelity)
+  if (!vcd.empty() && fidelity == "flow") throw UsageError("--vcd needs --fidelity cycle");
   const bool tty = isatty(STDERR_FILENO);
   if (fidelity == "flow") {
     const mapping::AnalyticalHardware ah = firmware::to_analytical(hw);
     for (const auto& p : placements) results.push_back(mapping::run_flow(ah, model, trace, p, cfg));
   } else {
     hw::System sys("system", hw);
+    if (!vcd.empty()) sys.enable_vcd(vcd);
     firmware::Runtime rt(sys, model, trace, cfg);
     std::string current;
     rt.on_layer = [&](int s, int l) {
@@ -169,7 +173,14 @@ int cmd_run(const std::vector<std::string>& args) {
     };
     for (const auto& p : placements) {
       current = p.strategy;
+      const hw::EnergyReport before = sys.energy();
       results.push_back(rt.run(p));
+      const hw::EnergyReport after = sys.energy();
+      hw::EnergyReport e;
+      e.dram_pj = after.dram_pj - before.dram_pj;
+      e.noc_pj = after.noc_pj - before.noc_pj;
+      e.compute_pj = after.compute_pj - before.compute_pj;
+      energy.push_back(e);
     }
     if (tty && !quiet) std::fprintf(stderr, "\r%60s\r", "");
     const std::string err = sys.mesh().network().check_conservation();
@@ -181,7 +192,17 @@ int cmd_run(const std::vector<std::string>& args) {
   for (const auto& r : results)
     if (r.strategy == "tp") tp_tbt = r.mean_tbt_s();
   nlohmann::json strategies = nlohmann::json::object();
-  for (const auto& r : results) strategies[r.strategy] = strategy_json(r, tp_tbt);
+  for (size_t i = 0; i < results.size(); ++i) {
+    const auto& r = results[i];
+    strategies[r.strategy] = strategy_json(r, tp_tbt);
+    if (i < energy.size()) {
+      const hw::EnergyReport& e = energy[i];
+      const double tokens = double(cfg.shape.batch) * cfg.steps;
+      strategies[r.strategy]["energy_pj"] = {
+          {"dram", e.dram_pj}, {"noc", e.noc_pj}, {"compute", e.compute_pj}, {"total", e.total_pj()}};
+      strategies[r.strategy]["energy_per_token_uj"] = e.total_pj() / tokens / 1e6;
+    }
+  }
   if (cfg.prebroadcast_experts > 0)
     for (const auto& r : results)
       strategies[r.strategy]["prebroadcast"] = {{"experts_issued", r.prebroadcasts},

@@ -157,7 +157,17 @@ TEST(CliRun, WritesSummaryCsvAndPlotsForEveryStrategy) {
                     st["moe_compute_us"].get<double>() + st["moe_comm_us"].get<double>(),
                 st["mean_tbt_us"].get<double>(), 1e-6 * st["mean_tbt_us"].get<double>());
     EXPECT_DOUBLE_EQ(st["dispatch_bytes"].get<double>(), st["combine_bytes"].get<double>());
+    const auto& e = st["energy_pj"];
+    EXPECT_GT(e["dram"].get<double>(), 0);
+    EXPECT_GT(e["noc"].get<double>(), 0);
+    EXPECT_GT(e["compute"].get<double>(), 0);
+    EXPECT_NEAR(e["total"].get<double>(), e["dram"].get<double>() + e["noc"].get<double>() + e["compute"].get<double>(),
+                1e-6 * e["total"].get<double>());
   }
+  // TP and EP stream the same expert weights (each once per layer), so their DRAM energy is close.
+  EXPECT_NEAR(j["strategies"]["tp"]["energy_pj"]["dram"].get<double>(),
+              j["strategies"]["ep"]["energy_pj"]["dram"].get<double>(),
+              0.1 * j["strategies"]["tp"]["energy_pj"]["dram"].get<double>());
   EXPECT_DOUBLE_EQ(j["strategies"]["tp"]["speedup_vs_tp"].get<double>(), 1.0);
   std::ifstream summary_csv(out + "/summary.csv");
   std::string first;

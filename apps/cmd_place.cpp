@@ -174,9 +174,6 @@ int cmd_place(const std::vector<std::string>& args) {
     p = mapping::make_hdmoe(m, ah, trace, opt, &bo);
     if (!convergence.empty() && opt.link_balance) {
       // Compare mappers on the same cost, from the node-balance placement.
-      mapping::HdmoeOptions node_only = opt;
-      node_only.link_balance = false;
-      const mapping::Placement nb = p;
       std::vector<mapping::LayerPlan> plans;
       mapping::Placement ident = p;
       std::iota(ident.node_map.begin(), ident.node_map.end(), 0);

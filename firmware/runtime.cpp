@@ -33,8 +33,8 @@ Runtime::Runtime(hw::System& sys, const mapping::ModelSpec& model, const mapping
   broadcast_ring_ = mapping::ring_order(t, 0, 0, t.width, t.height);
 }
 
-void Runtime::prebroadcast(const mapping::Placement& p, const std::vector<std::vector<std::vector<double>>>& physical,
-                           int moe_layer, int next, size_t first_token, double window_s, mapping::StrategyResult& r) {
+void Runtime::prebroadcast(const std::vector<std::vector<std::vector<double>>>& physical, int moe_layer, int next,
+                           size_t first_token, double window_s, mapping::StrategyResult& r) {
   const int n = sys_.nodes(), E = model_.experts, B = cfg_.shape.batch;
   const hw::HardwareSpec& spec = sys_.spec();
   const mapping::AnalyticalHardware ah = to_analytical(spec);
@@ -118,7 +118,6 @@ void Runtime::prebroadcast(const mapping::Placement& p, const std::vector<std::v
     const double spread = unit(pick) / pend.holders.size();
     for (int v = 0; v < n; ++v) load[v] += (target[v] ? spread : 0.0) - rows[pick][v] * unit(pick);
   }
-  (void)p;
 }
 
 double Runtime::phase(const char* name, const std::function<void()>& issue) {
@@ -234,7 +233,7 @@ mapping::StrategyResult Runtime::run(const mapping::Placement& p) {
       if (!plan.dense && cfg_.prebroadcast_experts > 0 && ml + 1 < model_.moe_layers) {
         // The window: the previous layer's latency (this layer's, for the first).
         const double window = layers.empty() ? rec.t.total_s() : layers.back().t.total_s();
-        prebroadcast(p, physical, ml, ml + 1, first, window, r);
+        prebroadcast(physical, ml, ml + 1, first, window, r);
       }
       if (!plan.dense) {
         rec.t.dispatch_s = phase("dispatch", [&] { exchange(plan.dispatch, next_tag(), nullptr); });

@@ -29,8 +29,8 @@ class Runtime {
   void exchange(const std::vector<double>& bytes, uint64_t tag, const std::vector<double>* reduce_flops);
   uint64_t next_tag() { return ++tag_ << 16; }
   /// Picks and issues (in the background) the pre-broadcasts for MoE layer `next` of this step.
-  void prebroadcast(const mapping::Placement& p, const std::vector<std::vector<std::vector<double>>>& physical,
-                    int moe_layer, int next, size_t first_token, double window_s, mapping::StrategyResult& r);
+  void prebroadcast(const std::vector<std::vector<std::vector<double>>>& physical, int moe_layer, int next,
+                    size_t first_token, double window_s, mapping::StrategyResult& r);
 
   struct Pending {
     int expert;

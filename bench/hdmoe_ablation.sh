@@ -22,7 +22,7 @@ echo "== 2. node balance only vs node + link balance, cycle fidelity, batch 64"
 for hw in hdmoe-4x8-5t50g hdmoe-4x8-10t25g; do
   "$BIN" run --hw "$hw" --model deepseek-v2-lite --strategy hdmoe-node,hdmoe --batch 64 --steps 2 --no-plots --quiet \
     --out "$tmp/nl"
-  printf '%-18s MoE comm: node %.1f us, node+link %.1f us (%.2fx); expert imbalance node %.1f us, EP-free\n' "$hw" \
+  printf '%-18s MoE comm: node %.1f us, node+link %.1f us (%.2fx); expert imbalance (node) %.1f us\n' "$hw" \
     "$(col "$tmp/nl" hdmoe-node moe_comm_us)" "$(col "$tmp/nl" hdmoe moe_comm_us)" \
     "$(awk -v a="$(col "$tmp/nl" hdmoe-node moe_comm_us)" -v b="$(col "$tmp/nl" hdmoe moe_comm_us)" 'BEGIN { print a / b }')" \
     "$(col "$tmp/nl" hdmoe-node expert_imbalance_us)"

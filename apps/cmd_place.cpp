@@ -174,15 +174,7 @@ int cmd_place(const std::vector<std::string>& args) {
     p = mapping::make_hdmoe(m, ah, trace, opt, &bo);
     if (!convergence.empty() && opt.link_balance) {
       // Compare mappers on the same cost, from the node-balance placement.
-      std::vector<mapping::LayerPlan> plans;
-      mapping::Placement ident = p;
-      std::iota(ident.node_map.begin(), ident.node_map.end(), 0);
-      const auto phys = mapping::physical_shares(ident);
-      for (int s = 0; s < opt.mapping_samples; ++s)
-        plans.push_back(mapping::plan_layer(m, phys, m.dense_layers + (s * m.moe_layers) / opt.mapping_samples, trace,
-                                            static_cast<size_t>(s) * opt.batch, groups,
-                                            mapping::RunShape{opt.batch, opt.context}));
-      const mapping::MappingCost cost(ah, plans);
+      const mapping::MappingCost cost = mapping::mapping_cost(m, ah, trace, p, opt);
       const auto sa = mapping::map_annealing(cost, opt.evaluations, opt.seed);
       const auto rnd = mapping::map_random(cost, opt.evaluations, opt.seed);
       const auto b = opt.mapper == "bo" ? bo : mapping::map_bayesian(cost, opt.evaluations, opt.seed, hw.topology);

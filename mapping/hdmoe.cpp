@@ -52,15 +52,6 @@ double NodeBalanceProblem::unit_compute(int i, const std::vector<double>& f) con
   return std::max(f[i] * batch * expert_flops_per_token / peak_flops, expert_bytes / memory_bytes_per_s);
 }
 
-const std::vector<std::vector<double>>& NodeBalanceProblem::scenarios() const {
-  if (batch_freq.empty()) {
-    thread_local std::vector<std::vector<double>> one;
-    one.assign(1, freq);
-    return one;
-  }
-  return batch_freq;
-}
-
 double NodeBalanceProblem::workload_cap() const {
   // R_CC = t_TP,comp / t_TP,comm with t_TP,comp = B e F / (D comp) and t_TP,comm = token_bytes B / BW (Eq. 4, 10).
   const double tp_comp = batch * top_k * expert_flops_per_token / (nodes * peak_flops);
@@ -73,7 +64,7 @@ NodeBalanceEval evaluate(const NodeBalanceProblem& pb, const std::vector<double>
   NodeBalanceEval ev;
   const int E = pb.experts, D = pb.nodes;
   const double comm_coef = pb.token_bytes * pb.batch / pb.link_bytes_per_s;
-  const auto& sc = pb.scenarios();
+  const auto sc = pb.scenarios();
   for (const auto& f : sc) {
     double worst = 0;
     for (int c = 0; c < D; ++c) {
@@ -103,7 +94,7 @@ NodeBalanceResult solve_node_balance(const NodeBalanceProblem& pb, const std::ve
   const int E = pb.experts, D = pb.nodes;
   const int G = static_cast<int>(pb.groups.experts.size());
   // Columns: P[i][c], Z[i][c], y[g][c], t_comp[s] per scenario, t_comm, node compute time u[s][c].
-  const auto& sc = pb.scenarios();
+  const auto sc = pb.scenarios();
   const int S = static_cast<int>(sc.size());
   const int nP = E * D, nZ = E * D, nY = G * D;
   const int cP = 0, cZ = nP, cY = nP + nZ, cTc = nP + nZ + nY, cTm = cTc + S, cU = cTm + 1, ncols = cU + S * D;

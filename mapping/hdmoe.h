@@ -52,7 +52,9 @@ struct NodeBalanceProblem {
   double unit_compute(int i) const { return unit_compute(i, freq); }
   double unit_compute(int i, const std::vector<double>& f) const;
   /// The frequency vectors t_comp is taken over: the sampled batches, or the profile.
-  const std::vector<std::vector<double>>& scenarios() const;
+  std::vector<std::vector<double>> scenarios() const {
+    return batch_freq.empty() ? std::vector<std::vector<double>>{freq} : batch_freq;
+  }
   /// Right side of Eq. 9: (1 / R_CC + 1) e / D.
   double workload_cap() const;
 };

@@ -1,6 +1,7 @@
 #include "mapping/hdmoe_strategy.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "mapping/json_fields.h"
 
@@ -45,6 +46,21 @@ NodeBalanceProblem node_balance_problem(const ModelSpec& m, const AnalyticalHard
   const double fixed = memory_demand(empty, m, g, opt.batch, opt.context).max_bytes;
   pb.max_shares_per_node = std::max(0.0, (opt.memory_capacity_bytes - fixed) / (m.moe_layers * m.expert_bytes()));
   return pb;
+}
+
+MappingCost mapping_cost(const ModelSpec& m, const AnalyticalHardware& hw, const RoutingTrace& profile,
+                         const Placement& p, const HdmoeOptions& opt) {
+  Placement logical = p;
+  std::iota(logical.node_map.begin(), logical.node_map.end(), 0);  // logical == physical ids
+  const auto shares = physical_shares(logical);
+  const Groups groups = make_groups(hw.topology, opt.attn_tp);
+  std::vector<LayerPlan> plans;
+  for (int s = 0; s < opt.mapping_samples; ++s) {
+    const int l = m.dense_layers + (s * m.moe_layers) / std::max(1, opt.mapping_samples);
+    plans.push_back(plan_layer(m, shares, l, profile, static_cast<size_t>(s) * opt.batch, groups,
+                               RunShape{opt.batch, opt.context}));
+  }
+  return MappingCost(hw, plans);
 }
 
 Placement make_hdmoe(const ModelSpec& m, const AnalyticalHardware& hw, const RoutingTrace& profile,
@@ -108,16 +124,7 @@ Placement make_hdmoe(const ModelSpec& m, const AnalyticalHardware& hw, const Rou
               {"ep_objective_us_sum", sum_warm * 1e6},
               {"layers", layers}};
   if (opt.link_balance) {
-    // Mapping cost: dispatch/combine traffic of sampled batches over sampled layers, logical node ids.
-    const Groups groups = make_groups(hw.topology, opt.attn_tp);
-    const auto physical = physical_shares(p);  // identity map: logical == physical here
-    std::vector<LayerPlan> plans;
-    for (int s = 0; s < opt.mapping_samples; ++s) {
-      const int l = m.dense_layers + (s * m.moe_layers) / std::max(1, opt.mapping_samples);
-      plans.push_back(plan_layer(m, physical, l, profile, static_cast<size_t>(s) * opt.batch, groups,
-                                 RunShape{opt.batch, opt.context}));
-    }
-    const MappingCost cost(hw, plans);
+    const MappingCost cost = mapping_cost(m, hw, profile, p, opt);
     MappingResult mr = opt.mapper == "sa"       ? map_annealing(cost, opt.evaluations, opt.seed)
                        : opt.mapper == "random" ? map_random(cost, opt.evaluations, opt.seed)
                                                 : map_bayesian(cost, opt.evaluations, opt.seed, hw.topology);

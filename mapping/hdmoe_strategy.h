@@ -34,6 +34,11 @@ struct HdmoeOptions {
 Placement make_hdmoe(const ModelSpec& m, const AnalyticalHardware& hw, const RoutingTrace& profile,
                      const HdmoeOptions& opt, MappingResult* mapping_out = nullptr);
 
+/// The link-balance cost of a placement's shares (its node map is ignored): the dispatch and combine
+/// traffic of opt.mapping_samples batches spread over the MoE layers, with logical node ids.
+MappingCost mapping_cost(const ModelSpec& m, const AnalyticalHardware& hw, const RoutingTrace& profile,
+                         const Placement& p, const HdmoeOptions& opt);
+
 /// The node-balance problem of MoE layer `l` (exposed for tests and gamma fitting).
 NodeBalanceProblem node_balance_problem(const ModelSpec& m, const AnalyticalHardware& hw, const RoutingTrace& profile,
                                         int l, const HdmoeOptions& opt);

@@ -60,6 +60,12 @@ void ProcessingElement::submit(Command c) {
   new_command_.notify(sc_core::SC_ZERO_TIME);
 }
 
+uint64_t ProcessingElement::reserve_staging(uint64_t bytes) {
+  const uint64_t addr = staging_address_;
+  staging_address_ = (staging_address_ + bytes) % std::max<uint64_t>(dram_capacity_ - bytes + 1, 1);
+  return addr;
+}
+
 void ProcessingElement::on_delivery(const noc::Delivery& d) {
   const MessageKind kind = tag_kind(d.tag);
   if (d.src == node_ && kind == MessageKind::kData) {
@@ -73,8 +79,7 @@ void ProcessingElement::on_delivery(const noc::Delivery& d) {
       break;
     case MessageKind::kCopyChunk: {
       // Write the chunk into the local DRAM, then acknowledge to the sender.
-      const uint64_t addr = staging_address_;
-      staging_address_ = (staging_address_ + d.bytes) % std::max<uint64_t>(dram_capacity_ - d.bytes + 1, 1);
+      const uint64_t addr = reserve_staging(d.bytes);
       const int src = d.src;
       const uint64_t copy_id = tag_low(d.tag);
       dma.start(tlm::TLM_WRITE_COMMAND, addr, d.bytes,
@@ -93,8 +98,7 @@ void ProcessingElement::on_delivery(const noc::Delivery& d) {
       const auto it = std::find(e.chain.begin(), e.chain.end(), node_);
       const bool last = it + 1 == e.chain.end();
       if (!last) mesh_.send(node_, *(it + 1), d.bytes, d.tag);
-      const uint64_t addr = staging_address_;
-      staging_address_ = (staging_address_ + d.bytes) % std::max<uint64_t>(dram_capacity_ - d.bytes + 1, 1);
+      const uint64_t addr = reserve_staging(d.bytes);
       const int source = e.source;
       dma.start(tlm::TLM_WRITE_COMMAND, addr, d.bytes, [this, last, source, id] {
         if (last) mesh_.send(node_, source, 0, make_tag(MessageKind::kBcastAck, id));

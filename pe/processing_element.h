@@ -85,6 +85,8 @@ class ProcessingElement : public sc_core::sc_module {
   void run_background();
   void execute(const Command& c);
   void do_broadcast(const Command& c);
+  /// DRAM address for `bytes` of received weights (a staging area that wraps within capacity).
+  uint64_t reserve_staging(uint64_t bytes);
   void do_compute(double flops, uint64_t bytes, uint64_t address);
   void do_copy(const Command& c);
 

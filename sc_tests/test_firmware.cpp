@@ -5,19 +5,14 @@
 
 #include "firmware/runtime.h"
 #include "mapping/json_fields.h"
+#include "mapping_test_util.h"
 #include "noc_test_util.h"
 
 namespace nmpsim {
 namespace {
 
 mapping::RoutingTrace make_trace(const mapping::ModelSpec& m, double skew, size_t tokens = 256) {
-  mapping::SyntheticTraceConfig c;
-  c.layers = m.moe_layers;
-  c.experts = m.experts;
-  c.top_k = m.top_k;
-  c.tokens = tokens;
-  c.zipf_s = skew;
-  return mapping::synthetic_trace(c);
+  return mapping::testing::trace_for(m, skew, tokens);
 }
 
 mapping::ModelSpec small_mixtral(int layers) {
@@ -167,13 +162,7 @@ TEST(Firmware, PrebroadcastMovesRealBytesAndNeverLosesAToken) {
   mapping::ModelSpec m = mapping::model_preset("deepseek-v2-lite");
   m.moe_layers = 4;
   m.dense_layers = 0;
-  mapping::SyntheticTraceConfig c;
-  c.layers = 4;
-  c.experts = m.experts;
-  c.top_k = m.top_k;
-  c.tokens = 1024;
-  c.zipf_s = 1.2;
-  const mapping::RoutingTrace tr = mapping::synthetic_trace(c);
+  const mapping::RoutingTrace tr = make_trace(m, 1.2, 1024);
   mapping::RunConfig cfg;
   cfg.shape = {256, 256};
   cfg.steps = 1;

@@ -5,6 +5,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "noc/flit_word.h"
+
 namespace nmpsim::noc {
 
 LatencySummary LatencySummary::of(std::vector<uint32_t> s) {
@@ -125,7 +127,7 @@ uint64_t Network::enqueue(int src, int dst, uint64_t bytes, uint32_t flits, uint
 }
 
 void Network::activate_router(int node) {
-  if (!router_active_[node]) {
+  if (!router_active_[node] && !external_router(node)) {
     router_active_[node] = 1;
     active_routers_.push_back(node);
   }
@@ -169,12 +171,32 @@ void Network::violation(const std::string& what) {
 void Network::handle(const Event& ev) {
   switch (ev.kind) {
     case kFlitToRouter:
+      if (external_router(static_cast<int>(ev.node))) {
+        ExternalRouter& x = ext_[ev.node];
+        if (x.in.has_flit[ev.port])
+          violation("two flits arrive on one port in one cycle at router " + geo_.coord(static_cast<int>(ev.node)));
+        if (ev.flit.packet > kFlitWordMaxPacket)
+          violation("packet id " + std::to_string(ev.flit.packet) + " does not fit the 26-bit pin flit format");
+        x.in.flit[ev.port] = ev.flit;
+        x.in.has_flit[ev.port] = true;
+        x.note(cycle_);
+        ++ext_buffered_;
+        if (++x.buffered > x.max_buffered) x.max_buffered = x.buffered;
+        break;
+      }
       if (!routers_[ev.node].accept_flit(ev.port, ev.flit, cycle_))
         violation("buffer overflow at router " + geo_.coord(static_cast<int>(ev.node)) + " port " +
                   port_name(ev.port) + " vc" + std::to_string(ev.vc));
       activate_router(static_cast<int>(ev.node));
       break;
     case kCreditToRouter:
+      if (external_router(static_cast<int>(ev.node))) {
+        int& slot = ext_[ev.node].in.credit_vc[ev.port];
+        if (slot >= 0)
+          violation("two credits arrive on one port in one cycle at router " + geo_.coord(static_cast<int>(ev.node)));
+        slot = ev.vc;
+        break;
+      }
       routers_[ev.node].accept_credit(ev.port, ev.vc);
       break;
     case kFlitToNi:
@@ -258,6 +280,11 @@ void Network::inject(int node) {
 
 bool Network::step(uint64_t cycle) {
   if (stalled_) return false;
+  begin_cycle(cycle);
+  return end_cycle();
+}
+
+void Network::begin_cycle(uint64_t cycle) {
   if (started_ && cycle <= cycle_)
     throw std::logic_error("noc: step(" + std::to_string(cycle) + ") after step(" + std::to_string(cycle_) + ")");
   started_ = true;
@@ -307,7 +334,11 @@ bool Network::step(uint64_t cycle) {
       ++i;
     }
   }
+}
 
+bool Network::end_cycle() {
+  if (stalled_) return false;
+  const uint64_t cycle = cycle_;
   if (live_packets_ > 0 && cycle > last_progress_ + cfg_.watchdog_cycles) {
     // Only a stall if something could have moved: flits in flight, or a packet that was injectable.
     bool waiting = flits_in_flight() > 0;
@@ -324,7 +355,7 @@ bool Network::step(uint64_t cycle) {
 
 uint64_t Network::next_event_cycle(uint64_t cycle) const {
   if (stalled_) return kNever;
-  if (!active_routers_.empty()) return cycle + 1;
+  if (!active_routers_.empty() || ext_buffered_ > 0) return cycle + 1;
   uint64_t next = kNever;
   for (int node : active_nis_) {
     const uint64_t c = packets_[nis_[node].queue.front()].create_cycle;
@@ -347,11 +378,15 @@ void Network::fire_watchdog() {
   os << "noc: stall at cycle " << cycle_ << ": no flit moved for " << (cycle_ - last_progress_) << " cycles with "
      << flits_in_flight() << " flits in flight and " << flits_queued_at_sources() << " queued at sources. ";
   int listed = 0, stuck = 0;
-  for (const Router& r : routers_) {
-    if (r.buffered_flits() == 0) continue;
+  for (int node = 0; node < nodes(); ++node) {
+    if (buffered_at(node) == 0) continue;
     ++stuck;
     if (listed < 16) {
-      os << (listed ? "; " : "Stuck: ") << r.describe_state(cycle_);
+      os << (listed ? "; " : "Stuck: ");
+      if (external_router(node))
+        os << "pin-level router " << node << " " << geo_.coord(node) << " holds " << buffered_at(node) << " flits";
+      else
+        os << routers_[node].describe_state(cycle_);
       ++listed;
     }
   }
@@ -372,7 +407,7 @@ uint64_t Network::flits_queued_at_sources() const {
 std::string Network::check_conservation() const {
   if (violations_) return first_violation_ + " (" + std::to_string(violations_) + " violations in all)";
   uint64_t buffered = 0;
-  for (const Router& r : routers_) buffered += static_cast<uint64_t>(r.buffered_flits());
+  for (int node = 0; node < nodes(); ++node) buffered += static_cast<uint64_t>(buffered_at(node));
   uint64_t on_links = 0;
   for (const auto& slot : wheel_)
     for (const Event& ev : slot)
@@ -397,6 +432,12 @@ void Network::begin_measurement(uint64_t cycle) {
   packet_latencies_.clear();
   message_latencies_.clear();
   for (Router& r : routers_) r.reset_stats(cycle);
+  for (ExternalRouter& x : ext_) {
+    x.occ_area = 0.0;
+    x.occ_last = cycle;
+    x.max_buffered = x.buffered;
+    for (auto& f : x.flits_out) f = 0;
+  }
 }
 
 void Network::end_measurement(uint64_t cycle) {
@@ -405,7 +446,7 @@ void Network::end_measurement(uint64_t cycle) {
   link_snapshot_.clear();
   const double cycles = static_cast<double>(cycle - window_start_);
   for (int node = 0; node < nodes(); ++node) {
-    const Router& r = routers_[node];
+    const Router& r = routers_[node];  // output link timing, for external routers too
     for (int dir = 0; dir < kNumMeshDirs; ++dir) {
       const int to = geo_.neighbour(node, dir);
       if (to < 0) continue;
@@ -413,16 +454,58 @@ void Network::end_measurement(uint64_t cycle) {
       ls.from = node;
       ls.to = to;
       ls.dir = dir;
-      ls.flits = r.flits_out(dir);
+      ls.flits = flits_out_at(node, dir);
       const double cpf = static_cast<double>(r.output_link(dir).cycles_per_flit_q) / static_cast<double>(kCycleOne);
       ls.utilisation = cycles > 0 ? static_cast<double>(ls.flits) * cpf / cycles : 0.0;
       link_snapshot_.push_back(ls);
     }
   }
   router_snapshot_.clear();
-  for (const Router& r : routers_)
+  for (int node = 0; node < nodes(); ++node)
     router_snapshot_.push_back(
-        RouterStat{r.node(), cycles > 0 ? r.occupancy_flit_cycles(cycle) / cycles : 0.0, r.max_buffered_flits()});
+        RouterStat{node, cycles > 0 ? occupancy_at(node, cycle) / cycles : 0.0, max_buffered_at(node)});
+}
+
+void Network::set_external_router(int node) {
+  if (node < 0 || node >= nodes()) throw std::out_of_range("noc: external router " + std::to_string(node) + " outside the mesh");
+  if (started_ || routers_[node].buffered_flits() > 0)
+    throw std::logic_error("noc: set_external_router() must be called before the network runs");
+  if (ext_.empty()) ext_.resize(static_cast<size_t>(nodes()));
+  ext_[node].external = true;
+}
+
+void Network::pin_output_flit(int node, int port, const Flit& f) {
+  ExternalRouter& x = ext_[node];
+  if (x.buffered <= 0) {
+    violation("pin-level router " + geo_.coord(node) + " sent a flit it never received");
+    return;
+  }
+  x.note(cycle_);
+  --x.buffered;
+  --ext_buffered_;
+  ++x.flits_out[port];
+  RouterSink sink{this, node};
+  sink.on_flit(port, f);
+}
+
+void Network::pin_output_credit(int node, int port, int vc) {
+  RouterSink sink{this, node};
+  sink.on_credit(port, vc);
+}
+
+int Network::buffered_at(int node) const {
+  return external_router(node) ? ext_[node].buffered : routers_[node].buffered_flits();
+}
+uint64_t Network::flits_out_at(int node, int dir) const {
+  return external_router(node) ? ext_[node].flits_out[dir] : routers_[node].flits_out(dir);
+}
+double Network::occupancy_at(int node, uint64_t cycle) const {
+  if (!external_router(node)) return routers_[node].occupancy_flit_cycles(cycle);
+  const ExternalRouter& x = ext_[node];
+  return x.occ_area + static_cast<double>(x.buffered) * static_cast<double>(cycle - x.occ_last);
+}
+int Network::max_buffered_at(int node) const {
+  return external_router(node) ? ext_[node].max_buffered : routers_[node].max_buffered_flits();
 }
 
 NocStats Network::stats() const {

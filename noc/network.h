@@ -88,7 +88,32 @@ class Network {
   void set_delivery_handler(std::function<void(const Delivery&)> h) { on_delivery_ = std::move(h); }
 
   /// Simulates cycle `cycle` (must be later than the previous step). Returns false once stalled.
+  /// Equivalent to begin_cycle(cycle) followed by end_cycle().
   bool step(uint64_t cycle);
+
+  // ---- Pin-level routers (noc::PinMesh). The router of an external node lives outside the
+  // engine: flits and credits arriving for it are staged in pin_inputs(node) instead of entering
+  // noc::Router, and its owner reports what it sends in the same cycle, between begin_cycle() and
+  // end_cycle(). Link timing, network interfaces, statistics and checks stay here.
+  struct PinInputs {
+    Flit flit[kNumPorts];
+    bool has_flit[kNumPorts] = {false, false, false, false, false};
+    int credit_vc[kNumPorts] = {-1, -1, -1, -1, -1};
+    void clear() { *this = PinInputs{}; }
+  };
+  /// Marks `node`'s router as external; call before any traffic.
+  void set_external_router(int node);
+  bool external_router(int node) const { return !ext_.empty() && ext_[node].external; }
+  /// Arrivals, network-interface injection and engine routers of `cycle`.
+  void begin_cycle(uint64_t cycle);
+  /// Stall watchdog for the cycle begun last. Returns false once stalled.
+  bool end_cycle();
+  /// This cycle's arrivals at an external router; the owner copies them to pins and clears them.
+  PinInputs& pin_inputs(int node) { return ext_[node].in; }
+  /// An external router sends flit `f` on output `port` in the current cycle.
+  void pin_output_flit(int node, int port, const Flit& f);
+  /// An external router frees a slot of input VC (port, vc) in the current cycle.
+  void pin_output_credit(int node, int port, int vc);
   /// The next cycle after `cycle` in which anything can happen, or kNever when fully idle.
   uint64_t next_event_cycle(uint64_t cycle) const;
   /// True when no message is queued, in flight or awaiting local delivery.
@@ -117,6 +142,7 @@ class Network {
   /// Cycles actually evaluated (idle cycles skipped by the owner are not counted).
   uint64_t steps() const { return steps_; }
 
+  /// The engine router of `node` (for an external node it only holds the output link timing).
   Router& router(int node) { return routers_[node]; }
   const Router& router(int node) const { return routers_[node]; }
   /// Hook for link observers (VCD, tests): called for every flit leaving a router on a mesh link.
@@ -175,6 +201,24 @@ class Network {
   void eject(int node, const Flit& f);
   void finish_message(uint32_t slot, uint64_t cycle);
   void activate_router(int node);
+  // Per-router statistics, for engine and external routers alike.
+  int buffered_at(int node) const;
+  uint64_t flits_out_at(int node, int dir) const;
+  double occupancy_at(int node, uint64_t cycle) const;
+  int max_buffered_at(int node) const;
+  struct ExternalRouter {
+    bool external = false;
+    PinInputs in;
+    int buffered = 0;
+    int max_buffered = 0;
+    double occ_area = 0.0;
+    uint64_t occ_last = 0;
+    uint64_t flits_out[kNumPorts] = {};
+    void note(uint64_t cycle) {
+      occ_area += static_cast<double>(buffered) * static_cast<double>(cycle - occ_last);
+      occ_last = cycle;
+    }
+  };
   void violation(const std::string& what);
   void fire_watchdog();
   template <class T>
@@ -189,6 +233,8 @@ class Network {
   uint64_t wheel_events_ = 0;
   std::vector<int> active_routers_;
   std::vector<uint8_t> router_active_;
+  std::vector<ExternalRouter> ext_;  // empty unless some router is external
+  uint64_t ext_buffered_ = 0;        // flits inside external routers
   std::vector<int> active_nis_;
   std::vector<PacketRec> packets_;
   std::vector<uint32_t> free_packets_;

@@ -116,4 +116,35 @@ TestbenchResult run_testbench_direct(const TestbenchConfig& cfg) {
   return r;
 }
 
+TestbenchResult run_pin_testbench(const TestbenchConfig& cfg, const RouterFactory& factory,
+                                  const std::function<void(PinMesh&)>& on_start) {
+  cfg.validate();
+  const auto t0 = Clock::now();
+  PinMesh mesh("pin_mesh", cfg.noc, factory);
+  Network& net = mesh.network();
+  SyntheticTraffic traffic(net.geometry(), cfg.traffic);
+  const uint64_t window_end = cfg.warmup_cycles + cfg.measure_cycles;
+  const uint64_t limit = window_end + cfg.max_drain_cycles;
+  const auto flits = static_cast<uint32_t>(cfg.traffic.packet_flits);
+  net.begin_measurement(cfg.warmup_cycles);
+  bool ended = false;
+  mesh.set_cycle_hook([&](uint64_t c) {
+    if (c == window_end) {
+      net.end_measurement(window_end);
+      ended = true;
+    }
+    if (c >= window_end) return !net.idle() && c < limit;
+    if (traffic.next_cycle() == c) traffic.emit(c, [&](int s, int d) { net.send_flits(s, d, flits, c); });
+    return true;
+  });
+  sc_core::sc_start(sc_core::SC_ZERO_TIME);
+  if (on_start) on_start(mesh);
+  sc_core::sc_start();
+  if (!ended) net.end_measurement(window_end);
+  TestbenchResult r;
+  finish(r, net, window_end, t0);
+  r.router_error = mesh.router_error();
+  return r;
+}
+
 }  // namespace nmpsim::noc

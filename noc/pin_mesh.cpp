@@ -1,0 +1,101 @@
+#include "noc/pin_mesh.h"
+
+#include <cmath>
+
+#include "noc/flit_word.h"
+#include "noc/sc_router.h"
+
+namespace nmpsim::noc {
+
+RouterFactory sc_router_factory() {
+  return [](const std::string& name, const RouterParams& p) -> std::unique_ptr<RouterPins> {
+    return std::make_unique<ScRouter>(name.c_str(), p);
+  };
+}
+
+namespace {
+sc_core::sc_time period_of(const NocConfig& cfg) {
+  const double res_s = sc_core::sc_get_time_resolution().to_seconds();
+  const auto units = static_cast<uint64_t>(std::llround(1e-9 / cfg.clock_ghz / res_s));
+  if (units < 4 || units % 2) throw ConfigError("noc: the clock period must be an even number (>= 4) of SystemC time steps");
+  return sc_core::sc_get_time_resolution() * static_cast<double>(units);
+}
+}  // namespace
+
+PinMesh::PinMesh(sc_core::sc_module_name name, const NocConfig& cfg, const RouterFactory& factory)
+    : sc_module(name),
+      net_(cfg),
+      period_(period_of(cfg)),
+      // Falling edge k at (k + 1/2) periods, rising edge k at (k + 1) periods.
+      clk_("clk", period_, 0.5, period_ / 2, false),
+      in_flit_("in_flit", static_cast<size_t>(cfg.nodes()) * kNumPorts),
+      out_flit_("out_flit", static_cast<size_t>(cfg.nodes()) * kNumPorts),
+      in_credit_("in_credit", static_cast<size_t>(cfg.nodes()) * kNumPorts),
+      out_credit_("out_credit", static_cast<size_t>(cfg.nodes()) * kNumPorts) {
+  const int n = cfg.nodes();
+  routers_.resize(static_cast<size_t>(n));
+  for (int node = 0; node < n; ++node) {
+    std::unique_ptr<RouterPins> r = factory("router_" + std::to_string(node), RouterParams::of(cfg, node));
+    if (!r) continue;
+    r->clk(clk_);
+    r->rst(rst_);
+    for (int p = 0; p < kNumPorts; ++p) {
+      r->in_flit[p](in_flit_[pin(node, p)]);
+      r->out_flit[p](out_flit_[pin(node, p)]);
+      r->in_credit[p](in_credit_[pin(node, p)]);
+      r->out_credit[p](out_credit_[pin(node, p)]);
+    }
+    net_.set_external_router(node);
+    pin_nodes_.push_back(node);
+    routers_[node] = std::move(r);
+  }
+  SC_METHOD(drive);
+  sensitive << clk_.negedge_event();
+  dont_initialize();
+}
+
+void PinMesh::drive() {
+  // Falling edge k: k = 0 precedes the reset edge; k >= 1 begins cycle k - 1, after collecting
+  // cycle k - 2 (evaluated at the rising edge just before).
+  const uint64_t k = falling_edges_++;
+  if (k == 0) return;
+  if (k >= 2) {
+    for (int node : pin_nodes_) {
+      for (int p = 0; p < kNumPorts; ++p) {
+        const uint64_t w = out_flit_[pin(node, p)].read();
+        if (flit_word_valid(w)) net_.pin_output_flit(node, p, decode_flit_word(w, net_.geometry()));
+        const uint32_t c = out_credit_[pin(node, p)].read();
+        if (credit_word_valid(c)) net_.pin_output_credit(node, p, credit_word_vc(c));
+      }
+    }
+    if (!net_.end_cycle()) {
+      sc_core::sc_stop();
+      return;
+    }
+  }
+  rst_.write(false);
+  const uint64_t c = k - 1;
+  if (hook_ && !hook_(c)) {
+    sc_core::sc_stop();
+    return;
+  }
+  net_.begin_cycle(c);
+  begun_ = c + 1;
+  const MeshGeometry& geo = net_.geometry();
+  for (int node : pin_nodes_) {
+    Network::PinInputs& in = net_.pin_inputs(node);
+    for (int p = 0; p < kNumPorts; ++p) {
+      in_flit_[pin(node, p)].write(in.has_flit[p] ? encode_flit_word(in.flit[p], geo) : 0);
+      in_credit_[pin(node, p)].write(in.credit_vc[p] >= 0 ? encode_credit_word(in.credit_vc[p]) : 0);
+    }
+    in.clear();
+  }
+}
+
+std::string PinMesh::router_error() const {
+  for (const auto& r : routers_)
+    if (r && !r->error().empty()) return r->error();
+  return "";
+}
+
+}  // namespace nmpsim::noc

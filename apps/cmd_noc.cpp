@@ -1,11 +1,17 @@
 // `nmpsim noc`: the synthetic-traffic NoC testbench.
+#include <cerrno>
 #include <cstdio>
-#include <limits>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
+#include <limits>
+#include <set>
+#include <sstream>
 
 #include "apps/cli_common.h"
 #include "apps/commands.h"
 #include "noc/testbench.h"
+#include "rtl_checks/rtl_router.h"
 
 namespace po = boost::program_options;
 
@@ -13,7 +19,37 @@ namespace nmpsim::apps {
 
 namespace {
 
-nlohmann::json result_json(const noc::TestbenchConfig& cfg, const noc::TestbenchResult& r) {
+/// Which router runs at each node: the engine's built-in one, or pin-level SystemC / RTL modules.
+struct RouterChoice {
+  std::string kind = "engine";  // engine | sc | rtl | mixed
+  std::set<int> rtl_nodes;      // mixed: the RTL nodes
+  bool rtl_at(int node) const { return kind == "rtl" || (kind == "mixed" && rtl_nodes.count(node)); }
+};
+
+/// Parses "0,5,10" into node ids inside the mesh.
+std::set<int> parse_node_list(const std::string& text, int nodes) {
+  std::set<int> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    size_t used = 0;
+    long long v = -1;
+    try {
+      v = std::stoll(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size())
+      throw UsageError("--rtl-nodes: '" + item + "' is not a node id (expected a comma-separated list like 0,5,10)");
+    if (v < 0 || v >= nodes)
+      throw UsageError("--rtl-nodes: node " + item + " is outside the " + std::to_string(nodes) + "-node mesh");
+    out.insert(static_cast<int>(v));
+  }
+  if (out.empty()) throw UsageError("--rtl-nodes: empty list");
+  return out;
+}
+
+nlohmann::json result_json(const noc::TestbenchConfig& cfg, const noc::TestbenchResult& r, const RouterChoice& rc) {
   const noc::NocStats& s = r.stats;
   nlohmann::json links = nlohmann::json::array();
   noc::MeshGeometry geo{cfg.noc.width, cfg.noc.height};
@@ -44,7 +80,14 @@ nlohmann::json result_json(const noc::TestbenchConfig& cfg, const noc::Testbench
         {"flit_bytes", cfg.noc.flit_bytes},
         {"warmup_cycles", cfg.warmup_cycles},
         {"measured_cycles", cfg.measure_cycles},
-        {"seed", cfg.traffic.seed}}},
+        {"seed", cfg.traffic.seed},
+        {"router", rc.kind},
+        {"rtl_nodes", [&] {
+           nlohmann::json a = nlohmann::json::array();
+           for (int n = 0; n < cfg.noc.nodes(); ++n)
+             if (rc.rtl_at(n)) a.push_back(n);
+           return a;
+         }()}}},
       {"avg_packet_latency_cycles", s.packet_latency_cycles.avg},
       {"p50_packet_latency_cycles", s.packet_latency_cycles.p50},
       {"p99_packet_latency_cycles", s.packet_latency_cycles.p99},
@@ -70,7 +113,8 @@ nlohmann::json result_json(const noc::TestbenchConfig& cfg, const noc::Testbench
 
 int cmd_noc(const std::vector<std::string>& args) {
   noc::TestbenchConfig cfg;
-  std::string mesh = "8x8", traffic = "uniform", json_path;
+  std::string mesh = "8x8", traffic = "uniform", json_path, router = "engine", rtl_nodes, vcd_path;
+  int vcd_node = -1;
   long long flit_bytes = cfg.noc.flit_bytes, warmup = 10000, cycles = 100000, drain = 1000000, watchdog = 20000,
             seed = 1;
   po::options_description desc(
@@ -106,6 +150,16 @@ int cmd_noc(const std::vector<std::string>& args) {
     ("hotspot-fraction", po::value(&cfg.traffic.hotspot_fraction)->default_value(0.2, "0.2"),
      "hotspot traffic: share of packets sent to the hotspot node")
     ("seed", po::value(&seed)->default_value(seed), "random seed (same seed, same results)")
+    ("router", po::value(&router)->default_value(router),
+     "router implementation: engine (built-in C++ routers, fastest, skips idle cycles) | sc (pin-level "
+     "SystemC router modules) | rtl (Verilated SystemVerilog routers) | mixed (RTL at --rtl-nodes, SystemC "
+     "elsewhere). All four give identical results.")
+    ("rtl-nodes", po::value(&rtl_nodes),
+     "--router mixed: comma-separated node ids (id = y * width + x) that get the RTL router "
+     "(default: a checkerboard, the nodes with x + y even)")
+    ("vcd", po::value(&vcd_path), "--router rtl|mixed: dump every signal of one RTL router to this VCD file")
+    ("vcd-node", po::value(&vcd_node),
+     "--vcd: the node whose RTL router is dumped (default: the node nearest the mesh centre)")
     ("json", po::value(&json_path), "also write the results as JSON to this file")
     ("quiet", "print nothing but errors");
   // clang-format on
@@ -124,11 +178,59 @@ int cmd_noc(const std::vector<std::string>& args) {
   cfg.traffic.pattern = noc::parse_traffic_pattern(traffic);
   cfg.validate();
 
-  const noc::TestbenchResult r = noc::run_testbench(cfg);
+  RouterChoice rc;
+  rc.kind = router;
+  if (router != "engine" && router != "sc" && router != "rtl" && router != "mixed")
+    throw UsageError("--router: unknown implementation '" + router + "' (expected engine, sc, rtl or mixed)");
+  if (vm.count("rtl-nodes") && router != "mixed") throw UsageError("--rtl-nodes needs --router mixed");
+  if (router == "mixed") {
+    if (vm.count("rtl-nodes")) {
+      rc.rtl_nodes = parse_node_list(rtl_nodes, cfg.noc.nodes());
+    } else {
+      for (int n = 0; n < cfg.noc.nodes(); ++n)
+        if ((n % cfg.noc.width + n / cfg.noc.width) % 2 == 0) rc.rtl_nodes.insert(n);
+    }
+  }
+  if (router == "rtl" || router == "mixed") rtl::check_rtl_fits(cfg.noc);
+  if (vm.count("vcd-node") && !vm.count("vcd")) throw UsageError("--vcd-node needs --vcd FILE");
+  if (vm.count("vcd")) {
+    if (router != "rtl" && router != "mixed") throw UsageError("--vcd dumps an RTL router: use --router rtl or mixed");
+    if (!vm.count("vcd-node")) vcd_node = noc::MeshGeometry{cfg.noc.width, cfg.noc.height}.id(cfg.noc.width / 2, cfg.noc.height / 2);
+    if (vcd_node < 0 || vcd_node >= cfg.noc.nodes())
+      throw UsageError("--vcd-node: node " + std::to_string(vcd_node) + " is outside the " +
+                       std::to_string(cfg.noc.nodes()) + "-node mesh");
+    if (!rc.rtl_at(vcd_node))
+      throw UsageError("--vcd-node: node " + std::to_string(vcd_node) + " has a SystemC router, not an RTL one (see --rtl-nodes)");
+  }
+
+  // The VCD grows while the simulation runs: write it beside the target and rename it when complete.
+  const std::string vcd_tmp = vcd_path.empty() ? "" : vcd_path + ".partial";
+  if (!vcd_tmp.empty()) {
+    std::FILE* probe = std::fopen(vcd_tmp.c_str(), "w");
+    if (!probe) throw UsageError("--vcd: cannot write " + vcd_path + ": " + std::strerror(errno));
+    std::fclose(probe);
+  }
+  noc::TestbenchResult r;
+  if (router == "engine") {
+    r = noc::run_testbench(cfg);
+  } else {
+    const noc::RouterFactory factory =
+        router == "sc" ? noc::sc_router_factory() : rtl::mixed_router_factory([&rc](int n) { return rc.rtl_at(n); });
+    try {
+      r = noc::run_pin_testbench(cfg, factory, [&](noc::PinMesh& m) {
+        if (!vcd_tmp.empty()) dynamic_cast<rtl::RtlRouter&>(*m.router(vcd_node)).open_vcd(vcd_tmp);
+      });
+    } catch (...) {
+      if (!vcd_tmp.empty()) std::filesystem::remove(vcd_tmp);
+      throw;
+    }
+    if (!vcd_tmp.empty()) std::filesystem::rename(vcd_tmp, vcd_path);
+  }
   const noc::NocStats& s = r.stats;
   if (!vm.count("quiet")) {
-    std::printf("nmpsim noc: %dx%d mesh, %s traffic, offered %.4f flits/node/cycle, %d-flit packets\n",
-                cfg.noc.width, cfg.noc.height, traffic.c_str(), cfg.traffic.injection_rate, cfg.traffic.packet_flits);
+    std::printf("nmpsim noc: %dx%d mesh, %s traffic, offered %.4f flits/node/cycle, %d-flit packets, %s routers\n",
+                cfg.noc.width, cfg.noc.height, traffic.c_str(), cfg.traffic.injection_rate, cfg.traffic.packet_flits,
+                router.c_str());
     std::printf("  packet latency (cycles): avg %.2f  p50 %.0f  p99 %.0f  max %.0f  over %llu packets\n",
                 s.packet_latency_cycles.avg, s.packet_latency_cycles.p50, s.packet_latency_cycles.p99,
                 s.packet_latency_cycles.max, static_cast<unsigned long long>(s.packet_latency_cycles.count));
@@ -141,15 +243,20 @@ int cmd_noc(const std::vector<std::string>& args) {
                 r.drained ? "" : " (not fully drained)");
     std::printf("  simulated %llu cycles in %.3f s = %.0f cycles/s\n",
                 static_cast<unsigned long long>(r.simulated_cycles), r.wall_seconds, r.simulated_cycles_per_second());
+    if (!vcd_path.empty()) std::printf("  RTL router %d signals written to %s\n", vcd_node, vcd_path.c_str());
     if (s.measured_packets_undelivered)
       std::printf("  warning: %llu measured packets were still undelivered after %llu drain cycles "
                   "(offered load beyond saturation); latency covers delivered packets only\n",
                   static_cast<unsigned long long>(s.measured_packets_undelivered),
                   static_cast<unsigned long long>(cfg.max_drain_cycles));
   }
-  if (!json_path.empty()) write_json_atomic(json_path, result_json(cfg, r));
+  if (!json_path.empty()) write_json_atomic(json_path, result_json(cfg, r, rc));
   if (r.stalled) {
     std::fprintf(stderr, "%s\n", r.stall_report.c_str());
+    return kExitCheckFailed;
+  }
+  if (!r.router_error.empty()) {
+    std::fprintf(stderr, "nmpsim noc: router error: %s\n", r.router_error.c_str());
     return kExitCheckFailed;
   }
   if (!r.conservation_error.empty()) {

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <sys/wait.h>
 
@@ -41,7 +42,8 @@ TEST(Cli, HelpDocumentsEveryNocOptionWithUnits) {
   const CliRun r = nmpsim("noc --help");
   EXPECT_EQ(r.code, 0);
   for (const char* opt : {"--mesh", "--traffic", "--injection-rate", "--packet-flits", "--vcs", "--buffer-flits",
-                          "--router-delay", "--link-delay", "--warmup-cycles", "--cycles", "--seed", "--json"})
+                          "--router-delay", "--link-delay", "--warmup-cycles", "--cycles", "--seed", "--json",
+                          "--router", "--rtl-nodes", "--vcd", "--vcd-node"})
     EXPECT_NE(r.out.find(opt), std::string::npos) << opt;
   EXPECT_NE(r.out.find("flits per node per cycle"), std::string::npos);
   EXPECT_NE(r.out.find("in cycles"), std::string::npos);
@@ -87,6 +89,57 @@ TEST(Cli, UnwritableJsonPathFailsCleanly) {
 }  // namespace
 
 namespace {
+
+TEST(CliNocRouter, EveryRouterImplementationGivesTheEngineResults) {
+  const std::string base = "noc --mesh 4x4 --warmup-cycles 500 --cycles 3000 --injection-rate 0.25 --quiet --json ";
+  auto run = [&](const std::string& router, const std::string& extra = "") {
+    const std::string path = ::testing::TempDir() + "nmpsim_noc_" + router + ".json";
+    const CliRun r = nmpsim(base + path + " --router " + router + " " + extra);
+    EXPECT_EQ(r.code, 0) << router << ": " << r.out;
+    std::ifstream in(path);
+    return nlohmann::json::parse(in);
+  };
+  const nlohmann::json engine = run("engine");
+  ASSERT_GT(engine["measured_packets"].get<int>(), 500);
+  for (const std::string router : {"sc", "rtl", "mixed"}) {
+    const nlohmann::json j = run(router, router == "mixed" ? "--rtl-nodes 0,5,6,15" : "");
+    EXPECT_EQ(j["config"]["router"], router);
+    for (const char* key : {"avg_packet_latency_cycles", "p99_packet_latency_cycles", "max_packet_latency_cycles",
+                            "measured_packets", "accepted_flits_per_node_cycle", "ejected_flits", "link_utilisation"})
+      EXPECT_EQ(j[key], engine[key]) << router << " " << key;
+    EXPECT_TRUE(j["conservation_ok"].get<bool>());
+  }
+  EXPECT_EQ(run("mixed", "--rtl-nodes 0,5,6,15")["config"]["rtl_nodes"], nlohmann::json::parse("[0,5,6,15]"));
+  EXPECT_EQ(run("rtl")["config"]["rtl_nodes"].size(), 16u);
+}
+
+TEST(CliNocRouter, VcdOfAnRtlRouter) {
+  const std::string path = ::testing::TempDir() + "nmpsim_cli_router.vcd";
+  std::remove(path.c_str());
+  const CliRun r = nmpsim("noc --mesh 3x3 --warmup-cycles 0 --cycles 500 --router mixed --rtl-nodes 4 --vcd " + path);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("RTL router 4 signals written to"), std::string::npos) << r.out;
+  std::ifstream in(path);
+  ASSERT_TRUE(in.good());
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("$enddefinitions"), std::string::npos);
+  EXPECT_NE(text.find("out_flit_w"), std::string::npos);
+  std::ifstream partial(path + ".partial");
+  EXPECT_FALSE(partial.good()) << "temporary VCD left behind";
+}
+
+TEST(CliNocRouter, BadRouterOptionsAreOneLineExitTwo) {
+  for (const char* args :
+       {"noc --router verilog", "noc --router rtl --vcs 8", "noc --router rtl --buffer-flits 1000",
+        "noc --router sc --rtl-nodes 1", "noc --router mixed --rtl-nodes 1,,2", "noc --router mixed --rtl-nodes 64",
+        "noc --router sc --vcd x.vcd", "noc --router mixed --rtl-nodes 0 --vcd x.vcd --vcd-node 1",
+        "noc --router rtl --vcd /no/such/dir/x.vcd", "noc --vcd-node 2"}) {
+    const CliRun r = nmpsim(args);
+    EXPECT_EQ(r.code, 2) << args << ": " << r.out;
+    EXPECT_EQ(lines(r.out), 1) << args << ": " << r.out;
+    EXPECT_NE(r.out.find("error"), std::string::npos) << args;
+  }
+}
 
 TEST(CliHw, ListsPresetsOnePerLineNameFirst) {
   const CliRun r = nmpsim("hw --list-presets");

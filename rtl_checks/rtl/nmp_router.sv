@@ -147,27 +147,30 @@ module nmp_router #(
     return LOCAL;
   endfunction
 
-  // ---------------------------------------------------------------- one cycle of allocation
-  logic [63:0] arr[NP];  // flit entering the VC buffers this cycle (after the pipeline delay)
-  logic [MAX_VCS-1:0] vmask;
-  logic [NIVC-1:0] has, ready, valloc;
-  logic [63:0] front[NIVC];
-  logic [2:0] route[NIVC];
-  logic [2:0] eport[NIVC];
-  logic [VW-1:0] evc[NIVC];
-  logic [VW-1:0] vovc[NIVC];
-  logic [MAX_VCS-1:0] va_busy[ND];
-  logic [IW-1:0] va_rr_d[ND];
-  logic [CW-1:0] credv[ND][MAX_VCS];
-  logic [VW-1:0] in_pick[NP];
-  logic [NP-1:0] out_req[NP];
-  logic [NP-1:0] gnt, pop;
-  logic [2:0] gnt_in[NP];
-  logic [VW-1:0] gnt_vc[NP];
-  logic [VW-1:0] pop_v[NP];
-  logic [63:0] gflit[NP];
-
-  always_comb begin : allocate
+  // ---------------------------------------------------------------- one cycle
+  // A single clocked process: the allocation logic below is combinational (blocking assignments
+  // to process-local temporaries) and feeds the registers through non-blocking assignments.
+  // Keeping it inside the clocked process means a simulator evaluates it once per rising edge,
+  // not again whenever an input pin changes between edges.
+  always_ff @(posedge clk) begin : step
+    logic [63:0] arr[NP];  // flit entering the VC buffers this cycle (after the pipeline delay)
+    logic [MAX_VCS-1:0] vmask;
+    logic [NIVC-1:0] has, ready, valloc;
+    logic [63:0] front[NIVC];
+    logic [2:0] route[NIVC];
+    logic [2:0] eport[NIVC];
+    logic [VW-1:0] evc[NIVC];
+    logic [VW-1:0] vovc[NIVC];
+    logic [MAX_VCS-1:0] va_busy[ND];
+    logic [IW-1:0] va_rr_d[ND];
+    logic [CW-1:0] credv[ND][MAX_VCS];
+    logic [VW-1:0] in_pick[NP];
+    logic [NP-1:0] out_req[NP];
+    logic [NP-1:0] gnt, pop;
+    logic [2:0] gnt_in[NP];
+    logic [VW-1:0] gnt_vc[NP];
+    logic [VW-1:0] pop_v[NP];
+    logic [63:0] gflit[NP];
     logic [NIVC-1:0] req;
     logic [MAX_VCS-1:0] busy, cand;
     logic [IW-1:0] ptr, g;
@@ -175,113 +178,6 @@ module nmp_router #(
     logic [2:0] gi, o;
     logic [IW-1:0] i;
 
-    g = '0;
-    ov = '0;
-    pv = '0;
-    gi = '0;
-    o = '0;
-    i = '0;
-    ptr = '0;
-    busy = '0;
-    cand = '0;
-    req = '0;
-    for (int d = 0; d < ND; d++) begin
-      va_busy[d] = '0;
-      va_rr_d[d] = '0;
-      for (int v = 0; v < MAX_VCS; v++) credv[d][v] = '0;
-    end
-    ready = '0;
-    for (int k = 0; k < NIVC; k++) begin
-      eport[k] = '0;
-      evc[k] = '0;
-    end
-    for (int p = 0; p < NP; p++) out_req[p] = '0;
-    for (int v = 0; v < MAX_VCS; v++) vmask[v] = 32'(v) < 32'(cfg_vcs);
-    for (int p = 0; p < NP; p++)
-      arr[p] = cfg_delay <= 7'd1 ? in_flit[p] : dl_q[p][LW'(cfg_delay - 7'd2)];
-
-    // Route compute on the front flit of every input VC (the arriving flit if the VC is empty).
-    for (int p = 0; p < NP; p++) begin
-      for (int v = 0; v < MAX_VCS; v++) begin
-        i = IW'(p * MAX_VCS + v);
-        front[i] = cnt_q[i] != '0 ? buf_q[i][head_q[i]] : arr[p];
-        has[i] = vmask[v] && (cnt_q[i] != '0 || (arr[p][0] && arr[p][5:3] == 3'(v)));
-        route[i] = xy_route(front[i][13:6], front[i][21:14]);
-      end
-    end
-
-    // VC allocation per output direction: round-robin over requesting input VCs, lowest free VC.
-    valloc = '0;
-    for (int k = 0; k < NIVC; k++) vovc[k] = '0;
-    for (int d = 0; d < ND; d++) begin
-      req = '0;
-      for (int k = 0; k < NIVC; k++) req[k] = has[k] && !alloc_q[k] && route[k] == 3'(d);
-      busy = busy_q[d];
-      ptr = va_rr_q[d];
-      for (int n = 0; n < MAX_VCS; n++) begin
-        if (req != '0 && (busy & vmask) != vmask) begin
-          g = rr_pick(req, ptr);
-          ov = lowest_zero(busy);
-          valloc[g] = 1'b1;
-          vovc[g] = ov;
-          req[g] = 1'b0;
-          busy[ov] = 1'b1;
-          ptr = 32'(g) == NIVC - 1 ? '0 : g + 1'b1;
-        end
-      end
-      va_busy[d] = busy;
-      va_rr_d[d] = ptr;
-    end
-
-    for (int k = 0; k < NIVC; k++) begin
-      eport[k] = alloc_q[k] ? {1'b0, aport_q[k]} : route[k];
-      evc[k] = alloc_q[k] ? avc_q[k] : vovc[k];
-      ready[k] = has[k] && (alloc_q[k] || valloc[k] || route[k] == LOCAL);
-    end
-    for (int d = 0; d < ND; d++)
-      for (int v = 0; v < MAX_VCS; v++)
-        credv[d][v] = cred_q[d][v] + CW'(in_credit[d][0] && in_credit[d][3:1] == 3'(v));
-
-    // Switch allocation, input stage: one ready VC per input whose output link is free and whose
-    // output VC has a credit (the local output needs neither).
-    for (int p = 0; p < NP; p++) begin
-      cand = '0;
-      for (int v = 0; v < MAX_VCS; v++) begin
-        i = IW'(p * MAX_VCS + v);
-        o = eport[i];
-        cand[v] = ready[i] && (o == LOCAL || (lbusy_q[o[1:0]] < ONE && credv[o[1:0]][evc[i]] != '0));
-      end
-      pv = VW'(rr_pick(NIVC'(cand), IW'(in_rr_q[p])));
-      in_pick[p] = pv;
-      if (cand != '0) out_req[eport[p*MAX_VCS+32'(pv)]][p] = 1'b1;
-    end
-
-    // Output stage: one input per output, round-robin.
-    gnt = '0;
-    pop = '0;
-    for (int p = 0; p < NP; p++) begin
-      gnt_in[p] = '0;
-      gnt_vc[p] = '0;
-      pop_v[p] = '0;
-      gflit[p] = '0;
-    end
-    for (int q = 0; q < NP; q++) begin
-      if (out_req[q] != '0) begin
-        gi = 3'(rr_pick(NIVC'(out_req[q]), IW'(out_rr_q[q])));
-        pv = in_pick[gi];
-        i = IW'(32'(gi) * MAX_VCS + 32'(pv));
-        gnt[q] = 1'b1;
-        gnt_in[q] = gi;
-        gnt_vc[q] = evc[i];
-        pop[gi] = 1'b1;
-        pop_v[gi] = pv;
-        gflit[q] = {front[i][63:6], 3'(evc[i]), front[i][2:0]};
-      end
-    end
-  end
-
-  // ---------------------------------------------------------------- state update
-  always_ff @(posedge clk) begin
     if (rst) begin
       for (int p = 0; p < NP; p++) begin
         for (int k = 0; k < MAX_DELAY; k++) dl_q[p][k] <= '0;
@@ -304,24 +200,109 @@ module nmp_router #(
         for (int v = 0; v < MAX_VCS; v++) cred_q[d][v] <= cfg_depth;
       end
     end else begin
+      for (int v = 0; v < MAX_VCS; v++) vmask[v] = 32'(v) < 32'(cfg_vcs);
+      for (int p = 0; p < NP; p++)
+        arr[p] = cfg_delay <= 7'd1 ? in_flit[p] : dl_q[p][LW'(cfg_delay - 7'd2)];
+
+      // Route compute on the front flit of every input VC (the arriving flit if the VC is empty).
+      for (int p = 0; p < NP; p++) begin
+        for (int v = 0; v < MAX_VCS; v++) begin
+          i = IW'(p * MAX_VCS + v);
+          front[i] = cnt_q[i] != '0 ? buf_q[i][head_q[i]] : arr[p];
+          has[i] = vmask[v] && (cnt_q[i] != '0 || (arr[p][0] && arr[p][5:3] == 3'(v)));
+          route[i] = xy_route(front[i][13:6], front[i][21:14]);
+        end
+      end
+
+      // VC allocation per output direction: round-robin over requesting input VCs, lowest free VC.
+      valloc = '0;
+      for (int k = 0; k < NIVC; k++) vovc[k] = '0;
+      for (int d = 0; d < ND; d++) begin
+        req = '0;
+        for (int k = 0; k < NIVC; k++) req[k] = has[k] && !alloc_q[k] && route[k] == 3'(d);
+        busy = busy_q[d];
+        ptr = va_rr_q[d];
+        for (int n = 0; n < MAX_VCS; n++) begin
+          if (req != '0 && (busy & vmask) != vmask) begin
+            g = rr_pick(req, ptr);
+            ov = lowest_zero(busy);
+            valloc[g] = 1'b1;
+            vovc[g] = ov;
+            req[g] = 1'b0;
+            busy[ov] = 1'b1;
+            ptr = 32'(g) == NIVC - 1 ? '0 : g + 1'b1;
+          end
+        end
+        va_busy[d] = busy;
+        va_rr_d[d] = ptr;
+      end
+
+      for (int k = 0; k < NIVC; k++) begin
+        eport[k] = alloc_q[k] ? {1'b0, aport_q[k]} : route[k];
+        evc[k] = alloc_q[k] ? avc_q[k] : vovc[k];
+        ready[k] = has[k] && (alloc_q[k] || valloc[k] || route[k] == LOCAL);
+      end
+      for (int d = 0; d < ND; d++)
+        for (int v = 0; v < MAX_VCS; v++)
+          credv[d][v] = cred_q[d][v] + CW'(in_credit[d][0] && in_credit[d][3:1] == 3'(v));
+
+      // Switch allocation, input stage: one ready VC per input whose output link is free and whose
+      // output VC has a credit (the local output needs neither).
+      for (int p = 0; p < NP; p++) out_req[p] = '0;
+      for (int p = 0; p < NP; p++) begin
+        cand = '0;
+        for (int v = 0; v < MAX_VCS; v++) begin
+          i = IW'(p * MAX_VCS + v);
+          o = eport[i];
+          cand[v] = ready[i] && (o == LOCAL || (lbusy_q[o[1:0]] < ONE && credv[o[1:0]][evc[i]] != '0));
+        end
+        pv = VW'(rr_pick(NIVC'(cand), IW'(in_rr_q[p])));
+        in_pick[p] = pv;
+        if (cand != '0) out_req[eport[p*MAX_VCS+32'(pv)]][p] = 1'b1;
+      end
+
+      // Output stage: one input per output, round-robin.
+      gnt = '0;
+      pop = '0;
+      for (int p = 0; p < NP; p++) begin
+        gnt_in[p] = '0;
+        gnt_vc[p] = '0;
+        pop_v[p] = '0;
+        gflit[p] = '0;
+      end
+      for (int q = 0; q < NP; q++) begin
+        if (out_req[q] != '0) begin
+          gi = 3'(rr_pick(NIVC'(out_req[q]), IW'(out_rr_q[q])));
+          pv = in_pick[gi];
+          i = IW'(32'(gi) * MAX_VCS + 32'(pv));
+          gnt[q] = 1'b1;
+          gnt_in[q] = gi;
+          gnt_vc[q] = evc[i];
+          pop[gi] = 1'b1;
+          pop_v[gi] = pv;
+          gflit[q] = {front[i][63:6], 3'(evc[i]), front[i][2:0]};
+        end
+      end
+
+      // ---- register updates
       for (int p = 0; p < NP; p++) begin
         dl_q[p][0] <= in_flit[p];
         for (int k = 1; k < MAX_DELAY; k++) dl_q[p][k] <= dl_q[p][k-1];
         for (int v = 0; v < MAX_VCS; v++) begin
-          automatic logic [IW-1:0] i = IW'(p * MAX_VCS + v);
+          automatic logic [IW-1:0] iv = IW'(p * MAX_VCS + v);
           automatic logic arrive = vmask[v] && arr[p][0] && arr[p][5:3] == 3'(v);
           automatic logic granted = pop[p] && pop_v[p] == VW'(v);
-          automatic logic from_buf = cnt_q[i] != '0;
+          automatic logic from_buf = cnt_q[iv] != '0;
           automatic logic write = arrive && !(granted && !from_buf);  // not bypassed straight out
           automatic logic take = granted && from_buf;
-          if (write) buf_q[i][head_q[i]+cnt_q[i][DW-1:0]] <= arr[p];
-          if (take) head_q[i] <= head_q[i] + 1'b1;
-          cnt_q[i] <= cnt_q[i] + CW'(write) - CW'(take);
-          if (granted && front[i][2]) alloc_q[i] <= 1'b0;
-          else if (valloc[i]) begin
-            alloc_q[i] <= 1'b1;
-            aport_q[i] <= route[i][1:0];
-            avc_q[i] <= vovc[i];
+          if (write) buf_q[iv][head_q[iv]+cnt_q[iv][DW-1:0]] <= arr[p];
+          if (take) head_q[iv] <= head_q[iv] + 1'b1;
+          cnt_q[iv] <= cnt_q[iv] + CW'(write) - CW'(take);
+          if (granted && front[iv][2]) alloc_q[iv] <= 1'b0;
+          else if (valloc[iv]) begin
+            alloc_q[iv] <= 1'b1;
+            aport_q[iv] <= route[iv][1:0];
+            avc_q[iv] <= vovc[iv];
           end
         end
         out_credit_q[p] <= pop[p] ? {3'(pop_v[p]), 1'b1} : 4'd0;

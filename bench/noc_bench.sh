@@ -5,10 +5,7 @@
 set -euo pipefail
 BIN=${1:-build/apps/nmpsim}
 CYCLES=${CYCLES:-100000}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-field() { sed -n "s/^  \"$1\": \([-0-9.eE+]*\),\{0,1\}$/\1/p" "$2"; }
+source "$(dirname "$0")/lib.sh"
 
 curve() {
   local mesh=$1; shift

@@ -6,10 +6,7 @@
 set -euo pipefail
 BIN=${1:-build/apps/nmpsim}
 CYCLES=${CYCLES:-20000}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-field() { sed -n "s/^  \"$1\": \([-0-9.eE+]*\),\{0,1\}$/\1/p" "$2"; }
+source "$(dirname "$0")/lib.sh"
 
 for spec in "4x4 0.2" "8x8 0.1" "16x16 0.05"; do
   set -- $spec

@@ -46,6 +46,11 @@ class PinMesh : public sc_core::sc_module {
   sc_core::sc_time time_after_cycle(uint64_t c) const { return period_ * (static_cast<double>(c) + 2.75); }
   /// First router error (for instance a flit into a full buffer), or empty.
   std::string router_error() const;
+  /// The NoC clock (falling edge first; rising edge c + 1 evaluates cycle c).
+  const sc_core::sc_clock& clock() const { return clk_; }
+  /// What the router at `node` sent on `port` in the last evaluated cycle (for lock-step checks).
+  uint64_t out_flit_word(int node, int port) const { return out_flit_[pin(node, port)].read(); }
+  uint32_t out_credit_word(int node, int port) const { return out_credit_[pin(node, port)].read(); }
 
  private:
   void drive();

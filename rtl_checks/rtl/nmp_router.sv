@@ -2,10 +2,12 @@
 // (noc/router.h). Five ports (N=0, E=1, S=2, W=3, L=4), virtual channels, XY routing,
 // round-robin VC and switch allocation, credit flow control, a configurable pipeline delay and
 // per-output link serialisation. Given the same inputs it produces the same outputs in the same
-// cycles as the C++ router; rtl_checks/README.md and docs/MODEL.md ("RTL router") explain how.
+// cycles as the C++ router; docs/MODEL.md ("RTL router and pin-level meshes") explains how, and
+// the ctest checks RtlRouterCosim.* and RtlMesh.* hold it to that.
 //
 // Parameters are the hardware's capacities; the cfg_* straps select the configuration inside
 // them (as in noc::NocConfig) and must stay constant after reset:
+//   cfg_x/y     this router's mesh coordinates (x grows East, y grows South)
 //   cfg_vcs     virtual channels per input port, 1..MAX_VCS
 //   cfg_depth   flit slots per VC buffer, 1..MAX_DEPTH (also the initial credit count)
 //   cfg_delay   router delay in cycles, 1..MAX_DELAY: a flit arriving in cycle a may leave in

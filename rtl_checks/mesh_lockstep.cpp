@@ -1,0 +1,48 @@
+#include "rtl_checks/mesh_lockstep.h"
+
+#include <stdexcept>
+
+#include "noc/flit_word.h"
+
+namespace nmpsim::rtl {
+
+MeshLockstep::MeshLockstep(sc_core::sc_module_name name, noc::PinMesh& a, std::string a_label, noc::PinMesh& b,
+                           std::string b_label)
+    : sc_module(name), a_(a), b_(b), a_label_(std::move(a_label)), b_label_(std::move(b_label)) {
+  const noc::NocConfig &ca = a.network().config(), &cb = b.network().config();
+  if (ca.width != cb.width || ca.height != cb.height || a.period() != b.period())
+    throw std::invalid_argument("MeshLockstep: the two meshes differ in size or clock");
+  SC_METHOD(on_falling_edge);
+  sensitive << a.clock().negedge_event();
+  dont_initialize();
+}
+
+void MeshLockstep::on_falling_edge() {
+  // Falling edge k >= 2 follows the rising edge that evaluated cycle k - 2 (noc/pin_mesh.h).
+  const uint64_t k = falling_edges_++;
+  if (k < 2 || mismatch()) return;
+  const uint64_t cycle = k - 2;
+  ++cycles_;
+  const noc::MeshGeometry& geo = a_.network().geometry();
+  for (int node = 0; node < geo.width * geo.height; ++node) {
+    if (!a_.router(node) || !b_.router(node)) continue;
+    for (int p = 0; p < noc::kNumPorts; ++p) {
+      const uint64_t fa = a_.out_flit_word(node, p), fb = b_.out_flit_word(node, p);
+      const uint32_t ca = a_.out_credit_word(node, p), cb = b_.out_credit_word(node, p);
+      flits_ += noc::flit_word_valid(fa);
+      std::string what;
+      if ((fa & packet_mask_) != (fb & packet_mask_))
+        what = "out_flit: " + a_label_ + " " + noc::describe_flit_word(fa) + " vs " + b_label_ + " " +
+               noc::describe_flit_word(fb);
+      else if (ca != cb)
+        what = "out_credit: " + a_label_ + " " + noc::describe_credit_word(ca) + " vs " + b_label_ + " " +
+               noc::describe_credit_word(cb);
+      if (what.empty()) continue;
+      first_mismatch_ = "cycle " + std::to_string(cycle) + " router " + geo.coord(node) + " port " +
+                        noc::port_name(p) + " " + what;
+      return;
+    }
+  }
+}
+
+}  // namespace nmpsim::rtl

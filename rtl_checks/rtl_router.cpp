@@ -13,6 +13,14 @@ namespace nmpsim::rtl {
 RtlCapacity rtl_capacity() { return {NMPSIM_RTL_MAX_VCS, NMPSIM_RTL_MAX_DEPTH, NMPSIM_RTL_MAX_DELAY}; }
 
 void check_rtl_fits(const noc::NocConfig& cfg) {
+  noc::RouterParams p;
+  p.vcs = cfg.vcs;
+  p.buffer_flits = cfg.buffer_flits;
+  p.router_delay_cycles = cfg.router_delay_cycles;
+  check_rtl_fits(p);
+}
+
+void check_rtl_fits(const noc::RouterParams& cfg) {
   const RtlCapacity cap = rtl_capacity();
   auto need = [](bool ok, const std::string& msg) {
     if (!ok) throw noc::ConfigError(msg);
@@ -28,7 +36,7 @@ void check_rtl_fits(const noc::NocConfig& cfg) {
 }
 
 RtlRouter::RtlRouter(sc_core::sc_module_name name, const noc::RouterParams& p)
-    : RouterPins(name, p), rtl_(std::make_unique<Vnmp_router>("rtl")) {
+    : RouterPins(name, p), rtl_((check_rtl_fits(p), std::make_unique<Vnmp_router>("rtl"))) {
   Verilated::traceEverOn(true);  // lets open_vcd() attach a trace later; costs nothing until then
   cfg_x_.write(static_cast<uint32_t>(p.geo.x(p.node)));
   cfg_y_.write(static_cast<uint32_t>(p.geo.y(p.node)));

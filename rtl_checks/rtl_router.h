@@ -26,9 +26,11 @@ RtlCapacity rtl_capacity();
 /// Throws noc::ConfigError (one line naming the field and the CMake option that raises the
 /// limit) when `cfg` does not fit the RTL router.
 void check_rtl_fits(const noc::NocConfig& cfg);
+void check_rtl_fits(const noc::RouterParams& p);
 
 class RtlRouter : public noc::RouterPins {
  public:
+  /// Throws noc::ConfigError when `p` does not fit the RTL's capacities.
   RtlRouter(sc_core::sc_module_name name, const noc::RouterParams& p);
   ~RtlRouter() override;
   const char* implementation() const override { return "rtl"; }

@@ -144,6 +144,27 @@ TEST(RtlRouterCosim, CornerConfigurationsAgreeFlitForFlit) {
   run_scenarios(s);
 }
 
+TEST(RtlRouter, RefusesConfigurationsBeyondItsCapacities) {
+  const RtlCapacity cap = rtl_capacity();
+  noc::NocConfig ok;
+  ok.vcs = cap.max_vcs;
+  ok.buffer_flits = cap.max_buffer_flits;
+  ok.router_delay_cycles = cap.max_router_delay_cycles;
+  EXPECT_NO_THROW(check_rtl_fits(ok));
+  for (int field = 0; field < 3; ++field) {
+    noc::NocConfig bad = ok;
+    const char* name = field == 0 ? "MAX_VCS" : field == 1 ? "MAX_DEPTH" : "MAX_DELAY";
+    (field == 0 ? bad.vcs : field == 1 ? bad.buffer_flits : bad.router_delay_cycles) += 1;
+    try {
+      check_rtl_fits(bad);
+      ADD_FAILURE() << name << " + 1 accepted";
+    } catch (const noc::ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("-DNMPSIM_RTL_"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(RtlRouterCosim, CheckerReportsFirstDivergence) {
   // A fault only the SystemC router sees (a spurious East VC 0 credit at cycle 3000, while East is
   // congested) must show up as a mismatch no earlier than the fault, naming cycle, port and flit.

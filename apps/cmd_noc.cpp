@@ -49,6 +49,37 @@ std::set<int> parse_node_list(const std::string& text, int nodes) {
   return out;
 }
 
+/// Validates --router, --rtl-nodes, --vcd and --vcd-node together; fills in the default VCD node.
+RouterChoice router_choice(const po::variables_map& vm, const noc::NocConfig& noc, const std::string& router,
+                           const std::string& rtl_nodes, int& vcd_node) {
+  RouterChoice rc;
+  rc.kind = router;
+  if (router != "engine" && router != "sc" && router != "rtl" && router != "mixed")
+    throw UsageError("--router: unknown implementation '" + router + "' (expected engine, sc, rtl or mixed)");
+  if (vm.count("rtl-nodes") && router != "mixed") throw UsageError("--rtl-nodes needs --router mixed");
+  const noc::MeshGeometry geo{noc.width, noc.height};
+  if (router == "mixed") {
+    if (vm.count("rtl-nodes")) {
+      rc.rtl_nodes = parse_node_list(rtl_nodes, noc.nodes());
+    } else {
+      for (int n = 0; n < noc.nodes(); ++n)
+        if ((geo.x(n) + geo.y(n)) % 2 == 0) rc.rtl_nodes.insert(n);
+    }
+  }
+  if (router == "rtl" || router == "mixed") rtl::check_rtl_fits(noc);
+  if (vm.count("vcd-node") && !vm.count("vcd")) throw UsageError("--vcd-node needs --vcd FILE");
+  if (!vm.count("vcd")) return rc;
+  if (router != "rtl" && router != "mixed") throw UsageError("--vcd dumps an RTL router: use --router rtl or mixed");
+  if (!vm.count("vcd-node")) vcd_node = geo.id(noc.width / 2, noc.height / 2);
+  if (vcd_node < 0 || vcd_node >= noc.nodes())
+    throw UsageError("--vcd-node: node " + std::to_string(vcd_node) + " is outside the " +
+                     std::to_string(noc.nodes()) + "-node mesh");
+  if (!rc.rtl_at(vcd_node))
+    throw UsageError("--vcd-node: node " + std::to_string(vcd_node) +
+                     " has a SystemC router, not an RTL one (see --rtl-nodes)");
+  return rc;
+}
+
 nlohmann::json result_json(const noc::TestbenchConfig& cfg, const noc::TestbenchResult& r, const RouterChoice& rc) {
   const noc::NocStats& s = r.stats;
   nlohmann::json links = nlohmann::json::array();
@@ -178,30 +209,7 @@ int cmd_noc(const std::vector<std::string>& args) {
   cfg.traffic.pattern = noc::parse_traffic_pattern(traffic);
   cfg.validate();
 
-  RouterChoice rc;
-  rc.kind = router;
-  if (router != "engine" && router != "sc" && router != "rtl" && router != "mixed")
-    throw UsageError("--router: unknown implementation '" + router + "' (expected engine, sc, rtl or mixed)");
-  if (vm.count("rtl-nodes") && router != "mixed") throw UsageError("--rtl-nodes needs --router mixed");
-  if (router == "mixed") {
-    if (vm.count("rtl-nodes")) {
-      rc.rtl_nodes = parse_node_list(rtl_nodes, cfg.noc.nodes());
-    } else {
-      for (int n = 0; n < cfg.noc.nodes(); ++n)
-        if ((n % cfg.noc.width + n / cfg.noc.width) % 2 == 0) rc.rtl_nodes.insert(n);
-    }
-  }
-  if (router == "rtl" || router == "mixed") rtl::check_rtl_fits(cfg.noc);
-  if (vm.count("vcd-node") && !vm.count("vcd")) throw UsageError("--vcd-node needs --vcd FILE");
-  if (vm.count("vcd")) {
-    if (router != "rtl" && router != "mixed") throw UsageError("--vcd dumps an RTL router: use --router rtl or mixed");
-    if (!vm.count("vcd-node")) vcd_node = noc::MeshGeometry{cfg.noc.width, cfg.noc.height}.id(cfg.noc.width / 2, cfg.noc.height / 2);
-    if (vcd_node < 0 || vcd_node >= cfg.noc.nodes())
-      throw UsageError("--vcd-node: node " + std::to_string(vcd_node) + " is outside the " +
-                       std::to_string(cfg.noc.nodes()) + "-node mesh");
-    if (!rc.rtl_at(vcd_node))
-      throw UsageError("--vcd-node: node " + std::to_string(vcd_node) + " has a SystemC router, not an RTL one (see --rtl-nodes)");
-  }
+  const RouterChoice rc = router_choice(vm, cfg.noc, router, rtl_nodes, vcd_node);
 
   // The VCD grows while the simulation runs: write it beside the target and rename it when complete.
   const std::string vcd_tmp = vcd_path.empty() ? "" : vcd_path + ".partial";

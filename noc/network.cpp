@@ -467,7 +467,8 @@ void Network::end_measurement(uint64_t cycle) {
 }
 
 void Network::set_external_router(int node) {
-  if (node < 0 || node >= nodes()) throw std::out_of_range("noc: external router " + std::to_string(node) + " outside the mesh");
+  if (node < 0 || node >= nodes())
+    throw std::out_of_range("noc: external router " + std::to_string(node) + " outside the mesh");
   if (started_ || routers_[node].buffered_flits() > 0)
     throw std::logic_error("noc: set_external_router() must be called before the network runs");
   if (ext_.empty()) ext_.resize(static_cast<size_t>(nodes()));

@@ -17,7 +17,8 @@ namespace {
 sc_core::sc_time period_of(const NocConfig& cfg) {
   const double res_s = sc_core::sc_get_time_resolution().to_seconds();
   const auto units = static_cast<uint64_t>(std::llround(1e-9 / cfg.clock_ghz / res_s));
-  if (units < 4 || units % 2) throw ConfigError("noc: the clock period must be an even number (>= 4) of SystemC time steps");
+  if (units < 4 || units % 2)
+    throw ConfigError("noc: the clock period must be an even number (>= 4) of SystemC time steps");
   return sc_core::sc_get_time_resolution() * static_cast<double>(units);
 }
 }  // namespace

@@ -38,8 +38,8 @@ void MeshLockstep::on_falling_edge() {
         what = "out_credit: " + a_label_ + " " + noc::describe_credit_word(ca) + " vs " + b_label_ + " " +
                noc::describe_credit_word(cb);
       if (what.empty()) continue;
-      first_mismatch_ = "cycle " + std::to_string(cycle) + " router " + geo.coord(node) + " port " +
-                        noc::port_name(p) + " " + what;
+      first_mismatch_ =
+          "cycle " + std::to_string(cycle) + " router " + geo.coord(node) + " port " + noc::port_name(p) + " " + what;
       return;
     }
   }

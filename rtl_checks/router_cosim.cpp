@@ -92,14 +92,19 @@ void RouterCosim::consume(uint64_t cycle) {
     --in_router_;
     // XY route, written out here rather than taken from the router.
     const int dx = noc::flit_word_x(w), dy = noc::flit_word_y(w);
-    const int want = dx > x ? noc::kEast : dx < x ? noc::kWest : dy > y ? noc::kSouth : dy < y ? noc::kNorth : noc::kLocal;
+    const int want = dx > x   ? noc::kEast
+                     : dx < x ? noc::kWest
+                     : dy > y ? noc::kSouth
+                     : dy < y ? noc::kNorth
+                              : noc::kLocal;
     const std::string at = "cycle " + std::to_string(cycle) + " port " + noc::port_name(p) + ": ";
     if (p != want) fail(at + "flit to (" + std::to_string(dx) + "," + std::to_string(dy) + ") left on the wrong port");
     const auto id = static_cast<uint32_t>(w >> 38);
     const int seq = static_cast<int>((w >> 22) & 0xffff);
     const int vc = noc::flit_word_vc(w);
     OutPacket& op = out_packets_[id];
-    if (seq != op.next_seq) fail(at + "packet " + std::to_string(id) + " flit " + std::to_string(seq) + " out of order");
+    if (seq != op.next_seq)
+      fail(at + "packet " + std::to_string(id) + " flit " + std::to_string(seq) + " out of order");
     if (seq == 0) {
       op.port = p;
       op.vc = vc;
@@ -143,7 +148,8 @@ void RouterCosim::drive(uint64_t cycle) {
       f.dst = static_cast<uint32_t>(pk.dst);
       f.seq = static_cast<uint16_t>(pk.sent);
       f.vc = static_cast<uint8_t>(v);
-      f.flags = static_cast<uint8_t>((pk.sent == 0 ? noc::kHeadFlit : 0) | (pk.sent + 1 == pk.flits ? noc::kTailFlit : 0));
+      f.flags =
+          static_cast<uint8_t>((pk.sent == 0 ? noc::kHeadFlit : 0) | (pk.sent + 1 == pk.flits ? noc::kTailFlit : 0));
       word = noc::encode_flit_word(f, geo_);
       --up_credits_[p * V + v];
       ++rep_.flits_in;

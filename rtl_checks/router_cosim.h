@@ -88,9 +88,9 @@ class RouterCosim : public sc_core::sc_module {
   RtlRouter rtl_;
 
   // Harness state.
-  std::vector<int> up_credits_;       // [port][vc]
-  std::vector<Packet> up_packet_;     // [port][vc]; flits == 0: none in progress
-  std::vector<int> down_count_;       // [dir][vc] flits buffered downstream
+  std::vector<int> up_credits_;    // [port][vc]
+  std::vector<Packet> up_packet_;  // [port][vc]; flits == 0: none in progress
+  std::vector<int> down_count_;    // [dir][vc] flits buffered downstream
   std::map<uint32_t, OutPacket> out_packets_;
   uint32_t next_packet_ = 0;
   uint64_t falling_edges_ = 0;

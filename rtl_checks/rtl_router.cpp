@@ -32,7 +32,8 @@ void check_rtl_fits(const noc::RouterParams& cfg) {
            std::to_string(cap.max_buffer_flits) + " (reconfigure with -DNMPSIM_RTL_MAX_DEPTH=N, a power of two)");
   need(cfg.router_delay_cycles <= cap.max_router_delay_cycles,
        "rtl router: router_delay_cycles " + std::to_string(cfg.router_delay_cycles) + " exceeds the RTL's MAX_DELAY " +
-           std::to_string(cap.max_router_delay_cycles) + " (reconfigure with -DNMPSIM_RTL_MAX_DELAY=N, a power of two)");
+           std::to_string(cap.max_router_delay_cycles) +
+           " (reconfigure with -DNMPSIM_RTL_MAX_DELAY=N, a power of two)");
 }
 
 RtlRouter::RtlRouter(sc_core::sc_module_name name, const noc::RouterParams& p)
@@ -104,8 +105,8 @@ noc::RouterFactory rtl_router_factory() {
 }
 
 noc::RouterFactory mixed_router_factory(std::function<bool(int node)> rtl_at) {
-  return [rtl_at = std::move(rtl_at)](const std::string& name, const noc::RouterParams& p)
-             -> std::unique_ptr<noc::RouterPins> {
+  return [rtl_at = std::move(rtl_at)](const std::string& name,
+                                      const noc::RouterParams& p) -> std::unique_ptr<noc::RouterPins> {
     if (rtl_at(p.node)) return std::make_unique<RtlRouter>(name.c_str(), p);
     return std::make_unique<noc::ScRouter>(name.c_str(), p);
   };

@@ -6,10 +6,10 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <ostream>
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <ostream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -54,7 +54,8 @@ struct MeshRun {
           std::function<void(uint64_t)> each_cycle = {})
       : mesh(name.c_str(), s.noc, f), traffic(mesh.network().geometry(), s.traffic) {
     Network& net = mesh.network();
-    net.set_delivery_handler([this](const Delivery& d) { got.emplace_back(d.message_id, d.create_cycle, d.deliver_cycle); });
+    net.set_delivery_handler(
+        [this](const Delivery& d) { got.emplace_back(d.message_id, d.create_cycle, d.deliver_cycle); });
     const auto flits = static_cast<uint32_t>(s.traffic.packet_flits);
     const uint64_t end = s.traffic_cycles;
     mesh.set_cycle_hook([this, &net, flits, end, each_cycle = std::move(each_cycle)](uint64_t c) {
@@ -76,7 +77,8 @@ Deliveries engine_run(const Scenario& s) {
   net.set_delivery_handler([&](const Delivery& d) { got.emplace_back(d.message_id, d.create_cycle, d.deliver_cycle); });
   const auto flits = static_cast<uint32_t>(s.traffic.packet_flits);
   for (uint64_t c = 0; c < s.traffic_cycles || !net.idle(); ++c) {
-    if (c < s.traffic_cycles && traffic.next_cycle() == c) traffic.emit(c, [&](int a, int b) { net.send_flits(a, b, flits, c); });
+    if (c < s.traffic_cycles && traffic.next_cycle() == c)
+      traffic.emit(c, [&](int a, int b) { net.send_flits(a, b, flits, c); });
     if (!net.step(c)) throw std::runtime_error(net.stall_report());
     if (c > s.traffic_cycles + 1000000) throw std::runtime_error("engine did not drain");
   }
@@ -145,7 +147,8 @@ TEST_P(RtlMesh, MixedMeshOfRtlScAndEngineRoutersMatchesTheEngine) {
   const Scenario& s = GetParam();
   const Deliveries want = engine_run(s);
   // Checkerboard of RTL and SystemC routers, with two nodes left to the engine's own router.
-  const RouterFactory rtl_or_sc = rtl::mixed_router_factory([](int node) { return ((node % 4) + (node / 4)) % 2 == 0; });
+  const RouterFactory rtl_or_sc =
+      rtl::mixed_router_factory([](int node) { return ((node % 4) + (node / 4)) % 2 == 0; });
   const int engine_nodes[] = {5, 10};
   RouterFactory mixed = [&](const std::string& name, const RouterParams& p) -> std::unique_ptr<RouterPins> {
     for (int e : engine_nodes)
@@ -156,9 +159,12 @@ TEST_P(RtlMesh, MixedMeshOfRtlScAndEngineRoutersMatchesTheEngine) {
   int rtl = 0, sc = 0, engine = 0;
   for (int n = 0; n < s.noc.nodes(); ++n) {
     RouterPins* r = run.mesh.router(n);
-    if (!r) ++engine;
-    else if (std::string(r->implementation()) == "rtl") ++rtl;
-    else ++sc;
+    if (!r)
+      ++engine;
+    else if (std::string(r->implementation()) == "rtl")
+      ++rtl;
+    else
+      ++sc;
   }
   EXPECT_EQ(engine, 2);
   EXPECT_GT(rtl, 4);

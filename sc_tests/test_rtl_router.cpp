@@ -5,6 +5,7 @@
 // routers side by side, each with its own seed and configuration.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -51,7 +52,12 @@ CosimConfig random_config(uint64_t seed) {
 
 void expect_agreement(const Scenario& s, const CosimReport& r) {
   SCOPED_TRACE(s.label);
-  if (getenv("COSIM_DEBUG")) printf("%s: in %lu out N%lu E%lu S%lu W%lu L%lu packets %lu cycles %lu\n", s.label.c_str(), r.flits_in, r.flits_out[0], r.flits_out[1], r.flits_out[2], r.flits_out[3], r.flits_out[4], r.packets_out, r.cycles_compared);
+  std::printf("%s: %llu flits in; out N %llu E %llu S %llu W %llu L %llu; %llu packets; %llu cycles compared\n",
+              s.label.c_str(), static_cast<unsigned long long>(r.flits_in),
+              static_cast<unsigned long long>(r.flits_out[0]), static_cast<unsigned long long>(r.flits_out[1]),
+              static_cast<unsigned long long>(r.flits_out[2]), static_cast<unsigned long long>(r.flits_out[3]),
+              static_cast<unsigned long long>(r.flits_out[4]), static_cast<unsigned long long>(r.packets_out),
+              static_cast<unsigned long long>(r.cycles_compared));
   EXPECT_FALSE(r.mismatch) << "RTL and SystemC routers diverge: " << r.first_mismatch;
   EXPECT_EQ(r.harness_error, "");
   EXPECT_EQ(r.router_error, "");
@@ -116,7 +122,10 @@ TEST(RtlRouterCosim, CornerConfigurationsAgreeFlitForFlit) {
     s.push_back({label + " (" + describe(c) + ")", c});
   };
   add("defaults", [](CosimConfig&) {});
-  add("one VC, one-flit buffers", [](CosimConfig& c) { c.noc.vcs = 1; c.noc.buffer_flits = 1; });
+  add("one VC, one-flit buffers", [](CosimConfig& c) {
+    c.noc.vcs = 1;
+    c.noc.buffer_flits = 1;
+  });
   add("router delay 1: arrivals bypass to the switch", [](CosimConfig& c) { c.noc.router_delay_cycles = 1; });
   add("largest capacities", [&](CosimConfig& c) {
     c.noc.vcs = cap.max_vcs;
@@ -181,7 +190,8 @@ TEST(RtlRouterCosim, CheckerReportsFirstDivergence) {
   RouterCosim bench("bench", c, clk);
   sc_core::sc_start(sc_core::sc_time(10000, sc_core::SC_NS));
   const CosimReport r = bench.report();
-  ASSERT_TRUE(r.mismatch) << "cycles " << r.cycles_compared << " in " << r.flits_in << " E " << r.flits_out[1] << " drained " << r.drained << " " << r.harness_error;
+  ASSERT_TRUE(r.mismatch) << "cycles " << r.cycles_compared << " in " << r.flits_in << " E " << r.flits_out[1]
+                          << " drained " << r.drained << " " << r.harness_error;
   const std::string& m = r.first_mismatch;
   EXPECT_EQ(m.rfind("cycle ", 0), 0u) << m;
   std::printf("first mismatch: %s\n", m.c_str());

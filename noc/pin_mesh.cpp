@@ -14,21 +14,24 @@ RouterFactory sc_router_factory() {
 }
 
 namespace {
-sc_core::sc_time period_of(const NocConfig& cfg) {
+/// The clock period in SystemC time-resolution steps (at least 2, so both phases are non-empty).
+uint64_t period_steps(const NocConfig& cfg) {
   const double res_s = sc_core::sc_get_time_resolution().to_seconds();
-  const auto units = static_cast<uint64_t>(std::llround(1e-9 / cfg.clock_ghz / res_s));
-  if (units < 4 || units % 2)
-    throw ConfigError("noc: the clock period must be an even number (>= 4) of SystemC time steps");
-  return sc_core::sc_get_time_resolution() * static_cast<double>(units);
+  const auto steps = static_cast<uint64_t>(std::llround(1e-9 / cfg.clock_ghz / res_s));
+  if (steps < 2) throw ConfigError("noc: clock period is shorter than two SystemC time-resolution steps");
+  return steps;
 }
 }  // namespace
 
 PinMesh::PinMesh(sc_core::sc_module_name name, const NocConfig& cfg, const RouterFactory& factory)
     : sc_module(name),
       net_(cfg),
-      period_(period_of(cfg)),
-      // Falling edge k at (k + 1/2) periods, rising edge k at (k + 1) periods.
-      clk_("clk", period_, 0.5, period_ / 2, false),
+      period_(sc_core::sc_get_time_resolution() * static_cast<double>(period_steps(cfg))),
+      // Rising edge k at (k + 1) periods; falling edge k one high phase earlier, at k periods plus
+      // floor(steps / 2) (so odd periods, e.g. 3 GHz at 1 ps resolution, stay on the time grid).
+      clk_("clk", period_,
+           static_cast<double>(period_steps(cfg) / 2) / static_cast<double>(period_steps(cfg)),
+           sc_core::sc_get_time_resolution() * static_cast<double>(period_steps(cfg) / 2), false),
       in_flit_("in_flit", static_cast<size_t>(cfg.nodes()) * kNumPorts),
       out_flit_("out_flit", static_cast<size_t>(cfg.nodes()) * kNumPorts),
       in_credit_("in_credit", static_cast<size_t>(cfg.nodes()) * kNumPorts),

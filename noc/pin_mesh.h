@@ -3,11 +3,12 @@
 // node by a factory. Links, network interfaces, statistics, conservation checks and the watchdog
 // are noc::Network's, so a pin-level mesh of ScRouters reproduces the engine cycle for cycle.
 //
-// Clocking: one sc_clock of the NoC period. Edge 0 resets every router; cycle c is evaluated at
-// rising edge c + 1. A driver process at each falling edge collects what the routers sent at the
-// previous rising edge, finishes that cycle, calls the cycle hook (traffic), begins the next
-// cycle in the network and writes the routers' input pins. The clock runs every cycle: pin-level
-// meshes are for co-simulation, the engine (noc::MeshModule) is the fast path.
+// Clocking: one sc_clock of the NoC period, falling edge first. Rising edge 0 (at one period)
+// resets every router; cycle c is evaluated at rising edge c + 1. A driver process at each
+// falling edge collects what the routers sent at the previous rising edge, finishes that cycle,
+// calls the cycle hook (traffic), begins the next cycle in the network and writes the routers'
+// input pins. The clock runs every cycle: pin-level meshes are for co-simulation, the engine
+// (noc::MeshModule) is the fast path.
 #pragma once
 
 #include <systemc>
@@ -42,8 +43,6 @@ class PinMesh : public sc_core::sc_module {
   /// Cycles begun so far.
   uint64_t cycles_begun() const { return begun_; }
   const sc_core::sc_time& period() const { return period_; }
-  /// Simulated time by which cycle c has been evaluated and collected.
-  sc_core::sc_time time_after_cycle(uint64_t c) const { return period_ * (static_cast<double>(c) + 2.75); }
   /// First router error (for instance a flit into a full buffer), or empty.
   std::string router_error() const;
   /// The NoC clock (falling edge first; rising edge c + 1 evaluates cycle c).

@@ -110,6 +110,8 @@ TEST(CliNocRouter, EveryRouterImplementationGivesTheEngineResults) {
     EXPECT_TRUE(j["conservation_ok"].get<bool>());
   }
   EXPECT_EQ(run("mixed", "--rtl-nodes 0,5,6,15")["config"]["rtl_nodes"], nlohmann::json::parse("[0,5,6,15]"));
+  // A clock whose period is an odd number of picoseconds (3 GHz: 333 ps) runs the same cycles.
+  EXPECT_EQ(run("rtl", "--clock-ghz 3")["avg_packet_latency_cycles"], engine["avg_packet_latency_cycles"]);
   EXPECT_EQ(run("rtl")["config"]["rtl_nodes"].size(), 16u);
 }
 

@@ -7,6 +7,7 @@ PACKAGES=(
   build-essential cmake pkg-config
   libsystemc-dev            # SystemC 2.3.4 + TLM-2.0
   verilator                 # Verilator 5 (router RTL co-simulation)
+  yosys                     # synthesis check of the router RTL (ctest rtl_synth)
   libboost-program-options-dev
   googletest libgtest-dev
   nlohmann-json3-dev

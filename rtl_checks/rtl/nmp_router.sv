@@ -130,23 +130,23 @@ module nmp_router #(
         end
       end
     end
-    return found_hi ? hi : lo;
+    rr_pick = found_hi ? hi : lo;
   endfunction
 
   function automatic logic [VW-1:0] lowest_zero(input logic [MAX_VCS-1:0] b);
     logic [VW-1:0] r;
     r = '0;
     for (int k = MAX_VCS - 1; k >= 0; k--) if (!b[k]) r = VW'(k);
-    return r;
+    lowest_zero = r;
   endfunction
 
   // XY dimension-order routing: X first (East grows x), then Y (South grows y), then Local.
   function automatic logic [2:0] xy_route(input logic [7:0] dx, input logic [7:0] dy);
-    if (dx > cfg_x) return 3'd1;
-    if (dx < cfg_x) return 3'd3;
-    if (dy > cfg_y) return 3'd2;
-    if (dy < cfg_y) return 3'd0;
-    return LOCAL;
+    if (dx > cfg_x) xy_route = 3'd1;
+    else if (dx < cfg_x) xy_route = 3'd3;
+    else if (dy > cfg_y) xy_route = 3'd2;
+    else if (dy < cfg_y) xy_route = 3'd0;
+    else xy_route = LOCAL;
   endfunction
 
   // ---------------------------------------------------------------- one cycle
@@ -178,7 +178,9 @@ module nmp_router #(
     logic [IW-1:0] ptr, g;
     logic [VW-1:0] ov, pv;
     logic [2:0] gi, o;
-    logic [IW-1:0] i;
+    logic [IW-1:0] i, iv;
+    logic arrive, granted, from_buf, write, take;
+    logic [MAX_VCS-1:0] freed;
 
     if (rst) begin
       for (int p = 0; p < NP; p++) begin
@@ -291,12 +293,12 @@ module nmp_router #(
         dl_q[p][0] <= in_flit[p];
         for (int k = 1; k < MAX_DELAY; k++) dl_q[p][k] <= dl_q[p][k-1];
         for (int v = 0; v < MAX_VCS; v++) begin
-          automatic logic [IW-1:0] iv = IW'(p * MAX_VCS + v);
-          automatic logic arrive = vmask[v] && arr[p][0] && arr[p][5:3] == 3'(v);
-          automatic logic granted = pop[p] && pop_v[p] == VW'(v);
-          automatic logic from_buf = cnt_q[iv] != '0;
-          automatic logic write = arrive && !(granted && !from_buf);  // not bypassed straight out
-          automatic logic take = granted && from_buf;
+          iv = IW'(p * MAX_VCS + v);
+          arrive = vmask[v] && arr[p][0] && arr[p][5:3] == 3'(v);
+          granted = pop[p] && pop_v[p] == VW'(v);
+          from_buf = cnt_q[iv] != '0;
+          write = arrive && !(granted && !from_buf);  // not bypassed straight out
+          take = granted && from_buf;
           if (write) buf_q[iv][head_q[iv]+cnt_q[iv][DW-1:0]] <= arr[p];
           if (take) head_q[iv] <= head_q[iv] + 1'b1;
           cnt_q[iv] <= cnt_q[iv] + CW'(write) - CW'(take);
@@ -313,7 +315,7 @@ module nmp_router #(
         if (gnt[p]) out_rr_q[p] <= gnt_in[p] == 3'd4 ? 3'd0 : gnt_in[p] + 3'd1;
       end
       for (int d = 0; d < ND; d++) begin
-        automatic logic [MAX_VCS-1:0] freed = '0;
+        freed = '0;
         if (gnt[d] && gflit[d][2]) freed[gnt_vc[d]] = 1'b1;
         busy_q[d] <= va_busy[d] & ~freed;
         va_rr_q[d] <= va_rr_d[d];

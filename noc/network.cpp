@@ -290,6 +290,7 @@ void Network::begin_cycle(uint64_t cycle) {
   started_ = true;
   cycle_ = cycle;
   ++steps_;
+  if (stats_reset_pending_ && cycle >= window_start_) reset_router_stats(window_start_);
 
   // 1. Everything the links deliver in this cycle.
   std::vector<Event>& slot = wheel_[cycle & wheel_mask_];
@@ -431,6 +432,17 @@ void Network::begin_measurement(uint64_t cycle) {
   measured_packets_ = measured_packets_done_ = 0;
   packet_latencies_.clear();
   message_latencies_.clear();
+  // Link and router statistics restart when the window opens: now, or at the first cycle begun at
+  // or after a window start that lies in the future.
+  if (started_ && cycle <= cycle_) {
+    reset_router_stats(cycle);
+  } else {
+    stats_reset_pending_ = true;
+  }
+}
+
+void Network::reset_router_stats(uint64_t cycle) {
+  stats_reset_pending_ = false;
   for (Router& r : routers_) r.reset_stats(cycle);
   for (ExternalRouter& x : ext_) {
     x.occ_area = 0.0;

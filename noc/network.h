@@ -120,7 +120,8 @@ class Network {
   bool idle() const { return live_packets_ == 0 && local_pending_.empty(); }
 
   // Measurement window: packets created in [start, end) are measured; flits ejected in it count
-  // as accepted; link and router statistics restart at start.
+  // as accepted; link and router statistics restart at start (immediately if start is not in the
+  // future, otherwise when the first cycle at or after start begins).
   void begin_measurement(uint64_t cycle);
   void end_measurement(uint64_t cycle);
   /// Statistics of the window; link and router figures need end_measurement() first.
@@ -206,6 +207,7 @@ class Network {
   uint64_t flits_out_at(int node, int dir) const;
   double occupancy_at(int node, uint64_t cycle) const;
   int max_buffered_at(int node) const;
+  void reset_router_stats(uint64_t cycle);
   struct ExternalRouter {
     bool external = false;
     PinInputs in;
@@ -258,6 +260,7 @@ class Network {
 
   // Measurement.
   bool measuring_ = false;
+  bool stats_reset_pending_ = false;
   uint64_t window_start_ = 0, window_end_ = kNever;
   uint64_t offered_flits_ = 0, accepted_flits_ = 0;
   uint64_t measured_packets_ = 0, measured_packets_done_ = 0;

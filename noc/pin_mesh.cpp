@@ -73,16 +73,14 @@ void PinMesh::drive() {
       }
     }
     if (!net_.end_cycle()) {
-      sc_core::sc_stop();
+      stop();  // the watchdog fired; the network keeps the stall report
       return;
     }
   }
   rst_.write(false);
   const uint64_t c = k - 1;
   if (hook_ && !hook_(c)) {
-    // A planned end, not news: keep SystemC's "stopped by user" note off the user's terminal.
-    sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
-    sc_core::sc_stop();
+    stop();
     return;
   }
   net_.begin_cycle(c);
@@ -96,6 +94,12 @@ void PinMesh::drive() {
     }
     in.clear();
   }
+}
+
+void PinMesh::stop() {
+  // A planned end, not news: keep SystemC's "stopped by user" note off the user's terminal.
+  sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+  sc_core::sc_stop();
 }
 
 std::string PinMesh::router_error() const {

@@ -53,6 +53,7 @@ class PinMesh : public sc_core::sc_module {
 
  private:
   void drive();
+  void stop();
   size_t pin(int node, int port) const { return static_cast<size_t>(node) * kNumPorts + port; }
 
   Network net_;

@@ -206,6 +206,18 @@ std::vector<Scenario> scenarios() {
   slow.traffic.injection_rate = 0.2;
   slow.traffic.packet_flits = 3;
   v.push_back(slow);
+  // Wafer-scale-like: long die-to-die wires (20 cycles), buffers sized for the credit round trip
+  // (42 flits, as the wsc presets), and a wafer seam between rows 1 and 2 at 1/7 bandwidth.
+  Scenario wafer = base("wafer_like_long_links_deep_buffers");
+  wafer.noc.buffer_flits = 42;
+  wafer.noc.link_delay_cycles = 20;
+  for (int x = 0; x < 4; ++x) {
+    wafer.noc.set_link(4 + x, kSouth, LinkSpec{100, 1.0 / 7.0});
+    wafer.noc.set_link(8 + x, kNorth, LinkSpec{100, 1.0 / 7.0});
+  }
+  wafer.traffic.injection_rate = 0.08;
+  wafer.traffic.packet_flits = 8;
+  v.push_back(wafer);
   Scenario bypass = base("router_delay1_bitcomp");
   bypass.noc.router_delay_cycles = 1;
   bypass.traffic.pattern = TrafficPattern::kBitComplement;

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "noc/flit_word.h"
+#include "rtl_checks/pin_compare.h"
 
 namespace nmpsim::rtl {
 
@@ -27,19 +28,11 @@ void MeshLockstep::on_falling_edge() {
   for (int node = 0; node < geo.width * geo.height; ++node) {
     if (!a_.router(node) || !b_.router(node)) continue;
     for (int p = 0; p < noc::kNumPorts; ++p) {
-      const uint64_t fa = a_.out_flit_word(node, p), fb = b_.out_flit_word(node, p);
-      const uint32_t ca = a_.out_credit_word(node, p), cb = b_.out_credit_word(node, p);
-      flits_ += noc::flit_word_valid(fa);
-      std::string what;
-      if ((fa & packet_mask_) != (fb & packet_mask_))
-        what = "out_flit: " + a_label_ + " " + noc::describe_flit_word(fa) + " vs " + b_label_ + " " +
-               noc::describe_flit_word(fb);
-      else if (ca != cb)
-        what = "out_credit: " + a_label_ + " " + noc::describe_credit_word(ca) + " vs " + b_label_ + " " +
-               noc::describe_credit_word(cb);
-      if (what.empty()) continue;
-      first_mismatch_ =
-          "cycle " + std::to_string(cycle) + " router " + geo.coord(node) + " port " + noc::port_name(p) + " " + what;
+      const PortOutputs a{a_.out_flit_word(node, p), a_.out_credit_word(node, p)};
+      const PortOutputs b{b_.out_flit_word(node, p), b_.out_credit_word(node, p)};
+      flits_ += noc::flit_word_valid(a.flit);
+      if (same_outputs(a, b, packet_mask_)) continue;
+      first_mismatch_ = describe_pin_mismatch(cycle, geo.coord(node), p, a, b, a_label_, b_label_, packet_mask_);
       return;
     }
   }

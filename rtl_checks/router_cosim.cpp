@@ -1,6 +1,7 @@
 #include "rtl_checks/router_cosim.h"
 
 #include "noc/flit_word.h"
+#include "rtl_checks/pin_compare.h"
 
 namespace nmpsim::rtl {
 
@@ -60,19 +61,12 @@ void RouterCosim::on_falling_edge() {
 
 void RouterCosim::compare(uint64_t cycle) {
   ++rep_.cycles_compared;
-  if (rep_.mismatch) return;
   for (int p = 0; p < kNumPorts && !rep_.mismatch; ++p) {
-    const uint64_t a = sc_out_flit_[p].read(), b = rtl_out_flit_[p].read();
-    const uint32_t ca = sc_out_credit_[p].read(), cb = rtl_out_credit_[p].read();
-    std::string what;
-    if (a != b)
-      what = "out_flit: sc " + noc::describe_flit_word(a) + " vs rtl " + noc::describe_flit_word(b);
-    else if (ca != cb)
-      what = "out_credit: sc " + noc::describe_credit_word(ca) + " vs rtl " + noc::describe_credit_word(cb);
-    if (what.empty()) continue;
+    const PortOutputs sc{sc_out_flit_[p].read(), sc_out_credit_[p].read()};
+    const PortOutputs rtl{rtl_out_flit_[p].read(), rtl_out_credit_[p].read()};
+    if (same_outputs(sc, rtl)) continue;
     rep_.mismatch = true;
-    rep_.first_mismatch = "cycle " + std::to_string(cycle) + " router " + geo_.coord(cfg_.node) + " port " +
-                          noc::port_name(p) + " " + what;
+    rep_.first_mismatch = describe_pin_mismatch(cycle, geo_.coord(cfg_.node), p, sc, rtl, "sc", "rtl");
   }
 }
 

@@ -4,18 +4,6 @@
 
 namespace nmpsim::noc {
 
-RouterParams RouterParams::of(const NocConfig& cfg, int node) {
-  RouterParams p;
-  p.node = node;
-  p.geo = MeshGeometry{cfg.width, cfg.height};
-  p.vcs = cfg.vcs;
-  p.buffer_flits = cfg.buffer_flits;
-  p.router_delay_cycles = cfg.router_delay_cycles;
-  for (int dir = 0; dir < kNumMeshDirs; ++dir)
-    if (p.geo.neighbour(node, dir) >= 0) p.links[dir] = OutputLinkTiming::from(cfg.link(node, dir));
-  return p;
-}
-
 ScRouter::ScRouter(sc_core::sc_module_name name, const RouterParams& p) : RouterPins(name, p), router_(make_router()) {
   SC_METHOD(on_edge);
   sensitive << clk.pos();

@@ -26,12 +26,12 @@ uint64_t period_steps(const NocConfig& cfg) {
 PinMesh::PinMesh(sc_core::sc_module_name name, const NocConfig& cfg, const RouterFactory& factory)
     : sc_module(name),
       net_(cfg),
-      period_(sc_core::sc_get_time_resolution() * static_cast<double>(period_steps(cfg))),
+      steps_(period_steps(cfg)),
+      period_(sc_core::sc_get_time_resolution() * static_cast<double>(steps_)),
       // Rising edge k at (k + 1) periods; falling edge k one high phase earlier, at k periods plus
       // floor(steps / 2) (so odd periods, e.g. 3 GHz at 1 ps resolution, stay on the time grid).
-      clk_("clk", period_,
-           static_cast<double>(period_steps(cfg) / 2) / static_cast<double>(period_steps(cfg)),
-           sc_core::sc_get_time_resolution() * static_cast<double>(period_steps(cfg) / 2), false),
+      clk_("clk", period_, static_cast<double>(steps_ / 2) / static_cast<double>(steps_),
+           sc_core::sc_get_time_resolution() * static_cast<double>(steps_ / 2), false),
       in_flit_("in_flit", static_cast<size_t>(cfg.nodes()) * kNumPorts),
       out_flit_("out_flit", static_cast<size_t>(cfg.nodes()) * kNumPorts),
       in_credit_("in_credit", static_cast<size_t>(cfg.nodes()) * kNumPorts),

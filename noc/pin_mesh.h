@@ -57,6 +57,7 @@ class PinMesh : public sc_core::sc_module {
   size_t pin(int node, int port) const { return static_cast<size_t>(node) * kNumPorts + port; }
 
   Network net_;
+  uint64_t steps_;  // clock period in SystemC time-resolution steps
   sc_core::sc_time period_;
   sc_core::sc_clock clk_;
   sc_core::sc_signal<bool> rst_{"rst", true};

@@ -74,11 +74,12 @@ void RouterCosim::consume(uint64_t cycle) {
   const int V = cfg_.noc.vcs;
   const int x = geo_.x(cfg_.node), y = geo_.y(cfg_.node);
   for (int p = 0; p < kNumPorts; ++p) {
+    // Where a violation happened; built only when one is reported (this loop runs every cycle).
+    auto at = [&] { return "cycle " + std::to_string(cycle) + " port " + noc::port_name(p) + ": "; };
     const uint32_t cw = sc_out_credit_[p].read();
     if (noc::credit_word_valid(cw)) {
       const int v = noc::credit_word_vc(cw);
-      if (v >= V || ++up_credits_[p * V + v] > cfg_.noc.buffer_flits)
-        fail("cycle " + std::to_string(cycle) + ": port " + noc::port_name(p) + " returned a credit it never took");
+      if (v >= V || ++up_credits_[p * V + v] > cfg_.noc.buffer_flits) fail(at() + "returned a credit it never took");
     }
     const uint64_t w = sc_out_flit_[p].read();
     if (!noc::flit_word_valid(w)) continue;
@@ -91,24 +92,23 @@ void RouterCosim::consume(uint64_t cycle) {
                      : dy > y ? noc::kSouth
                      : dy < y ? noc::kNorth
                               : noc::kLocal;
-    const std::string at = "cycle " + std::to_string(cycle) + " port " + noc::port_name(p) + ": ";
-    if (p != want) fail(at + "flit to (" + std::to_string(dx) + "," + std::to_string(dy) + ") left on the wrong port");
+    if (p != want) fail(at() + "flit to (" + std::to_string(dx) + "," + std::to_string(dy) + ") left on the wrong port");
     const auto id = static_cast<uint32_t>(w >> 38);
     const int seq = static_cast<int>((w >> 22) & 0xffff);
     const int vc = noc::flit_word_vc(w);
     OutPacket& op = out_packets_[id];
     if (seq != op.next_seq)
-      fail(at + "packet " + std::to_string(id) + " flit " + std::to_string(seq) + " out of order");
+      fail(at() + "packet " + std::to_string(id) + " flit " + std::to_string(seq) + " out of order");
     if (seq == 0) {
       op.port = p;
       op.vc = vc;
     } else if (op.port != p || op.vc != vc) {
-      fail(at + "packet " + std::to_string(id) + " changed output port or VC mid-packet");
+      fail(at() + "packet " + std::to_string(id) + " changed output port or VC mid-packet");
     }
     ++op.next_seq;
     if (p != noc::kLocal) {
       if (vc >= V || ++down_count_[p * V + vc] > cfg_.noc.buffer_flits)
-        fail(at + "downstream buffer overflow on VC " + std::to_string(vc) + " (credit protocol broken)");
+        fail(at() + "downstream buffer overflow on VC " + std::to_string(vc) + " (credit protocol broken)");
     }
     if (w & 4u) {  // tail
       ++rep_.packets_out;

@@ -92,7 +92,8 @@ void RouterCosim::consume(uint64_t cycle) {
                      : dy > y ? noc::kSouth
                      : dy < y ? noc::kNorth
                               : noc::kLocal;
-    if (p != want) fail(at() + "flit to (" + std::to_string(dx) + "," + std::to_string(dy) + ") left on the wrong port");
+    if (p != want)
+      fail(at() + "flit to (" + std::to_string(dx) + "," + std::to_string(dy) + ") left on the wrong port");
     const auto id = static_cast<uint32_t>(w >> 38);
     const int seq = static_cast<int>((w >> 22) & 0xffff);
     const int vc = noc::flit_word_vc(w);

@@ -10,6 +10,7 @@ PACKAGES=(
   yosys                     # synthesis check of the router RTL (ctest rtl_synth)
   libboost-program-options-dev
   googletest libgtest-dev
+  zlib1g-dev                # gzip-compressed traces (data/)
   nlohmann-json3-dev
   coinor-libcbc-dev         # MILP (HD-MoE node balance)
   libeigen3-dev             # Gaussian-process surrogate (HD-MoE link balance)

@@ -15,7 +15,7 @@ void WorkloadOptions::add_to(po::options_description& desc) {
     ("model", po::value(&model)->default_value(model),
      "model preset: mixtral-8x7b, deepseek-v2-lite, qwen2-57b-a14b, deepseek-v3, qwen3-235b-a22b, dbrx, mixtral-8x22b")
     ("trace", po::value(&trace)->default_value(trace),
-     "routing trace: a JSON file (layer -> token -> expert ids) or 'synthetic'")
+     "routing trace: a JSON file (.json or .json.gz: layer -> token -> expert ids), a vendored MT-Bench trace (mtbench-math, mtbench-coding, ...: data/README.md) or 'synthetic'")
     ("weight-bytes", po::value(&weight_bytes)->default_value(0, "model's"), "bytes per weight (2 FP16, 1 INT8)")
     ("activation-bytes", po::value(&activation_bytes)->default_value(0, "model's"), "bytes per activation element")
     ("seed", po::value(&seed)->default_value(seed), "seed of the synthetic trace (and of randomised searches)")

@@ -7,7 +7,6 @@
 # Usage: bench/hdmoe_ablation.sh [path/to/nmpsim]
 set -euo pipefail
 BIN=${1:-build/apps/nmpsim}
-SHARED=${SHARED:-../shared}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 col() { awk -F, -v s="$2" -v k="$3" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } $1 == s { print $c[k] }' "$1/summary.csv"; }
@@ -48,11 +47,10 @@ done
 
 echo
 echo "== 4. Mixtral, placement built on MT-Bench 'math', evaluated on 'coding' and 'writing' (cycle, batch 64)"
-T=$SHARED/traces/mixtral
-"$BIN" place --hw hdmoe-4x8-5t50g --model mixtral-8x7b --trace "$T/experts_math_mixtral.json" --strategy hdmoe \
+"$BIN" place --hw hdmoe-4x8-5t50g --model mixtral-8x7b --trace mtbench-math --strategy hdmoe \
   --batch 64 --out "$tmp/mx.json" > /dev/null
 for cat in math coding writing; do
-  "$BIN" run --hw hdmoe-4x8-5t50g --model mixtral-8x7b --trace "$T/experts_${cat}_mixtral.json" \
+  "$BIN" run --hw hdmoe-4x8-5t50g --model mixtral-8x7b --trace "mtbench-${cat}" \
     --strategy "tp,ep,$tmp/mx.json" --batch 64 --steps 2 --prebroadcast 2 --no-plots --quiet --out "$tmp/m"
   printf '%-8s TBT us: tp %.0f  ep %.0f  hdmoe(math)+dynamic %.0f\n' "$cat" "$(col "$tmp/m" tp mean_tbt_us)" \
     "$(col "$tmp/m" ep mean_tbt_us)" "$(col "$tmp/m" hdmoe mean_tbt_us)"

@@ -7,8 +7,7 @@
 set -euo pipefail
 BIN=${1:-build/apps/nmpsim}
 FID=${2:-flow}
-SHARED=${SHARED:-../shared}
-TRACE=$SHARED/traces/mixtral/experts_math_mixtral.json
+TRACE=mtbench-math   # the vendored Mixtral MT-Bench trace (data/traces/mixtral/)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 row() {  # row LABEL DIR: TBT of each strategy normalised to TP

@@ -1,7 +1,9 @@
 #include "mapping/json_fields.h"
 
-#include <fstream>
-#include <sstream>
+#include <zlib.h>
+
+#include <cerrno>
+#include <cstring>
 
 namespace nmpsim::mapping {
 
@@ -70,13 +72,26 @@ void JsonFields::no_unknown_keys() const {
     if (!used_.count(it.key())) fail(it.key(), "unknown field");
 }
 
+std::string read_text_file(const std::string& path) {
+  // zlib reads gzip-compressed and plain files alike (a plain file passes through unchanged).
+  gzFile f = gzopen(path.c_str(), "rb");
+  if (!f) throw InputError(path + ": cannot open file: " + std::strerror(errno ? errno : ENOENT));
+  std::string text;
+  char buf[1 << 16];
+  int n;
+  while ((n = gzread(f, buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
+  int err = Z_OK;
+  const char* why = n < 0 ? gzerror(f, &err) : nullptr;
+  const std::string reason = why ? why : "";
+  gzclose(f);
+  if (n < 0) throw InputError(path + ": cannot read file: " + (err == Z_ERRNO ? std::strerror(errno) : reason));
+  return text;
+}
+
 nlohmann::json read_json_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open file");
-  std::stringstream ss;
-  ss << in.rdbuf();
+  const std::string text = read_text_file(path);
   try {
-    return nlohmann::json::parse(ss.str());
+    return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     std::string msg = e.what();
     const auto pos = msg.find("parse error");

@@ -49,7 +49,9 @@ class JsonFields {
   mutable std::set<std::string> used_;
 };
 
-/// Parses a file as JSON; errors name the file (and the parser's position).
+/// The whole file as text; gzip-compressed files (e.g. `trace.json.gz`) are decompressed.
+std::string read_text_file(const std::string& path);
+/// Parses a file (plain or gzip-compressed) as JSON; errors name the file (and the parser's position).
 nlohmann::json read_json_file(const std::string& path);
 
 }  // namespace nmpsim::mapping

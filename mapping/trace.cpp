@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "mapping/data_files.h"
 #include "mapping/json_fields.h"
 #include "mapping/rng.h"
 
@@ -82,8 +83,11 @@ RoutingTrace trace_from_json(const nlohmann::json& j, const std::string& where, 
   return t;
 }
 
-RoutingTrace load_trace(const std::string& path, int experts, int top_k) {
-  return trace_from_json(read_json_file(path), path, experts, top_k);
+RoutingTrace load_trace(const std::string& name_or_path, int experts, int top_k) {
+  const std::string path = resolve_trace_path(name_or_path);
+  RoutingTrace t = trace_from_json(read_json_file(path), path, experts, top_k);
+  t.set_source(name_or_path);
+  return t;
 }
 
 nlohmann::json trace_to_json(const RoutingTrace& t) {

@@ -21,6 +21,7 @@ class RoutingTrace {
   int top_k() const { return top_k_; }
   size_t tokens() const { return tokens_; }
   const std::string& source() const { return source_; }
+  void set_source(std::string s) { source_ = std::move(s); }
   /// The top_k experts of token t in layer l.
   const uint16_t* experts_of(int l, size_t t) const { return &ids_[(static_cast<size_t>(l) * tokens_ + t) * top_k_]; }
   uint16_t* mutable_experts_of(int l, size_t t) { return &ids_[(static_cast<size_t>(l) * tokens_ + t) * top_k_]; }
@@ -38,9 +39,10 @@ class RoutingTrace {
   std::vector<uint16_t> ids_;
 };
 
-/// Loads a trace file. Checks: layers are keys "0".."L-1", every layer has the same number of
-/// tokens, every token has exactly `top_k` distinct ids in [0, experts). Errors name file, layer, token.
-RoutingTrace load_trace(const std::string& path, int experts, int top_k);
+/// Loads a trace file (plain or gzip-compressed JSON), or a vendored trace by name ("mtbench-math",
+/// data_files.h). Checks: layers are keys "0".."L-1", every layer has the same number of tokens, every
+/// token has exactly `top_k` distinct ids in [0, experts). Errors name file, layer, token.
+RoutingTrace load_trace(const std::string& name_or_path, int experts, int top_k);
 RoutingTrace trace_from_json(const nlohmann::json& j, const std::string& where, int experts, int top_k);
 nlohmann::json trace_to_json(const RoutingTrace& t);
 

@@ -134,7 +134,7 @@ TEST(Firmware, RunsTheRealMixtralTraceWithAttentionGroups) {
   hw::System sys("sys", spec);
   const mapping::ModelSpec m = small_mixtral(3);
   const mapping::RoutingTrace tr =
-      mapping::load_trace(std::string(NMPSIM_SHARED_DIR) + "/traces/mixtral/experts_math_mixtral.json", 8, 2);
+      mapping::load_trace("mtbench-math", 8, 2);
   mapping::RunConfig cfg;
   cfg.shape = {32, 256};
   cfg.steps = 1;

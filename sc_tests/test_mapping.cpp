@@ -1,10 +1,15 @@
 // The mapping layer (plain C++): models, traces, placements, strategies, layer plans, flow model.
 #include <gtest/gtest.h>
 
+#include <zlib.h>
+
+#include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <numeric>
 #include <set>
 
+#include "mapping/data_files.h"
 #include "mapping/flow_model.h"
 #include "mapping/json_fields.h"
 #include "mapping/layer_plan.h"
@@ -24,7 +29,6 @@ Topology mesh(int w, int h) {
 
 using testing::trace_for;
 
-const std::string kTraceDir = std::string(NMPSIM_SHARED_DIR) + "/traces/mixtral/";
 
 TEST(Models, PublishedShapes) {
   const ModelSpec m = model_preset("mixtral-8x7b");
@@ -53,14 +57,49 @@ TEST(Models, PublishedShapes) {
   EXPECT_THROW(model_preset("gpt-5"), InputError);
 }
 
-TEST(Traces, LoadsTheRealMixtralTraces) {
-  for (const char* cat : {"math", "coding", "writing"}) {
-    const RoutingTrace t = load_trace(kTraceDir + "experts_" + cat + "_mixtral.json", 8, 2);
+TEST(Traces, LoadsEveryVendoredMixtralTraceByName) {
+  const std::vector<std::string> names = vendored_trace_names();
+  ASSERT_EQ(names.size(), 8u);  // the eight MT-Bench categories
+  for (const std::string& name : names) {
+    const RoutingTrace t = load_trace(name, 8, 2);
+    EXPECT_EQ(t.source(), name);
     EXPECT_EQ(t.layers(), 32);
     EXPECT_GT(t.tokens(), 1000u);
-    const auto f = t.frequencies(0);
-    EXPECT_NEAR(std::accumulate(f.begin(), f.end(), 0.0), 2.0, 1e-9);  // top-2: frequencies sum to k
+    for (int l = 0; l < t.layers(); ++l) {
+      const auto f = t.frequencies(l);
+      EXPECT_NEAR(std::accumulate(f.begin(), f.end(), 0.0), 2.0, 1e-9);  // top-2: frequencies sum to k
+    }
   }
+  // The name is a shorthand for the compressed file under data/.
+  EXPECT_EQ(resolve_trace_path("mtbench-math"), data_dir() + "/traces/mixtral/experts_math_mixtral.json.gz");
+  EXPECT_EQ(resolve_trace_path("my/trace.json"), "my/trace.json");
+}
+
+TEST(Traces, GzipCompressedAndPlainFilesLoadTheSame) {
+  const std::string text = "{\"0\": [[1, 2], [3, 0], [7, 6]], \"1\": [[0, 1], [5, 4], [2, 3]]}";
+  const std::string plain = ::testing::TempDir() + "/trace_plain.json", packed = plain + ".gz";
+  std::ofstream(plain) << text;
+  gzFile f = gzopen(packed.c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(gzwrite(f, text.data(), static_cast<unsigned>(text.size())), static_cast<int>(text.size()));
+  gzclose(f);
+  const RoutingTrace a = load_trace(plain, 8, 2), b = load_trace(packed, 8, 2);
+  ASSERT_EQ(b.tokens(), 3u);
+  for (int l = 0; l < 2; ++l)
+    for (size_t i = 0; i < 3; ++i)
+      for (int k = 0; k < 2; ++k) EXPECT_EQ(a.experts_of(l, i)[k], b.experts_of(l, i)[k]);
+  EXPECT_EQ(b.experts_of(1, 1)[0], 5);
+  // A truncated gzip stream is an error naming the file, not a crash or a silent short read.
+  const std::string cut = ::testing::TempDir() + "/trace_cut.json.gz";
+  {
+    std::ifstream in(packed, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::ofstream(cut, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  }
+  EXPECT_THROW(load_trace(cut, 8, 2), InputError);
+  std::remove(plain.c_str());
+  std::remove(packed.c_str());
+  std::remove(cut.c_str());
 }
 
 std::string trace_error(const std::string& text, int experts = 8, int top_k = 2) {

@@ -1,36 +1,31 @@
 #include "apps/run_report.h"
 
+#include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
 #include "apps/cli_common.h"
+#include "apps/subprocess.h"
 
 namespace nmpsim::apps {
 
 namespace {
 constexpr double kUs = 1e6;
 const int kDx[4] = {0, 1, 0, -1}, kDy[4] = {-1, 0, 1, 0};  // N, E, S, W
+constexpr mapping::PhaseFamily kFamilies[] = {mapping::PhaseFamily::kAttention, mapping::PhaseFamily::kAllReduce,
+                                              mapping::PhaseFamily::kMoeCompute, mapping::PhaseFamily::kMoeComm,
+                                              mapping::PhaseFamily::kOther};
 
-nlohmann::json layer_json(int l, const mapping::LayerRecord& r) {
-  const auto& t = r.t;
-  return {{"layer", l},
-          {"allgather_us", t.allgather_s * kUs},
-          {"attention_us", t.attention_s * kUs},
-          {"reduce_scatter_us", t.reduce_scatter_s * kUs},
-          {"allreduce_us", t.allreduce_s() * kUs},
-          {"gate_us", t.gate_s * kUs},
-          {"dispatch_us", t.dispatch_s * kUs},
-          {"experts_us", t.experts_s * kUs},
-          {"combine_us", t.combine_s * kUs},
-          {"shared_allgather_us", t.shared_allgather_s * kUs},
-          {"shared_experts_us", t.shared_s * kUs},
-          {"shared_reduce_scatter_us", t.shared_reduce_scatter_s * kUs},
-          {"moe_compute_us", t.moe_compute_s() * kUs},
-          {"moe_comm_us", t.moe_comm_s() * kUs},
-          {"expert_imbalance_us", r.expert_imbalance_s * kUs},
-          {"total_us", t.total_s() * kUs}};
+std::string us_key(const std::string& name) { return name + "_us"; }
+
+nlohmann::json layer_json(const mapping::StrategyResult& r, int l, const mapping::LayerRecord& rec) {
+  nlohmann::json j = {{"layer", l}, {"total_us", rec.total_s() * kUs}, {"expert_imbalance_us", rec.expert_imbalance_s * kUs}};
+  for (mapping::PhaseFamily f : kFamilies) j[us_key(mapping::family_name(f))] = r.family_s(rec, f) * kUs;
+  nlohmann::json phases = nlohmann::json::object();
+  for (size_t p = 0; p < r.phases.size(); ++p) phases[r.phases[p].name] = rec.phase(p) * kUs;
+  j["phases_us"] = phases;
+  return j;
 }
 
 double link_bandwidth(const hw::HardwareSpec& hw, int from, int dir) {
@@ -43,166 +38,224 @@ bool link_exists(const mapping::Topology& t, int from, int dir) {
   const int x = t.x(from) + kDx[dir], y = t.y(from) + kDy[dir];
   return x >= 0 && y >= 0 && x < t.width && y < t.height;
 }
-}  // namespace
 
-nlohmann::json strategy_json(const mapping::StrategyResult& r, double tp_tbt_s) {
-  nlohmann::json layers = nlohmann::json::array();
-  double att = 0, ar = 0, mc = 0, mm = 0, disp = 0, comb = 0, gate = 0, imb = 0;
-  const auto mean = r.mean_layers();
-  for (size_t l = 0; l < mean.size(); ++l) {
-    layers.push_back(layer_json(static_cast<int>(l), mean[l]));
-    att += mean[l].t.attention_s;
-    ar += mean[l].t.allreduce_s();
-    mc += mean[l].t.moe_compute_s();
-    mm += mean[l].t.moe_comm_s();
-    disp += mean[l].t.dispatch_s;
-    comb += mean[l].t.combine_s;
-    gate += mean[l].t.gate_s;
-    imb += mean[l].expert_imbalance_s;
-  }
-  std::vector<double> tbt;
-  for (size_t s = 0; s < r.steps.size(); ++s) tbt.push_back(r.tbt_s(static_cast<int>(s)) * kUs);
-  std::vector<double> expert_us;
-  for (double v : r.node_expert_s) expert_us.push_back(v * kUs / std::max<size_t>(1, r.steps.size()));
-  return {{"fidelity", r.fidelity},
-          {"mean_tbt_us", r.mean_tbt_s() * kUs},
-          {"tbt_us", tbt},
-          {"speedup_vs_tp", tp_tbt_s > 0 ? nlohmann::json(tp_tbt_s / r.mean_tbt_s()) : nlohmann::json()},
-          {"attention_us", att * kUs},
-          {"allreduce_us", ar * kUs},
-          {"moe_compute_us", mc * kUs},
-          {"moe_comm_us", mm * kUs},
-          {"gate_us", gate * kUs},
-          {"dispatch_us", disp * kUs},
-          {"combine_us", comb * kUs},
-          {"expert_imbalance_us", imb * kUs},
-          {"dispatch_bytes", r.dispatch_bytes},
-          {"combine_bytes", r.combine_bytes},
-          {"node_flops", r.node_flops},
-          {"node_token_work", r.node_token_work},
-          {"node_expert_us_per_step", expert_us},
-          {"wall_seconds", r.wall_s},
-          {"layers", layers}};
+double utilisation(const mapping::StrategyResult& r, const hw::HardwareSpec& hw, int v, int d) {
+  const double time_s = r.mean_tbt_s() * static_cast<double>(r.steps.size());
+  return time_s > 0 ? r.link_bytes[static_cast<size_t>(v) * 4 + d] / (link_bandwidth(hw, v, d) * time_s) : 0.0;
 }
 
-std::string summary_csv(const std::vector<mapping::StrategyResult>& results) {
-  std::ostringstream os;
-  os << "strategy,fidelity,mean_tbt_us,attention_us,allreduce_us,moe_compute_us,moe_comm_us,expert_imbalance_us,"
-        "dispatch_bytes\n";
-  for (const auto& r : results) {
-    double att = 0, ar = 0, mc = 0, mm = 0, imb = 0;
-    for (const auto& l : r.mean_layers()) {
-      att += l.t.attention_s;
-      ar += l.t.allreduce_s();
-      mc += l.t.moe_compute_s();
-      mm += l.t.moe_comm_s();
-      imb += l.expert_imbalance_s;
+/// A gnuplot single-quoted string literal: '' stands for a quote, control characters become spaces.
+std::string gp_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'')
+      out += "''";
+    else
+      out += static_cast<unsigned char>(c) < 0x20 ? ' ' : c;
+  }
+  return out + "'";
+}
+
+/// Phase names over all strategies, in order of first appearance.
+std::vector<std::string> all_phases(const std::vector<StrategyReport>& reports) {
+  std::vector<std::string> names;
+  for (const auto& s : reports)
+    for (const auto& p : s.result.phases)
+      if (std::find(names.begin(), names.end(), p.name) == names.end()) names.push_back(p.name);
+  return names;
+}
+
+double phase_us(const mapping::StrategyResult& r, const mapping::LayerRecord& rec, const std::string& name) {
+  const int i = r.find_phase(name);
+  return i < 0 ? 0.0 : rec.phase(static_cast<size_t>(i)) * kUs;
+}
+
+void write_link_plots(std::ostream& gp, const std::string& dir, const std::vector<StrategyReport>& reports,
+                      const hw::HardwareSpec& hw) {
+  const auto& t = hw.topology;
+  double max_util = 1e-9;  // one colour scale for every strategy of the run, so the maps compare
+  for (const auto& s : reports)
+    for (int v = 0; v < t.nodes(); ++v)
+      for (int d = 0; d < 4; ++d)
+        if (link_exists(t, v, d)) max_util = std::max(max_util, utilisation(s.result, hw, v, d));
+  gp << "set terminal pngcairo size 900,760 font 'sans,10' noenhanced\n"
+     << "set palette defined (0 '#f7f7f7', 0.3 '#fdd49e', 0.6 '#fc8d59', 1 '#b30000')\n"
+     << "set size ratio -1\nunset key\nset xtics 1\nset ytics 1\nset xlabel 'x'\nset ylabel 'y'\n"
+     << "set xrange [-0.6:" << t.width - 0.4 << "]\nset yrange [" << t.height - 0.4 << ":-0.6]\n"
+     << "set cbrange [0:" << max_util << "]\nset cblabel 'utilisation'\n";
+  for (const auto& s : reports) {
+    const mapping::StrategyResult& r = s.result;
+    const std::string dat = "links_" + r.strategy + ".dat";
+    std::ofstream out(dir + "/" + dat);
+    for (int v = 0; v < t.nodes(); ++v)
+      for (int d = 0; d < 4; ++d) {
+        if (!link_exists(t, v, d)) continue;
+        // The two directions of a link are drawn side by side.
+        const double off = (d == 1 || d == 2) ? 0.09 : -0.09;
+        const double x = t.x(v) + 0.15 * kDx[d] + (kDy[d] ? off : 0), y = t.y(v) + 0.15 * kDy[d] + (kDx[d] ? off : 0);
+        out << x << " " << y << " " << 0.7 * kDx[d] << " " << 0.7 * kDy[d] << " " << utilisation(r, hw, v, d) << "\n";
+      }
+    gp << "set output " << gp_quote("links_" + r.strategy + ".png") << "\n"
+       << "set title " << gp_quote("link utilisation: " + r.strategy + " on " + hw.name + " (" +
+                                   mapping::fidelity_name(r.fidelity) + " fidelity; arrows along the traffic)")
+       << "\nplot " << gp_quote(dat) << " using 1:2:3:4:5 with vectors head filled size 0.08,20 lw 4 lc palette\n";
+  }
+}
+
+void write_load_and_phase_plots(std::ostream& gp, const std::string& dir, const std::vector<StrategyReport>& reports,
+                                int nodes) {
+  {
+    std::ofstream out(dir + "/node_load.dat");
+    out << "node";
+    for (const auto& s : reports) out << " " << s.result.strategy;
+    out << "\n";
+    for (int v = 0; v < nodes; ++v) {
+      out << v;
+      for (const auto& s : reports)
+        out << " " << s.result.node_expert_s[static_cast<size_t>(v)] * kUs / std::max<size_t>(1, s.result.steps.size());
+      out << "\n";
     }
-    char buf[320];
-    std::snprintf(buf, sizeof buf, "%s,%s,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.0f\n", r.strategy.c_str(), r.fidelity.c_str(),
-                  r.mean_tbt_s() * kUs, att * kUs, ar * kUs, mc * kUs, mm * kUs, imb * kUs, r.dispatch_bytes);
+  }
+  gp << "reset\nset terminal pngcairo size 1100,500 font 'sans,10' noenhanced\nset output 'node_load.png'\n"
+     << "set title 'expert compute time per node per decode step'\nset ylabel 'us'\nset xlabel 'node'\n"
+     << "set style data histograms\nset style histogram clustered gap 1\nset style fill solid 0.8 border -1\n"
+     << "set key outside top right\nset yrange [0:*]\nset xtics 1 font 'sans,7'\n"
+     << "plot for [i=2:" << reports.size() + 1 << "] 'node_load.dat' using i:xtic(1) title columnheader(i)\n";
+  const std::vector<std::string> names = all_phases(reports);
+  {
+    std::ofstream out(dir + "/phases.dat");
+    out << "strategy";
+    for (const std::string& n : names) out << " " << n;
+    out << "\n";
+    for (const auto& s : reports) {
+      const auto per_phase = s.result.mean_phase_s();
+      out << s.result.strategy;
+      for (const std::string& n : names) {
+        const int i = s.result.find_phase(n);
+        out << " " << (i < 0 ? 0.0 : per_phase[static_cast<size_t>(i)] * kUs);
+      }
+      out << "\n";
+    }
+  }
+  gp << "reset\nset terminal pngcairo size 1000,560 font 'sans,10' noenhanced\nset output 'phases.png'\n"
+     << "set title 'time between tokens by phase (per decode step)'\nset ylabel 'us'\n"
+     << "set style data histograms\nset style histogram rowstacked\nset style fill solid 0.85 border -1\n"
+     << "set boxwidth 0.6\nset key outside right\nset yrange [0:*]\n"
+     << "plot for [i=2:" << names.size() + 1 << "] 'phases.dat' using i:xtic(1) title columnheader(i)\n";
+}
+
+}  // namespace
+
+nlohmann::json strategy_json(const StrategyReport& s, double baseline_tbt_s, double tokens) {
+  const mapping::StrategyResult& r = s.result;
+  nlohmann::json layers = nlohmann::json::array();
+  const auto mean = r.mean_layers();
+  for (size_t l = 0; l < mean.size(); ++l) layers.push_back(layer_json(r, static_cast<int>(l), mean[l]));
+  std::vector<double> tbt, expert_us;
+  for (size_t st = 0; st < r.steps.size(); ++st) tbt.push_back(r.tbt_s(static_cast<int>(st)) * kUs);
+  for (double v : r.node_expert_s) expert_us.push_back(v * kUs / std::max<size_t>(1, r.steps.size()));
+  nlohmann::json phases = nlohmann::json::array();
+  const auto per_phase = r.mean_phase_s();
+  for (size_t p = 0; p < r.phases.size(); ++p)
+    phases.push_back({{"name", r.phases[p].name},
+                      {"family", mapping::family_name(r.phases[p].family)},
+                      {"stream", r.phases[p].stream},
+                      {"us", per_phase[p] * kUs},
+                      {"bytes", r.phase_bytes[p]}});
+  nlohmann::json j = {{"fidelity", mapping::fidelity_name(r.fidelity)},
+                      {"mean_tbt_us", r.mean_tbt_s() * kUs},
+                      {"tbt_us", tbt},
+                      {"speedup_vs_tp", baseline_tbt_s > 0 ? nlohmann::json(baseline_tbt_s / r.mean_tbt_s()) : nlohmann::json()}};
+  for (mapping::PhaseFamily f : kFamilies) j[us_key(mapping::family_name(f))] = r.mean_family_s(f) * kUs;
+  j["expert_imbalance_us"] = r.mean_expert_imbalance_s() * kUs;
+  j["phases"] = phases;
+  j["node_flops"] = r.node_flops;
+  j["node_token_work"] = r.node_token_work;
+  j["node_expert_us_per_step"] = expert_us;
+  j["policies"] = r.policies;
+  j["wall_seconds"] = r.wall_s;
+  if (s.energy) {
+    j["energy_pj"] = {{"dram", s.energy->dram}, {"noc", s.energy->noc}, {"compute", s.energy->compute},
+                      {"total", s.energy->total()}};
+    j["energy_per_token_uj"] = s.energy->total() / tokens / 1e6;
+  }
+  j["layers"] = layers;
+  return j;
+}
+
+std::string summary_csv(const std::vector<StrategyReport>& reports) {
+  std::ostringstream os;
+  os << "strategy,fidelity,mean_tbt_us";
+  for (mapping::PhaseFamily f : kFamilies) os << "," << us_key(mapping::family_name(f));
+  os << ",expert_imbalance_us,noc_payload_bytes\n";
+  for (const auto& s : reports) {
+    const mapping::StrategyResult& r = s.result;
+    double bytes = 0;
+    for (double b : r.phase_bytes) bytes += b;
+    char buf[96];
+    os << r.strategy << "," << mapping::fidelity_name(r.fidelity);
+    std::snprintf(buf, sizeof buf, ",%.4f", r.mean_tbt_s() * kUs);
+    os << buf;
+    for (mapping::PhaseFamily f : kFamilies) {
+      std::snprintf(buf, sizeof buf, ",%.4f", r.mean_family_s(f) * kUs);
+      os << buf;
+    }
+    std::snprintf(buf, sizeof buf, ",%.4f,%.0f\n", r.mean_expert_imbalance_s() * kUs, bytes);
     os << buf;
   }
   return os.str();
 }
 
-std::string layers_csv(const std::vector<mapping::StrategyResult>& results) {
+std::string layers_csv(const std::vector<StrategyReport>& reports) {
+  const std::vector<std::string> names = all_phases(reports);
   std::ostringstream os;
-  os << "strategy,layer,allgather_us,attention_us,reduce_scatter_us,shared_allgather_us,shared_experts_us,"
-        "shared_reduce_scatter_us,allreduce_us,gate_us,dispatch_us,experts_us,combine_us,moe_compute_us,moe_comm_us,"
-        "expert_imbalance_us,total_us\n";
-  for (const auto& r : results) {
-    const auto mean = r.mean_layers();
+  os << "strategy,layer";
+  for (const std::string& n : names) os << "," << us_key(n);
+  os << ",expert_imbalance_us,total_us\n";
+  char buf[64];
+  for (const auto& s : reports) {
+    const auto mean = s.result.mean_layers();
     for (size_t l = 0; l < mean.size(); ++l) {
-      const auto& t = mean[l].t;
-      char buf[512];
-      std::snprintf(buf, sizeof buf, "%s,%zu,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f\n",
-                    r.strategy.c_str(), l, t.allgather_s * kUs, t.attention_s * kUs, t.reduce_scatter_s * kUs,
-                    t.shared_allgather_s * kUs, t.shared_s * kUs, t.shared_reduce_scatter_s * kUs,
-                    t.allreduce_s() * kUs, t.gate_s * kUs, t.dispatch_s * kUs, t.experts_s * kUs, t.combine_s * kUs,
-                    t.moe_compute_s() * kUs, t.moe_comm_s() * kUs, mean[l].expert_imbalance_s * kUs,
-                    t.total_s() * kUs);
+      os << s.result.strategy << "," << l;
+      for (const std::string& n : names) {
+        std::snprintf(buf, sizeof buf, ",%.4f", phase_us(s.result, mean[l], n));
+        os << buf;
+      }
+      std::snprintf(buf, sizeof buf, ",%.4f,%.4f\n", mean[l].expert_imbalance_s * kUs, mean[l].total_s() * kUs);
       os << buf;
     }
   }
   return os.str();
 }
 
-std::string links_csv(const std::vector<mapping::StrategyResult>& results, const hw::HardwareSpec& hw) {
+std::string links_csv(const std::vector<StrategyReport>& reports, const hw::HardwareSpec& hw) {
   const auto& t = hw.topology;
   std::ostringstream os;
   os << "strategy,from,to,from_x,from_y,to_x,to_y,level,bytes,utilisation\n";
-  for (const auto& r : results) {
-    const double time_s = r.mean_tbt_s() * r.steps.size();
+  for (const auto& s : reports)
     for (int v = 0; v < t.nodes(); ++v)
       for (int d = 0; d < 4; ++d) {
         if (!link_exists(t, v, d)) continue;
         const int to = t.id(t.x(v) + kDx[d], t.y(v) + kDy[d]);
-        const double bytes = r.link_bytes[static_cast<size_t>(v) * 4 + d];
-        const double util = time_s > 0 ? bytes / (link_bandwidth(hw, v, d) * time_s) : 0.0;
         char buf[256];
-        std::snprintf(buf, sizeof buf, "%s,%d,%d,%d,%d,%d,%d,%s,%.0f,%.6f\n", r.strategy.c_str(), v, to, t.x(v),
-                      t.y(v), t.x(to), t.y(to), mapping::link_level_name(t.link_level(v, to)), bytes, util);
+        std::snprintf(buf, sizeof buf, "%s,%d,%d,%d,%d,%d,%d,%s,%.0f,%.6f\n", s.result.strategy.c_str(), v, to, t.x(v),
+                      t.y(v), t.x(to), t.y(to), mapping::link_level_name(t.link_level(v, to)),
+                      s.result.link_bytes[static_cast<size_t>(v) * 4 + d], utilisation(s.result, hw, v, d));
         os << buf;
       }
-  }
   return os.str();
 }
 
-std::string write_plots(const std::string& dir, const std::vector<mapping::StrategyResult>& results,
+std::string write_plots(const std::string& dir, const std::vector<StrategyReport>& reports,
                         const hw::HardwareSpec& hw) {
-  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0)
-    return "plots skipped: gnuplot is not installed (bash .ci/install-deps.sh installs it)";
-  const auto& t = hw.topology;
   std::ostringstream gp;
-  gp << "set terminal pngcairo size 900,760 font 'sans,10'\n"
-     << "set palette defined (0 '#f7f7f7', 0.3 '#fdd49e', 0.6 '#fc8d59', 1 '#b30000')\n"
-     << "set size ratio -1\nset yrange [] reverse\nunset key\nset xtics 1\nset ytics 1\n"
-     << "set xrange [-0.6:" << t.width - 0.4 << "]\nset yrange [" << t.height - 0.4 << ":-0.6]\n";
-  for (const auto& r : results) {
-    const std::string dat = dir + "/links_" + r.strategy + ".dat";
-    std::ofstream out(dat);
-    double max_util = 0;
-    const double time_s = r.mean_tbt_s() * r.steps.size();
-    for (int v = 0; v < t.nodes(); ++v)
-      for (int d = 0; d < 4; ++d) {
-        if (!link_exists(t, v, d)) continue;
-        const double u = time_s > 0 ? r.link_bytes[static_cast<size_t>(v) * 4 + d] / (link_bandwidth(hw, v, d) * time_s) : 0;
-        max_util = std::max(max_util, u);
-        // The two directions of a link are drawn side by side.
-        const double off = (d == 1 || d == 2) ? 0.09 : -0.09;
-        const double x = t.x(v) + 0.15 * kDx[d] + (kDy[d] ? off : 0), y = t.y(v) + 0.15 * kDy[d] + (kDx[d] ? off : 0);
-        out << x << " " << y << " " << 0.7 * kDx[d] << " " << 0.7 * kDy[d] << " " << u << "\n";
-      }
-    gp << "set output '" << dir << "/links_" << r.strategy << ".png'\n"
-       << "set title 'link utilisation, strategy " << r.strategy << " (" << r.fidelity
-       << " fidelity; arrows point along the direction of traffic)'\n"
-       << "set cbrange [0:" << std::max(max_util, 1e-9) << "]\nset cblabel 'utilisation'\n"
-       << "plot '" << dat << "' using 1:2:3:4:5 with vectors head filled size 0.08,20 lw 4 lc palette, "
-       << "'" << dat << "' using (0):(0) with points pt 7 ps 0 notitle\n";
-  }
-  // Node load: expert compute time per node per step, one bar per strategy.
-  const std::string load = dir + "/node_load.dat";
-  {
-    std::ofstream out(load);
-    out << "node";
-    for (const auto& r : results) out << " " << r.strategy;
-    out << "\n";
-    for (int v = 0; v < t.nodes(); ++v) {
-      out << v;
-      for (const auto& r : results) out << " " << r.node_expert_s[v] * kUs / std::max<size_t>(1, r.steps.size());
-      out << "\n";
-    }
-  }
-  gp << "set output '" << dir << "/node_load.png'\nreset\nset terminal pngcairo size 1100,500 font 'sans,10'\n"
-     << "set title 'expert compute time per node per decode step'\nset ylabel 'us'\nset xlabel 'node'\n"
-     << "set style data histograms\nset style histogram clustered gap 1\nset style fill solid 0.8 border -1\n"
-     << "set key outside top right\nset yrange [0:*]\nset xtics 1 font 'sans,7'\n"
-     << "plot for [i=2:" << results.size() + 1 << "] '" << load << "' using i:xtic(1) title columnheader(i)\n";
-  const std::string script = dir + "/plots.gp";
-  std::ofstream(script) << gp.str();
-  const std::string cmd = "gnuplot '" + script + "' 2>'" + dir + "/plots.log'";
-  if (std::system(cmd.c_str()) != 0) return "plots failed: see " + dir + "/plots.log";
+  write_link_plots(gp, dir, reports, hw);
+  write_load_and_phase_plots(gp, dir, reports, hw.topology.nodes());
+  write_file_atomic(dir + "/plots.gp", gp.str());
+  // gnuplot runs in the output directory and reads the script by name: no path or label reaches a shell.
+  const ProcessResult r = run_program({"gnuplot", "plots.gp"}, dir, dir + "/plots.log");
+  if (!r.started) return "plots skipped: gnuplot is not installed (bash .ci/install-deps.sh installs it)";
+  if (r.exit_code != 0) return "plots failed: see " + dir + "/plots.log";
   return "";
 }
 

@@ -1,8 +1,10 @@
-// Writes the outputs of `nmpsim run`: summary.json, layers.csv, links.csv and PNG plots.
+// Writes the outputs of `nmpsim run`: summary.json entries, summary.csv, layers.csv, links.csv and PNG
+// plots. Phases are whatever the results contain: no phase name is known here.
 #pragma once
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,15 +13,29 @@
 
 namespace nmpsim::apps {
 
-/// One strategy's entry of summary.json ("strategies": {"<name>": ...}); times in microseconds.
-nlohmann::json strategy_json(const mapping::StrategyResult& r, double tp_tbt_s);
-/// One row per strategy: the headline numbers of summary.json.
-std::string summary_csv(const std::vector<mapping::StrategyResult>& results);
-std::string layers_csv(const std::vector<mapping::StrategyResult>& results);
+/// Energy of one strategy's run (cycle fidelity), picojoules.
+struct EnergyPj {
+  double dram = 0, noc = 0, compute = 0;
+  double total() const { return dram + noc + compute; }
+};
+
+struct StrategyReport {
+  mapping::StrategyResult result;
+  std::optional<EnergyPj> energy;
+};
+
+/// One strategy's entry of summary.json ("strategies": {"<name>": ...}); times in microseconds per
+/// decode step. `baseline_tbt_s` > 0 adds speedup_vs_tp. `tokens` = batch x steps (energy per token).
+nlohmann::json strategy_json(const StrategyReport& s, double baseline_tbt_s, double tokens);
+/// One row per strategy: TBT and its breakdown by phase family.
+std::string summary_csv(const std::vector<StrategyReport>& reports);
+/// One row per strategy and layer: every phase of the run (union over strategies), in microseconds.
+std::string layers_csv(const std::vector<StrategyReport>& reports);
 /// Per directed link: bytes over the run and utilisation = bytes / (bandwidth x simulated time).
-std::string links_csv(const std::vector<mapping::StrategyResult>& results, const hw::HardwareSpec& hw);
-/// Draws links_<strategy>.png (mesh heatmap) and node_load.png with gnuplot. Returns "" or a warning.
-std::string write_plots(const std::string& dir, const std::vector<mapping::StrategyResult>& results,
+std::string links_csv(const std::vector<StrategyReport>& reports, const hw::HardwareSpec& hw);
+/// Draws links_<strategy>.png (mesh heatmap), node_load.png and phases.png (TBT by phase) in `dir` with
+/// gnuplot, run by argv (no shell). Returns "" or a one-line warning (gnuplot missing or failed).
+std::string write_plots(const std::string& dir, const std::vector<StrategyReport>& reports,
                         const hw::HardwareSpec& hw);
 
 }  // namespace nmpsim::apps

@@ -20,9 +20,13 @@ System::System(sc_core::sc_module_name name, const HardwareSpec& spec) : sc_modu
   SC_METHOD(watch_idle);
   for (auto& p : pes_) sensitive << p->idle_event();
   dont_initialize();
+  SC_METHOD(run_firmware);
+  sensitive << firmware_event_;
+  dont_initialize();
   mesh_->set_delivery_handler([this](const noc::Delivery& d) {
     pes_[d.src]->on_delivery(d);
     if (d.dst != d.src) pes_[d.dst]->on_delivery(d);
+    if (delivery_observer_) delivery_observer_(d);
   });
 }
 
@@ -31,7 +35,11 @@ System::~System() {
 }
 
 void System::watch_idle() {
-  if (all_idle() && !background_idle()) sc_core::sc_pause();
+  if (pause_when_idle_ && all_idle() && !background_idle()) sc_core::sc_pause();
+}
+
+void System::run_firmware() {
+  if (firmware_) firmware_();
 }
 
 bool System::background_idle() const {

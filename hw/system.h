@@ -4,6 +4,7 @@
 
 #include <systemc>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -40,6 +41,16 @@ class System : public sc_core::sc_module {
   const dram::DramTarget& dram(int node) const { return *drams_[node]; }
   /// Every PE's foreground queue is empty (background broadcasts may still run).
   bool all_idle() const;
+  /// By default the simulation pauses (sc_pause) when every foreground queue is idle while background
+  /// work still runs, so a caller can treat sc_start() as "run this phase". A firmware that decides
+  /// itself when to pause turns this off.
+  void set_pause_when_foreground_idle(bool on) { pause_when_idle_ = on; }
+  /// Firmware hook: `f` runs in a process of this system, one delta cycle after every wake_firmware()
+  /// (at the same simulated time). Lets callbacks from inside the NoC or a PE act in a clean context.
+  void set_firmware(std::function<void()> f) { firmware_ = std::move(f); }
+  void wake_firmware() { firmware_event_.notify(sc_core::SC_ZERO_TIME); }
+  /// Called for every delivered NoC message, after the PEs have seen it.
+  void set_delivery_observer(std::function<void(const noc::Delivery&)> f) { delivery_observer_ = std::move(f); }
   bool background_idle() const;
   pe::BroadcastRegistry& broadcasts() { return broadcasts_; }
 
@@ -55,6 +66,11 @@ class System : public sc_core::sc_module {
   sc_core::sc_trace_file* vcd_ = nullptr;
   pe::BroadcastRegistry broadcasts_;
   void watch_idle();
+  void run_firmware();
+  bool pause_when_idle_ = true;
+  std::function<void()> firmware_;
+  sc_core::sc_event firmware_event_;
+  std::function<void(const noc::Delivery&)> delivery_observer_;
   std::vector<std::unique_ptr<sc_core::sc_signal<uint32_t>>> link_signals_;  // [node * 4 + dir]
 };
 

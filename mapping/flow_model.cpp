@@ -27,105 +27,75 @@ void walk_xy(const Topology& t, int s, int d, F&& f) {
 }
 }  // namespace
 
+nlohmann::json analytical_to_json(const AnalyticalHardware& hw) {
+  const Topology& t = hw.topology;
+  nlohmann::json links = nlohmann::json::array();
+  for (const LinkParams& l : t.links) links.push_back({l.gbytes_per_s, l.latency_ns, l.pj_per_bit});
+  return {{"mesh", {t.width, t.height}},
+          {"die", {t.die_width, t.die_height}},
+          {"wafer", {t.wafer_width, t.wafer_height}},
+          {"links", links},
+          {"peak_flops", hw.peak_flops},
+          {"startup_s", hw.startup_s},
+          {"memory_bytes_per_s", hw.memory_bytes_per_s},
+          {"memory_first_access_s", hw.memory_first_access_s},
+          {"element_bytes", hw.element_bytes},
+          {"clock_hz", hw.clock_hz},
+          {"flit_bytes", hw.flit_bytes},
+          {"router_delay_cycles", hw.router_delay_cycles}};
+}
+
 double compute_seconds(const AnalyticalHardware& hw, double flops, double bytes) {
   if (flops <= 0 && bytes <= 0) return 0.0;
   const double mem = bytes > 0 ? hw.memory_first_access_s + bytes / hw.memory_bytes_per_s : 0.0;
   return hw.startup_s + std::max(flops / hw.peak_flops, mem);
 }
 
+void add_link_load(const Topology& t, int src, int dst, double bytes, std::vector<double>& load) {
+  if (bytes <= 0 || src == dst) return;
+  walk_xy(t, src, dst, [&](int from, int, int dir) { load[static_cast<size_t>(from) * 4 + dir] += bytes; });
+}
+
 std::vector<double> link_loads(const Topology& t, const std::vector<double>& bytes) {
   const int n = t.nodes();
   std::vector<double> load(static_cast<size_t>(n) * 4, 0.0);
   for (int s = 0; s < n; ++s)
-    for (int d = 0; d < n; ++d) {
-      const double b = bytes[static_cast<size_t>(s) * n + d];
-      if (b <= 0 || s == d) continue;
-      walk_xy(t, s, d, [&](int from, int, int dir) { load[static_cast<size_t>(from) * 4 + dir] += b; });
-    }
+    for (int d = 0; d < n; ++d) add_link_load(t, s, d, bytes[static_cast<size_t>(s) * n + d], load);
   return load;
 }
 
-double traffic_seconds(const AnalyticalHardware& hw, const std::vector<double>& bytes) {
+double traffic_seconds(const AnalyticalHardware& hw, const std::vector<Message>& messages) {
   const Topology& t = hw.topology;
   const int n = t.nodes();
   std::vector<double> inject(static_cast<size_t>(n), 0.0), eject(static_cast<size_t>(n), 0.0);
   std::vector<double> link_time(static_cast<size_t>(n) * 4, 0.0);
   double latency = 0.0;
   const double cycle = 1.0 / hw.clock_hz;
-  for (int s = 0; s < n; ++s)
-    for (int d = 0; d < n; ++d) {
-      const double b = bytes[static_cast<size_t>(s) * n + d];
-      if (b <= 0 || s == d) continue;
-      inject[s] += b;
-      eject[d] += b;
-      // Zero-load latency of the head: injection, R cycles per router, each link's latency.
-      double lat = (1 + hw.router_delay_cycles) * cycle;
-      walk_xy(t, s, d, [&](int from, int to, int dir) {
-        link_time[static_cast<size_t>(from) * 4 + dir] += b / link_bytes_per_s(t, from, to);
-        lat += hw.router_delay_cycles * cycle + std::max(cycle, t.link(from, to).latency_ns * 1e-9);
-      });
-      latency = std::max(latency, lat);
-    }
+  for (const Message& m : messages) {
+    if (m.bytes <= 0 || m.src == m.dst) continue;
+    inject[static_cast<size_t>(m.src)] += m.bytes;
+    eject[static_cast<size_t>(m.dst)] += m.bytes;
+    // Zero-load latency of the head: injection, R cycles per router, each link's latency.
+    double lat = (1 + hw.router_delay_cycles) * cycle;
+    walk_xy(t, m.src, m.dst, [&](int from, int to, int dir) {
+      link_time[static_cast<size_t>(from) * 4 + dir] += m.bytes / link_bytes_per_s(t, from, to);
+      lat += hw.router_delay_cycles * cycle + std::max(cycle, t.link(from, to).latency_ns * 1e-9);
+    });
+    latency = std::max(latency, lat);
+  }
   double busiest = 0.0;
   for (double lt : link_time) busiest = std::max(busiest, lt);
   for (int v = 0; v < n; ++v) busiest = std::max({busiest, inject[v] / hw.ni_bytes_per_s(), eject[v] / hw.ni_bytes_per_s()});
   return busiest > 0 ? busiest + latency : 0.0;
 }
 
-double ring_seconds(const AnalyticalHardware& hw, const Groups& groups, const std::vector<double>& chunk, bool reduce) {
-  const int n = static_cast<int>(groups.group_of.size());
-  size_t g_max = 0;
-  for (const auto& r : groups.ring) g_max = std::max(g_max, r.size());
-  double total = 0.0;
-  std::vector<double> step(static_cast<size_t>(n) * n);
-  for (size_t s = 0; s + 1 < g_max; ++s) {
-    std::fill(step.begin(), step.end(), 0.0);
-    double reduce_s = 0.0;
-    for (const auto& ring : groups.ring) {
-      const size_t g = ring.size();
-      if (s + 1 >= g) continue;
-      for (size_t p = 0; p < g; ++p) {
-        // All-gather: position p forwards chunk (p - s); reduce-scatter: chunk (p - s - 1).
-        const size_t c = (p + 2 * g - s - (reduce ? 1 : 0)) % g;
-        const double b = chunk[ring[c]];
-        step[static_cast<size_t>(ring[p]) * n + ring[(p + 1) % g]] += b;
-        if (reduce) {
-          const double received = chunk[ring[(p + 2 * g - s - 2) % g]];
-          reduce_s = std::max(reduce_s, compute_seconds(hw, received / hw.element_bytes, 0.0));
-        }
-      }
-    }
-    total += traffic_seconds(hw, step) + reduce_s;
-  }
-  return total;
-}
-
-PhaseTimes flow_layer_times(const AnalyticalHardware& hw, const LayerPlan& plan, const Groups& groups) {
-  PhaseTimes t;
-  const int n = plan.nodes;
-  t.allgather_s = ring_seconds(hw, groups, plan.home_bytes, false);
-  t.reduce_scatter_s = ring_seconds(hw, groups, plan.home_bytes, true);
-  for (int v = 0; v < n; ++v) {
-    t.attention_s = std::max(t.attention_s, compute_seconds(hw, plan.attn_flops[v], plan.attn_bytes[v]));
-    t.gate_s = std::max(t.gate_s, compute_seconds(hw, plan.gate_flops[v], plan.gate_bytes[v]));
-    double node_s = 0.0;
-    for (const ExpertWork& w : plan.expert_work[v]) node_s += compute_seconds(hw, w.flops, w.bytes);
-    t.experts_s = std::max(t.experts_s, node_s);
-  }
-  bool shared = false;
-  for (int v = 0; v < n; ++v) {
-    t.shared_s = std::max(t.shared_s, compute_seconds(hw, plan.shared_flops[v], plan.shared_bytes[v]));
-    shared = shared || plan.shared_flops[v] > 0;
-  }
-  if (shared) {
-    t.shared_allgather_s = t.allgather_s;
-    t.shared_reduce_scatter_s = t.reduce_scatter_s;
-  }
-  t.dispatch_s = traffic_seconds(hw, plan.dispatch);
-  double reduce_s = 0.0;
-  for (int v = 0; v < n; ++v) reduce_s = std::max(reduce_s, compute_seconds(hw, plan.reduce_flops[v], 0.0));
-  t.combine_s = traffic_seconds(hw, plan.combine) + reduce_s;
-  return t;
+double traffic_seconds(const AnalyticalHardware& hw, const std::vector<double>& bytes) {
+  const int n = hw.topology.nodes();
+  std::vector<Message> messages;
+  for (int s = 0; s < n; ++s)
+    for (int d = 0; d < n; ++d)
+      if (bytes[static_cast<size_t>(s) * n + d] > 0) messages.push_back({s, d, bytes[static_cast<size_t>(s) * n + d]});
+  return traffic_seconds(hw, messages);
 }
 
 }  // namespace nmpsim::mapping

@@ -1,17 +1,16 @@
-// Fast analytical timing of a LayerPlan, without the cycle-level NoC:
+// The analytical primitives of flow fidelity, without the cycle-level NoC:
 //  - compute: start-up + max(FLOPs / peak, first DRAM access + bytes / streaming bandwidth) per node;
-//    a phase lasts as long as its slowest node;
-//  - communication: a flow-level XY link-sharing model: every message's bytes load each link of its
-//    XY path and the source's injection / destination's ejection channel; the phase takes the most
-//    loaded resource's bytes / bandwidth plus the zero-load latency of the longest path;
-//  - ring collectives: the same model per ring step, steps in sequence.
-// docs/MODEL.md "Flow-level model" lists what it leaves out (contention dynamics, head-of-line
-// blocking, packetisation); docs/PERFORMANCE.md reports how closely it tracks cycle fidelity.
+//  - communication: a flow-level XY link-sharing bound: every message's bytes load each link of its
+//    XY path and the source's injection / destination's ejection channel; a set of concurrent messages
+//    takes the most loaded resource's bytes / bandwidth plus the zero-load latency of the longest path.
+// mapping/flow_executor.h executes layer schedules with them. docs/MODEL.md "Flow-level model" lists
+// what they leave out; docs/PERFORMANCE.md reports how closely flow fidelity tracks cycle fidelity.
 #pragma once
+
+#include <nlohmann/json.hpp>
 
 #include <vector>
 
-#include "mapping/layer_plan.h"
 #include "mapping/topology.h"
 
 namespace nmpsim::mapping {
@@ -31,28 +30,24 @@ struct AnalyticalHardware {
   double ni_bytes_per_s() const { return flit_bytes * clock_hz; }
 };
 
+/// Every field, for cache keys.
+nlohmann::json analytical_to_json(const AnalyticalHardware& hw);
+
 /// Seconds one node needs for `flops` and `bytes` of weight streaming (0 if there is no work).
 double compute_seconds(const AnalyticalHardware& hw, double flops, double bytes);
-/// Seconds for a set of concurrent messages, [src * n + dst] bytes.
+/// One message of a concurrent set.
+struct Message {
+  int src = 0, dst = 0;
+  double bytes = 0;
+};
+/// Seconds for a set of concurrent messages (the link-load bound above); messages of 0 bytes and
+/// messages to oneself cost nothing.
+double traffic_seconds(const AnalyticalHardware& hw, const std::vector<Message>& messages);
+/// The same for a message matrix, [src * n + dst] bytes.
 double traffic_seconds(const AnalyticalHardware& hw, const std::vector<double>& bytes);
+/// Adds a message's bytes to every directed link of its XY path: load[node * 4 + dir] (N, E, S, W).
+void add_link_load(const Topology& t, int src, int dst, double bytes, std::vector<double>& load);
 /// Bytes each directed link carries for a message matrix: [node * 4 + dir] (N, E, S, W).
 std::vector<double> link_loads(const Topology& t, const std::vector<double>& bytes);
-
-struct PhaseTimes {
-  double allgather_s = 0, attention_s = 0, reduce_scatter_s = 0, gate_s = 0, dispatch_s = 0, experts_s = 0,
-         combine_s = 0;
-  double shared_allgather_s = 0, shared_s = 0, shared_reduce_scatter_s = 0;  ///< shared experts (TP in the group)
-  double allreduce_s() const { return allgather_s + reduce_scatter_s + shared_allgather_s + shared_reduce_scatter_s; }
-  double moe_compute_s() const { return gate_s + experts_s + shared_s; }
-  double moe_comm_s() const { return dispatch_s + combine_s; }
-  double total_s() const { return attention_s + allreduce_s() + moe_compute_s() + moe_comm_s(); }
-};
-
-/// Flow-level times of every phase of a layer plan.
-PhaseTimes flow_layer_times(const AnalyticalHardware& hw, const LayerPlan& plan, const Groups& groups);
-/// Ring all-gather (or reduce-scatter, with `reduce`) over every group at once: chunk of node v is
-/// chunk_bytes[v]; g - 1 steps.
-double ring_seconds(const AnalyticalHardware& hw, const Groups& groups, const std::vector<double>& chunk_bytes,
-                    bool reduce);
 
 }  // namespace nmpsim::mapping

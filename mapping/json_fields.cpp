@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 
@@ -70,6 +71,13 @@ JsonFields JsonFields::object(const char* key) const {
 void JsonFields::no_unknown_keys() const {
   for (auto it = obj_.begin(); it != obj_.end(); ++it)
     if (!used_.count(it.key())) fail(it.key(), "unknown field");
+}
+
+bool is_valid_name(const std::string& name) {
+  if (name.empty() || name.size() > 64) return false;
+  for (char c : name)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '+' || c == '-')) return false;
+  return name != "." && name != "..";
 }
 
 std::string read_text_file(const std::string& path) {

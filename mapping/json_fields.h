@@ -49,6 +49,10 @@ class JsonFields {
   mutable std::set<std::string> used_;
 };
 
+/// A name that also names files and plot labels (strategies, policies, phases): 1 to 64 letters, digits
+/// and . _ + - (not "." or "..").
+bool is_valid_name(const std::string& name);
+
 /// The whole file as text; gzip-compressed files (e.g. `trace.json.gz`) are decompressed.
 std::string read_text_file(const std::string& path);
 /// Parses a file (plain or gzip-compressed) as JSON; errors name the file (and the parser's position).

@@ -37,6 +37,32 @@ double ModelSpec::moe_layer_bytes() const {
   return (experts * expert_params() + shared_params() + attention_params() + gate_params()) * weight_bytes;
 }
 
+nlohmann::json model_to_json(const ModelSpec& m) {
+  const AttentionSpec& a = m.attention;
+  return {{"name", m.name},
+          {"experts", m.experts},
+          {"top_k", m.top_k},
+          {"moe_layers", m.moe_layers},
+          {"dense_layers", m.dense_layers},
+          {"hidden", m.hidden},
+          {"intermediate", m.intermediate},
+          {"shared_experts", m.shared_experts},
+          {"shared_intermediate", m.shared_intermediate},
+          {"dense_intermediate", m.dense_intermediate},
+          {"ffn_matrices", m.ffn_matrices},
+          {"attention",
+           {{"kind", a.kind},
+            {"heads", a.heads},
+            {"kv_heads", a.kv_heads},
+            {"head_dim", a.head_dim},
+            {"q_lora_rank", a.q_lora_rank},
+            {"kv_lora_rank", a.kv_lora_rank},
+            {"rope_dim", a.rope_dim},
+            {"v_head_dim", a.v_head_dim}}},
+          {"weight_bytes", m.weight_bytes},
+          {"activation_bytes", m.activation_bytes}};
+}
+
 void ModelSpec::validate(const std::string& where) const {
   auto fail = [&](const std::string& m) { throw InputError(where + ": " + m); };
   if (experts < 1 || experts > 4096) fail("experts must be in [1, 4096]");

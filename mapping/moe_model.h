@@ -2,6 +2,8 @@
 // performance models need. Plain C++.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -54,6 +56,9 @@ struct ModelSpec {
   double moe_layer_bytes() const;
   void validate(const std::string& where) const;
 };
+
+/// Every field, for run specs and cache keys (docs/FORMATS.md "Model JSON").
+nlohmann::json model_to_json(const ModelSpec& m);
 
 std::vector<std::string> model_preset_names();
 ModelSpec model_preset(const std::string& name);  ///< throws InputError for an unknown name

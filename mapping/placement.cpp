@@ -12,12 +12,17 @@ Placement::Placement(std::string s, int e, int n, int layers)
     : strategy(std::move(s)), experts(e), nodes(n), share(static_cast<size_t>(layers),
                                                          std::vector<double>(static_cast<size_t>(e) * n, 0.0)),
       node_map(static_cast<size_t>(n)) {
-  std::iota(node_map.begin(), node_map.end(), 0);
+  set_identity_map();
+}
+
+void Placement::set_identity_map() {
+  node_map.resize(static_cast<size_t>(nodes));
+  for (int n = 0; n < nodes; ++n) node_map[static_cast<size_t>(n)] = PhysicalNode(n);
 }
 
 std::vector<double> Placement::physical_row(int l, int e) const {
   std::vector<double> row(static_cast<size_t>(nodes), 0.0);
-  for (int n = 0; n < nodes; ++n) row[node_map[n]] = at(l, e, n);
+  for (int n = 0; n < nodes; ++n) row[static_cast<size_t>(physical(LogicalNode(n)).value())] = at(l, e, n);
   return row;
 }
 
@@ -30,7 +35,7 @@ void Placement::validate(const std::string& where) const {
     fail("node_map has " + std::to_string(node_map.size()) + " entries for " + std::to_string(nodes) + " nodes");
   std::vector<char> seen(static_cast<size_t>(nodes), 0);
   for (int n = 0; n < nodes; ++n) {
-    const int p = node_map[n];
+    const int p = node_map[static_cast<size_t>(n)].value();
     if (p < 0 || p >= nodes) fail("node_map[" + std::to_string(n) + "] = " + std::to_string(p) + " is out of range");
     if (seen[p]++) fail("node_map maps two logical nodes to physical node " + std::to_string(p));
   }
@@ -73,30 +78,32 @@ nlohmann::json placement_to_json(const Placement& p) {
     }
     layers.push_back(rows);
   }
+  std::vector<int> node_map;
+  for (PhysicalNode v : p.node_map) node_map.push_back(v.value());
   return {{"strategy", p.strategy}, {"experts", p.experts}, {"nodes", p.nodes},
-          {"node_map", p.node_map}, {"solver", p.solver},   {"layers", layers}};
+          {"node_map", node_map},   {"solver", p.solver},   {"layers", layers}};
 }
 
 Placement placement_from_json(const nlohmann::json& j, const std::string& where) {
   const JsonFields root(j, where, "");
   Placement p;
   p.strategy = root.string("strategy", "file");
+  if (!is_valid_name(p.strategy))
+    root.fail("strategy", "'" + p.strategy + "' is not a name (1-64 letters, digits, '.', '_', '+', '-'; it names output files)");
   p.experts = static_cast<int>(root.integer("experts", 1, 65535));
   p.nodes = static_cast<int>(root.integer("nodes", 1, 65536));
   if (root.has("solver")) p.solver = root.raw("solver");
   const auto& layers = root.raw("layers");
   if (!layers.is_array() || layers.empty()) root.fail("layers", "expected a non-empty list of layers");
-  p.node_map.resize(static_cast<size_t>(p.nodes));
+  p.set_identity_map();
   if (root.has("node_map")) {
     const auto& nm = root.raw("node_map");
     if (!nm.is_array() || static_cast<int>(nm.size()) != p.nodes)
       root.fail("node_map", "expected a list of " + std::to_string(p.nodes) + " physical node ids");
     for (int n = 0; n < p.nodes; ++n) {
       if (!nm[n].is_number_integer()) root.fail("node_map", "entry " + std::to_string(n) + " is not an integer");
-      p.node_map[n] = nm[n].get<int>();
+      p.node_map[static_cast<size_t>(n)] = PhysicalNode(nm[n].get<int>());
     }
-  } else {
-    std::iota(p.node_map.begin(), p.node_map.end(), 0);
   }
   root.no_unknown_keys();
   p.share.assign(layers.size(), std::vector<double>(static_cast<size_t>(p.experts) * p.nodes, 0.0));
@@ -134,7 +141,8 @@ MemoryDemand memory_demand(const Placement& p, const ModelSpec& m, int attn_tp, 
       m.layers() * std::ceil(batch / groups) * context * m.kv_bytes_per_token() / g;
   for (int l = 0; l < p.layers(); ++l)
     for (int e = 0; e < p.experts; ++e)
-      for (int n = 0; n < p.nodes; ++n) d.bytes_per_node[p.node_map[n]] += p.at(l, e, n) * m.expert_bytes();
+      for (int n = 0; n < p.nodes; ++n)
+        d.bytes_per_node[static_cast<size_t>(p.physical(LogicalNode(n)).value())] += p.at(l, e, n) * m.expert_bytes();
   for (int n = 0; n < p.nodes; ++n) {
     d.bytes_per_node[n] += per_node_fixed;
     if (d.bytes_per_node[n] > d.max_bytes) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "mapping/moe_model.h"
+#include "mapping/node_id.h"
 #include "mapping/topology.h"
 #include "mapping/trace.h"
 
@@ -19,7 +20,7 @@ struct Placement {
   int experts = 0;  ///< rows: routed experts
   int nodes = 0;
   std::vector<std::vector<double>> share;  ///< [layer][expert * nodes + logical node]
-  std::vector<int> node_map;               ///< logical node -> physical node
+  std::vector<PhysicalNode> node_map;      ///< [logical node] -> physical node
   nlohmann::json solver = nlohmann::json::object();  ///< optional solver statistics
 
   Placement() = default;
@@ -27,7 +28,11 @@ struct Placement {
   int layers() const { return static_cast<int>(share.size()); }
   double at(int l, int e, int n) const { return share[l][static_cast<size_t>(e) * nodes + n]; }
   double& at(int l, int e, int n) { return share[l][static_cast<size_t>(e) * nodes + n]; }
-  /// Share of expert e on physical node p.
+  /// Where logical node n sits on the mesh.
+  PhysicalNode physical(LogicalNode n) const { return node_map[static_cast<size_t>(n.value())]; }
+  /// Logical node n on physical node n, for every n.
+  void set_identity_map();
+  /// Share of expert e on each physical node.
   std::vector<double> physical_row(int l, int e) const;
   /// Throws InputError naming `where`, the layer and the expert on any violation.
   void validate(const std::string& where) const;

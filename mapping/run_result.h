@@ -1,60 +1,65 @@
-// Results of running one placement strategy for some decode steps, in either fidelity mode,
-// and the analytical (flow fidelity) runner.
+// Results of running one placement strategy for some decode steps, at either fidelity. Phase times
+// are a list of named phases (whatever the schedules contained), so a new phase reaches every report
+// without any reporter knowing its name.
 #pragma once
+
+#include <nlohmann/json.hpp>
 
 #include <string>
 #include <vector>
 
-#include "mapping/flow_model.h"
-#include "mapping/layer_plan.h"
+#include "mapping/modes.h"
+#include "mapping/schedule.h"
 
 namespace nmpsim::mapping {
 
-struct RunConfig {
-  RunShape shape;
-  int steps = 4;
-  int attn_tp = 0;         ///< nodes per attention TP group, 0 = all nodes
-  size_t first_token = 0;  ///< step s uses trace tokens [first + s * batch, first + (s + 1) * batch)
-  /// HD-MoE dynamic pre-broadcast (Sec. IV-D): at most this many experts per layer (0 = off).
-  int prebroadcast_experts = 0;
-  int prebroadcast_targets = 4;      ///< copies go to this many least-loaded nodes (0 = every node)
-  std::string predict = "previous";  ///< next layer's loads from: "previous" layer's routing | "trace"
-  double prediction_accuracy = 1.0;  ///< "trace": blend of true (a) and profile (1 - a) frequencies
+struct PhaseInfo {
+  std::string name;
+  PhaseFamily family = PhaseFamily::kOther;
+  int stream = kForeground;
 };
 
 struct LayerRecord {
-  PhaseTimes t;
-  double expert_imbalance_s = 0;  ///< slowest node's expert time minus the mean over nodes with work
+  /// Seconds of each phase on the layer's critical path, by StrategyResult::phases index (phases the
+  /// layer does not have: 0 or absent). They add up to the layer's time.
+  std::vector<double> phase_s;
+  double expert_imbalance_s = 0;  ///< slowest node's time in node-balance phases minus the mean over busy nodes
+  double total_s() const;
+  double phase(size_t i) const { return i < phase_s.size() ? phase_s[i] : 0.0; }
 };
 
 struct StrategyResult {
   std::string strategy;
-  std::string fidelity;                       ///< "cycle" or "flow"
+  Fidelity fidelity = Fidelity::kCycle;
+  std::vector<PhaseInfo> phases;                ///< every phase seen, in order of first appearance
   std::vector<std::vector<LayerRecord>> steps;  ///< [step][layer]
-  std::vector<double> node_flops;             ///< per physical node, whole run
-  std::vector<double> node_expert_s;          ///< per node: time in expert compute, whole run
-  std::vector<double> node_token_work;        ///< per node: routed tokens x shares, whole run
-  std::vector<double> link_bytes;             ///< [node * 4 + dir], whole run
-  double dispatch_bytes = 0, combine_bytes = 0;
+  std::vector<double> phase_bytes;              ///< per phase: NoC payload bytes, whole run
+  std::vector<double> node_flops;               ///< per physical node, whole run
+  std::vector<double> node_expert_s;            ///< per node: time in node-balance (expert) phases, whole run
+  std::vector<double> node_token_work;          ///< per node: routed tokens x shares, whole run
+  std::vector<double> link_bytes;               ///< [node * 4 + dir], whole run
   double wall_s = 0;
-  int prebroadcasts = 0;           ///< experts pre-broadcast
-  int prebroadcasts_used = 0;      ///< of those, complete in time for least-loaded dispatch
-  double prebroadcast_bytes = 0;   ///< bytes read from DRAM by the broadcast sources
+  nlohmann::json policies = nlohmann::json::object();  ///< per runtime policy: its own statistics
 
   /// Empty result for `nodes` physical nodes.
-  StrategyResult(std::string strategy_name, std::string fidelity_name, int nodes);
+  StrategyResult(std::string strategy_name, Fidelity f, int nodes);
   StrategyResult() = default;
+  /// Index of a phase, added to the table if new.
+  int phase_index(const Phase& p);
+  int find_phase(const std::string& name) const;  ///< -1 if absent
+  double bytes_of(const std::string& phase) const;
+  /// A record's seconds in the phase called `name` (0 if the run has no such phase).
+  double phase_s(const LayerRecord& r, const std::string& name) const;
   double tbt_s(int step) const;
   double mean_tbt_s() const;
-  /// Per layer, averaged over steps.
+  /// Per layer, averaged over steps (phase_s sized to the phase table).
   std::vector<LayerRecord> mean_layers() const;
+  /// Sum of a record's phases of one family.
+  double family_s(const LayerRecord& r, PhaseFamily f) const;
+  /// Per step (summed over layers, averaged over steps): each phase's seconds; each family's seconds.
+  std::vector<double> mean_phase_s() const;
+  double mean_family_s(PhaseFamily f) const;
+  double mean_expert_imbalance_s() const;
 };
-
-/// Bytes each ring hop carries in one all-gather plus one reduce-scatter, as a [src * n + dst] matrix.
-std::vector<double> ring_traffic(const Groups& groups, const std::vector<double>& chunk_bytes, int n);
-
-/// Runs the plans through the flow-level model.
-StrategyResult run_flow(const AnalyticalHardware& hw, const ModelSpec& m, const RoutingTrace& trace,
-                        const Placement& p, const RunConfig& cfg);
 
 }  // namespace nmpsim::mapping

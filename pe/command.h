@@ -4,6 +4,7 @@
 #include <systemc>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,7 @@ struct Command {
   sc_core::sc_time delay;   ///< kDelay
   std::vector<int> chain;   ///< kBroadcast: the nodes the weights flow through, in order
   uint64_t chunk_bytes = 0; ///< kBroadcast: chunk size (0: the PE's copy_chunk_bytes)
+  std::function<void()> on_done;  ///< called by the PE's process when the command has finished
 
   static Command compute(double flops, uint64_t dram_bytes, std::string label = {}, uint64_t address = 0);
   static Command send(int dst, uint64_t bytes, uint64_t tag, std::string label = {});

@@ -36,7 +36,8 @@ void ProcessingElement::run_background() {
     bg_queue_.pop_front();
     const sc_time start = sc_core::sc_time_stamp();
     execute(c);
-    log_.push_back(CommandRecord{c.kind, c.label, start, sc_core::sc_time_stamp()});
+    if (logging_) log_.push_back(CommandRecord{c.kind, c.label, start, sc_core::sc_time_stamp()});
+    if (c.on_done) c.on_done();
   }
 }
 
@@ -52,7 +53,7 @@ void ProcessingElement::do_broadcast(const Command& c) {
   }
   while (acks_[c.tag] < chunks) wait(ack_event_);
   acks_.erase(c.tag);
-  registry_->entries[c.tag].done = true;
+  registry_->entries.at(c.tag).done = true;
 }
 
 void ProcessingElement::submit(Command c) {
@@ -91,6 +92,8 @@ void ProcessingElement::on_delivery(const noc::Delivery& d) {
       ++acks_[tag_low(d.tag)];
       ack_event_.notify();
       break;
+    case MessageKind::kTracked:
+      break;
     case MessageKind::kBcastChunk: {
       // Forward at once (chunk-level cut-through), store locally; the last node acknowledges.
       const uint64_t id = tag_low(d.tag);
@@ -120,7 +123,8 @@ void ProcessingElement::run() {
     queue_.pop_front();
     const sc_time start = sc_core::sc_time_stamp();
     execute(c);
-    log_.push_back(CommandRecord{c.kind, c.label, start, sc_core::sc_time_stamp()});
+    if (logging_) log_.push_back(CommandRecord{c.kind, c.label, start, sc_core::sc_time_stamp()});
+    if (c.on_done) c.on_done();
   }
 }
 

@@ -34,7 +34,8 @@ struct PeSpec {
 };
 
 /// Tags carry a message kind in their top 8 bits; user tags must stay below 2^56.
-enum class MessageKind : uint8_t { kData = 0, kCopyChunk = 1, kCopyAck = 2, kBcastChunk = 3, kBcastAck = 4 };
+/// kTracked: a message whose delivery someone else watches (the firmware's schedule transfers); the PE ignores it.
+enum class MessageKind : uint8_t { kData = 0, kCopyChunk = 1, kCopyAck = 2, kBcastChunk = 3, kBcastAck = 4, kTracked = 5 };
 
 /// Broadcasts in flight, shared by the PEs of a system: who forwards each chunk to whom.
 struct BroadcastRegistry {
@@ -70,6 +71,8 @@ class ProcessingElement : public sc_core::sc_module {
   const sc_core::sc_event& idle_event() const { return idle_event_; }
   const std::vector<CommandRecord>& log() const { return log_; }
   void clear_log() { log_.clear(); }
+  /// Whether finished commands are recorded in log() (on by default).
+  void set_logging(bool on) { logging_ = on; }
 
   /// Called by the system for every delivered NoC message this PE sent or receives.
   void on_delivery(const noc::Delivery& d);
@@ -107,6 +110,7 @@ class ProcessingElement : public sc_core::sc_module {
   std::unordered_map<uint64_t, int> acks_;   // copy id -> acknowledgements received
   uint64_t staging_address_ = 0;             // where received weight chunks are written
   std::vector<CommandRecord> log_;
+  bool logging_ = true;
   double flops_ = 0;
   sc_core::sc_time compute_busy_;
   sc_core::sc_signal<bool> busy_;

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <array>
+#include <filesystem>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -196,7 +197,7 @@ namespace {
 
 TEST(CliRun, WritesSummaryCsvAndPlotsForEveryStrategy) {
   const std::string out = ::testing::TempDir() + "/cli_run";
-  const CliRun r = nmpsim("run --hw hdmoe-4x4-5t50g --batch 16 --steps 2 --context 256 --out " + out);
+  const CliRun r = nmpsim("run --hw hdmoe-4x4-5t50g --strategy tp,ep,cb --batch 16 --steps 2 --context 256 --out " + out);
   ASSERT_EQ(r.code, 0) << r.out;
   for (const char* s : {"tp ", "ep ", "cb "}) EXPECT_NE(r.out.find(s), std::string::npos) << r.out;
   const nlohmann::json j = nlohmann::json::parse(std::ifstream(out + "/summary.json"));
@@ -207,11 +208,19 @@ TEST(CliRun, WritesSummaryCsvAndPlotsForEveryStrategy) {
       EXPECT_TRUE(st.contains(key)) << s << " " << key;
     EXPECT_EQ(st["tbt_us"].size(), 2u);
     EXPECT_EQ(st["layers"].size(), 32u);
-    // The four parts add up to the TBT (gate is part of MoE compute).
+    // The phase families add up to the TBT (gate is part of MoE compute), and so do the phases.
     EXPECT_NEAR(st["attention_us"].get<double>() + st["allreduce_us"].get<double>() +
-                    st["moe_compute_us"].get<double>() + st["moe_comm_us"].get<double>(),
+                    st["moe_compute_us"].get<double>() + st["moe_comm_us"].get<double>() + st["other_us"].get<double>(),
                 st["mean_tbt_us"].get<double>(), 1e-6 * st["mean_tbt_us"].get<double>());
-    EXPECT_DOUBLE_EQ(st["dispatch_bytes"].get<double>(), st["combine_bytes"].get<double>());
+    double phases_us = 0, dispatch = -1, combine = -2;
+    for (const auto& ph : st["phases"]) {
+      phases_us += ph["us"].get<double>();
+      if (ph["name"] == "dispatch") dispatch = ph["bytes"].get<double>();
+      if (ph["name"] == "combine") combine = ph["bytes"].get<double>();
+    }
+    EXPECT_NEAR(phases_us, st["mean_tbt_us"].get<double>(), 1e-6 * st["mean_tbt_us"].get<double>());
+    EXPECT_DOUBLE_EQ(dispatch, combine);  // every token's partial output returns the way it came
+    EXPECT_EQ(st["layers"][0]["phases_us"].size(), 7u);  // Mixtral: no shared experts, so 7 phases
     const auto& e = st["energy_pj"];
     EXPECT_GT(e["dram"].get<double>(), 0);
     EXPECT_GT(e["noc"].get<double>(), 0);
@@ -237,7 +246,11 @@ TEST(CliRun, WritesSummaryCsvAndPlotsForEveryStrategy) {
   EXPECT_EQ(rows, 3 * 32);
   std::getline(links, header);
   EXPECT_EQ(header, "strategy,from,to,from_x,from_y,to_x,to_y,level,bytes,utilisation");
-  for (const char* png : {"/links_tp.png", "/links_ep.png", "/links_cb.png", "/node_load.png"}) {
+  // The complete spec is in summary.json.
+  EXPECT_EQ(j["spec"]["batch"], 16);
+  EXPECT_EQ(j["spec"]["strategies"].size(), 3u);
+  EXPECT_EQ(j["spec"]["hardware"], "hdmoe-4x4-5t50g");
+  for (const char* png : {"/links_tp.png", "/links_ep.png", "/links_cb.png", "/node_load.png", "/phases.png"}) {
     std::ifstream f(out + png, std::ios::binary);
     char magic[4] = {};
     f.read(magic, 4);
@@ -260,6 +273,69 @@ TEST(CliRun, FlowFidelityAndPlacementFiles) {
   EXPECT_EQ(c.out.find("Warning"), std::string::npos) << c.out.substr(0, 400);
 }
 
+/// Reads a whole file.
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+TEST(CliRun, StrategyAllRunsEveryRegisteredStrategyAndASecondRunReusesTheSolve) {
+  const std::string dir = ::testing::TempDir() + "/cli_all", cache = dir + "/cache";
+  std::filesystem::remove_all(dir);  // a fresh cache: the first run must solve
+  const std::string args = "run --hw hdmoe-4x4-5t50g --fidelity flow --strategy all --batch 16 --steps 1 --no-plots "
+                           "--strategy-opt hdmoe-node.time_limit_s=0.05 --strategy-opt hdmoe.time_limit_s=0.05 "
+                           "--cache-dir " + cache + " --out " + dir;
+  const CliRun first = nmpsim(args);
+  ASSERT_EQ(first.code, 0) << first.out;
+  for (const char* s : {"\n  tp ", "\n  ep ", "\n  cb ", "\n  hdmoe-node ", "\n  hdmoe "})
+    EXPECT_NE(first.out.find(s), std::string::npos) << s << first.out;
+  EXPECT_NE(first.out.find("solving node balance"), std::string::npos) << first.out;  // says when a solve runs
+  const nlohmann::json a = nlohmann::json::parse(slurp(dir + "/summary.json"));
+  const CliRun second = nmpsim(args);
+  ASSERT_EQ(second.code, 0) << second.out;
+  EXPECT_EQ(second.out.find("solving"), std::string::npos) << second.out;
+  EXPECT_NE(second.out.find("hdmoe: placement from the cache"), std::string::npos) << second.out;
+  const nlohmann::json b = nlohmann::json::parse(slurp(dir + "/summary.json"));
+  for (const char* s : {"hdmoe-node", "hdmoe"})
+    EXPECT_EQ(a["strategies"][s]["mean_tbt_us"], b["strategies"][s]["mean_tbt_us"]) << s;
+  // The spec lists what "all" meant, with every option resolved.
+  EXPECT_EQ(a["spec"]["strategies"].size(), 5u);
+  EXPECT_EQ(a["spec"]["strategies"][4]["options"]["mapper"], "bo");
+}
+
+TEST(CliRun, TheSpecInSummaryJsonReproducesTheRun) {
+  const std::string dir = ::testing::TempDir() + "/cli_spec";
+  const CliRun r = nmpsim("run --hw hdmoe-4x4-10t25g --model deepseek-v2-lite --trace synthetic --skew 1.1 --seed 7 "
+                          "--batch 24 --steps 2 --attn-tp 4 --strategy tp,cb --cb-regions 4 --fidelity flow --no-plots "
+                          "--out " + dir + "/a");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const nlohmann::json a = nlohmann::json::parse(slurp(dir + "/a/summary.json"));
+  { std::ofstream(dir + "/spec.json") << a["spec"].dump(2); }
+  const CliRun again = nmpsim("run --spec " + dir + "/spec.json --no-plots --out " + dir + "/b");
+  ASSERT_EQ(again.code, 0) << again.out;
+  const nlohmann::json b = nlohmann::json::parse(slurp(dir + "/b/summary.json"));
+  EXPECT_EQ(a["spec"], b["spec"]);
+  EXPECT_EQ(a["strategies"]["cb"]["layers"], b["strategies"]["cb"]["layers"]);  // bit for bit
+  EXPECT_EQ(a["spec"]["strategies"][1]["options"]["regions"], 4);
+  EXPECT_EQ(a["spec"]["trace"]["synthetic"]["seed"], 7);
+  // Options given with --spec override its fields.
+  const CliRun over = nmpsim("run --spec " + dir + "/spec.json --batch 8 --no-plots --out " + dir + "/c");
+  ASSERT_EQ(over.code, 0) << over.out;
+  EXPECT_EQ(nlohmann::json::parse(slurp(dir + "/c/summary.json"))["spec"]["batch"], 8);
+}
+
+TEST(CliRun, HelpAndListsComeFromTheRegistry) {
+  const CliRun help = nmpsim("run --help");
+  ASSERT_EQ(help.code, 0);
+  for (const char* s : {"tp | ep | cb |", "hdmoe-node | hdmoe", "--strategy-opt", "--policy", "--spec"})
+    EXPECT_NE(help.out.find(s), std::string::npos) << s;
+  const CliRun list = nmpsim("run --list-strategies --list-policies");
+  ASSERT_EQ(list.code, 0);
+  for (const char* s : {"hdmoe: HD-MoE", "gamma (default 1)", "regions (default 0)", "hdmoe-prebroadcast",
+                        "(cycle fidelity)", "experts (default 2)"})
+    EXPECT_NE(list.out.find(s), std::string::npos) << s << list.out;
+}
+
 TEST(CliRun, BadInputsAreOneLineExitTwo) {
   const std::string dir = ::testing::TempDir();
   { std::ofstream(dir + "/t_bad.json") << "{\"0\": [[0, 9]]}"; }
@@ -278,7 +354,21 @@ TEST(CliRun, BadInputsAreOneLineExitTwo) {
       {"run --batch 0", "--batch: must be in"},
       {"run --fidelity exact", "--fidelity: expected cycle or flow"},
       {"run --attn-tp 5", "must divide the 32 nodes"},
+      {"run --strategy foo", "'foo' is neither a strategy (tp, ep, cb, hdmoe-node, hdmoe, all) nor a readable"},
+      {"run --strategy tp,tp --fidelity flow", "strategy 'tp' is listed twice"},
+      {"run --strategy tp,cb --strategy-opt cb.regions=abc", "strategy cb options: regions: expected an integer"},
+      {"run --strategy tp --strategy-opt ep.x=1", "--strategy-opt: no strategy 'ep' in this run's --strategy list"},
+      {"run --strategy tp --strategy-opt tp.x=1", "strategy tp options: x: unknown field"},
+      {"run --strategy tp --strategy-opt nodot", "--strategy-opt: expected NAME.KEY=VALUE"},
+      {"run --strategy tp --policy nope", "unknown policy 'nope'"},
+      {"run --strategy tp --fidelity flow --prebroadcast 2", "policy hdmoe-prebroadcast needs cycle fidelity"},
+      {"run --strategy tp --policy hdmoe-prebroadcast --policy-opt hdmoe-prebroadcast.predict=oracle",
+       "predict: expected previous or trace"},
+      {"run --spec " + dir + "/spec_bad.json", "spec_bad.json: batchsize: unknown field"},
+      {"run --spec " + dir + "/spec_strat.json", "spec_strat.json: strategies[0]: expected an object"},
   };
+  { std::ofstream(dir + "/spec_bad.json") << "{\"batchsize\": 4}"; }
+  { std::ofstream(dir + "/spec_strat.json") << "{\"strategies\": [3]}"; }
   for (const auto& [args, needle] : cases) {
     const CliRun r = nmpsim(args + " --out " + dir + "/never");
     EXPECT_EQ(r.code, 2) << args << ": " << r.out;

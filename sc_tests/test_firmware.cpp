@@ -3,8 +3,9 @@
 
 #include <numeric>
 
-#include "firmware/runtime.h"
+#include "firmware/cycle_executor.h"
 #include "mapping/json_fields.h"
+#include "methods/hdmoe/prebroadcast_policy.h"
 #include "mapping_test_util.h"
 #include "noc_test_util.h"
 
@@ -29,25 +30,24 @@ TEST(Firmware, RingAllReduceMatchesTheClosedFormOnAnIdleMesh) {
   mapping::RunConfig cfg;
   cfg.shape = {16, 128};  // one token per node: ring chunks of 4096 x 2 = 8192 bytes
   cfg.steps = 1;
-  firmware::Runtime rt(sys, m, tr, cfg);
-  const mapping::StrategyResult r = rt.run(mapping::make_tp(m, 16));
-  const mapping::PhaseTimes& t = r.steps[0][0].t;
+  const mapping::StrategyResult r = firmware::run_cycle(sys, m, tr, mapping::make_tp(m, 16), cfg);
+  const mapping::LayerRecord& t = r.steps[0][0];
   // Ring over 16 nodes (a Hamiltonian cycle: every step is one hop on its own link), 15 steps each.
   const noc::NocConfig nc = spec.noc_config();
   const double hop_ns = noc::testing::closed_form_latency(nc, 0, 1, 8192 / 50 + 1);  // 164 flits
   // Each step: the message's zero-load latency, plus < 1 cycle until the next send's clock edge.
-  const double ag_ns = t.allgather_s * 1e9;
+  const double ag_ns = r.phase_s(t, "allgather") * 1e9;
   EXPECT_GE(ag_ns, 15 * hop_ns);
   EXPECT_LE(ag_ns, 15 * (hop_ns + 1) + 1);
   // Reduce-scatter adds an element-wise add per step: start-up + 4096 FLOPs / 5 TFLOP/s.
   const double reduce_ns = spec.compute.startup_ns + 4096 / 5e3;
-  const double rs_ns = t.reduce_scatter_s * 1e9;
+  const double rs_ns = r.phase_s(t, "reduce_scatter") * 1e9;
   EXPECT_GE(rs_ns, 15 * (hop_ns + reduce_ns));
   EXPECT_LE(rs_ns, 15 * (hop_ns + reduce_ns + 1) + 1);
   // The ring closed form 2 (g - 1) (alpha + chunk / bandwidth) of an all-reduce, with alpha the
   // per-message latency: 2 * 15 * (9 ns + 8192 B / 50 GB/s) = 5185.2 ns, plus the adds.
   const double closed = 2 * 15 * (9 + 8192 / 50.0) + 15 * reduce_ns;
-  EXPECT_NEAR(t.allreduce_s() * 1e9, closed, 0.02 * closed);
+  EXPECT_NEAR(r.family_s(t, mapping::PhaseFamily::kAllReduce) * 1e9, closed, 0.02 * closed);
 }
 
 TEST(Firmware, ConservesTokensAndBytes) {
@@ -58,14 +58,13 @@ TEST(Firmware, ConservesTokensAndBytes) {
   mapping::RunConfig cfg;
   cfg.shape = {24, 64};
   cfg.steps = 2;
-  firmware::Runtime rt(sys, m, tr, cfg);
-  const mapping::StrategyResult r = rt.run(mapping::make_ep(m, 16));
-  EXPECT_DOUBLE_EQ(r.dispatch_bytes, r.combine_bytes);
+  const mapping::StrategyResult r = firmware::run_cycle(sys, m, tr, mapping::make_ep(m, 16), cfg);
+  EXPECT_DOUBLE_EQ(r.bytes_of("dispatch"), r.bytes_of("combine"));
   const double work = std::accumulate(r.node_token_work.begin(), r.node_token_work.end(), 0.0);
   EXPECT_NEAR(work, 24.0 * 2 * 2 * 2, 1e-9);  // batch x top-k x layers x steps
   // The flow model's link loads for the same plans, rounded up to whole flits, bound the cycle run's.
   const mapping::StrategyResult f = mapping::run_flow(firmware::to_analytical(spec), m, tr, mapping::make_ep(m, 16), cfg);
-  EXPECT_DOUBLE_EQ(f.dispatch_bytes, r.dispatch_bytes);
+  EXPECT_DOUBLE_EQ(f.bytes_of("dispatch"), r.bytes_of("dispatch"));
   double cycle_links = 0, flow_links = 0;
   for (double b : r.link_bytes) cycle_links += b;
   for (double b : f.link_bytes) flow_links += b;
@@ -86,8 +85,7 @@ TEST(Firmware, TbtGrowsWithBatchSize) {
     mapping::RunConfig cfg;
     cfg.shape = {batch, 512};
     cfg.steps = 1;
-    firmware::Runtime rt(sys, m, tr, cfg);
-    const double tbt = rt.run(mapping::make_ep(m, 16)).mean_tbt_s();
+    const double tbt = firmware::run_cycle(sys, m, tr, mapping::make_ep(m, 16), cfg).mean_tbt_s();
     EXPECT_GT(tbt, prev) << batch;
     prev = tbt;
   }
@@ -115,15 +113,15 @@ TEST(Firmware, EpSuffersFromHotExpertsAndTpFromSlowLinks) {
   EXPECT_GT(ratio[0], ratio[1]);
   EXPECT_GT(ratio[1], ratio[2]);
   hw::System sys("sys", hw::preset("hdmoe-4x4-10t25g"));
-  firmware::Runtime hot_rt(sys, m, hot, cfg);
-  const mapping::StrategyResult tp = hot_rt.run(mapping::make_tp(m, 16));
-  const mapping::StrategyResult ep_hot = hot_rt.run(mapping::make_ep(m, 16));
-  firmware::Runtime flat_rt(sys, m, flat, cfg);
-  const mapping::StrategyResult ep_flat = flat_rt.run(mapping::make_ep(m, 16));
-  auto comm = [](const mapping::StrategyResult& r) { return r.mean_layers()[0].t.moe_comm_s(); };
-  auto compute = [](const mapping::StrategyResult& r) { return r.mean_layers()[0].t.experts_s; };
+  const mapping::StrategyResult tp = firmware::run_cycle(sys, m, hot, mapping::make_tp(m, 16), cfg);
+  const mapping::StrategyResult ep_hot = firmware::run_cycle(sys, m, hot, mapping::make_ep(m, 16), cfg);
+  const mapping::StrategyResult ep_flat = firmware::run_cycle(sys, m, flat, mapping::make_ep(m, 16), cfg);
+  auto comm = [](const mapping::StrategyResult& r) {
+    return r.family_s(r.mean_layers()[0], mapping::PhaseFamily::kMoeComm);
+  };
+  auto compute = [](const mapping::StrategyResult& r) { return r.phase_s(r.mean_layers()[0], "experts"); };
   // TP sends every token to the 15 other nodes; EP to at most 2 experts x 2 nodes per expert group.
-  EXPECT_GE(tp.dispatch_bytes, 15.0 / 4 * ep_hot.dispatch_bytes);
+  EXPECT_GE(tp.bytes_of("dispatch"), 15.0 / 4 * ep_hot.bytes_of("dispatch"));
   EXPECT_GT(comm(tp), comm(ep_hot));  // and over 25 GB/s links that costs TP more time
   EXPECT_GT(compute(ep_hot), 1.2 * compute(ep_flat));  // a hot expert overloads its EP group
   EXPECT_GT(ep_hot.mean_layers()[0].expert_imbalance_s, ep_flat.mean_layers()[0].expert_imbalance_s);
@@ -139,13 +137,12 @@ TEST(Firmware, RunsTheRealMixtralTraceWithAttentionGroups) {
   cfg.shape = {32, 256};
   cfg.steps = 1;
   cfg.attn_tp = 8;  // four 2x4 attention groups
-  firmware::Runtime rt(sys, m, tr, cfg);
-  const mapping::StrategyResult r = rt.run(mapping::make_cb(m, spec.topology, tr, 2));
+  const mapping::StrategyResult r = firmware::run_cycle(sys, m, tr, mapping::make_cb(m, spec.topology, tr, 2), cfg);
   EXPECT_EQ(r.steps[0].size(), 3u);
   EXPECT_GT(r.mean_tbt_s(), 0);
   for (const auto& l : r.steps[0]) {
-    EXPECT_GT(l.t.allgather_s, 0);
-    EXPECT_GT(l.t.experts_s, 0);
+    EXPECT_GT(r.phase_s(l, "allgather"), 0);
+    EXPECT_GT(r.phase_s(l, "experts"), 0);
   }
   EXPECT_EQ(sys.mesh().network().check_conservation(), "");
 }
@@ -166,34 +163,42 @@ TEST(Firmware, PrebroadcastMovesRealBytesAndNeverLosesAToken) {
   mapping::RunConfig cfg;
   cfg.shape = {256, 256};
   cfg.steps = 1;
-  firmware::Runtime fixed(sys, m, tr, cfg);
-  const mapping::StrategyResult st = fixed.run(mapping::make_ep(m, 16));
-  cfg.prebroadcast_experts = 2;
-  cfg.predict = "trace";
-  firmware::Runtime dyn(sys, m, tr, cfg);
-  const mapping::StrategyResult dy = dyn.run(mapping::make_ep(m, 16));
-  EXPECT_GT(dy.prebroadcasts, 0);
-  EXPECT_GT(dy.prebroadcasts_used, 0);
-  EXPECT_GT(dy.prebroadcast_bytes, 0);
+  const mapping::StrategyResult st = firmware::run_cycle(sys, m, tr, mapping::make_ep(m, 16), cfg);
+  methods::hdmoe::PrebroadcastOptions po;
+  po.experts = 2;
+  po.predict = methods::hdmoe::Predictor::kTrace;
+  mapping::PolicyList policies;
+  policies.emplace_back("hdmoe-prebroadcast", std::make_unique<methods::hdmoe::PrebroadcastPolicy>(po));
+  const mapping::StrategyResult dy = firmware::run_cycle(sys, m, tr, mapping::make_ep(m, 16), cfg, &policies);
+  const nlohmann::json& pb = dy.policies["hdmoe-prebroadcast"];
+  const double issued = pb["experts_issued"], used = pb["experts_used"], bytes = pb["bytes"];
+  EXPECT_GT(issued, 0);
+  EXPECT_GT(used, 0);
+  EXPECT_GT(bytes, 0);
   double links_static = 0, links_dynamic = 0;
   for (double b : st.link_bytes) links_static += b;
   for (double b : dy.link_bytes) links_dynamic += b;
   // Every broadcast byte crosses at least one link on its way to the first target.
-  EXPECT_GE(links_dynamic - links_static, dy.prebroadcast_bytes - 1.0 * dy.prebroadcasts * 50);
+  EXPECT_GE(links_dynamic - links_static, bytes - 1.0 * issued * 50);
   // Never loses a token: routed work still adds up to batch x top-k per layer, and combine = dispatch.
   for (const auto* r : {&st, &dy}) {
     const double work = std::accumulate(r->node_token_work.begin(), r->node_token_work.end(), 0.0);
     EXPECT_NEAR(work, 256.0 * m.top_k * m.moe_layers, 1e-6);
-    EXPECT_DOUBLE_EQ(r->dispatch_bytes, r->combine_bytes);
+    EXPECT_DOUBLE_EQ(r->bytes_of("dispatch"), r->bytes_of("combine"));
   }
   // The copies land in the targets' DRAM (nothing else writes DRAM): every byte at least once.
   double written = 0;
   for (int v = 0; v < 16; ++v) written += sys.dram(v).stats().bytes_written;
-  EXPECT_GE(written, dy.prebroadcast_bytes);
+  EXPECT_GE(written, bytes);
   EXPECT_EQ(sys.mesh().network().check_conservation(), "");
   EXPECT_TRUE(sys.background_idle());
   // Least-loaded dispatch lowers the expert imbalance of this skewed EP placement.
   EXPECT_LT(dy.mean_layers()[1].expert_imbalance_s, st.mean_layers()[1].expert_imbalance_s);
+  // The broadcasts ran on a background stream: their phase is in the table, but it is not on any
+  // layer's critical path (no foreground op waits for them).
+  EXPECT_GE(dy.find_phase("prebroadcast"), 0);
+  EXPECT_GT(dy.bytes_of("prebroadcast"), 0);
+  for (const auto& l : dy.steps[0]) EXPECT_EQ(dy.phase_s(l, "prebroadcast"), 0.0);
 }
 
 }  // namespace

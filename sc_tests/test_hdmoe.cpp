@@ -4,12 +4,14 @@
 #include <numeric>
 #include <set>
 
-#include "mapping/hdmoe_strategy.h"
+#include "methods/hdmoe/hdmoe_strategy.h"
 #include "mapping/rng.h"
 #include "mapping_test_util.h"
 
-namespace nmpsim::mapping {
+namespace nmpsim::methods::hdmoe {
 namespace {
+
+using namespace nmpsim::mapping;
 
 AnalyticalHardware nmp(int w, int h, double tflops, double gbps) {
   AnalyticalHardware hw;
@@ -23,7 +25,7 @@ AnalyticalHardware nmp(int w, int h, double tflops, double gbps) {
 }
 
 RoutingTrace trace_for(const ModelSpec& m, double skew, size_t tokens = 2048) {
-  return testing::trace_for(m, skew, tokens);
+  return mapping::testing::trace_for(m, skew, tokens);
 }
 
 void expect_satisfies_constraints(const NodeBalanceProblem& pb, const NodeBalanceResult& r) {
@@ -203,4 +205,4 @@ TEST(HdmoeGamma, LeastSquaresThroughTheOrigin) {
 }
 
 }  // namespace
-}  // namespace nmpsim::mapping
+}  // namespace nmpsim::methods::hdmoe

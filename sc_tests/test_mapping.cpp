@@ -221,7 +221,8 @@ TEST(Placements, HybridComputeBalancedUsesRegionsAndBalancesLoad) {
 TEST(Placements, JsonRoundTripAndValidationErrors) {
   const ModelSpec m = model_preset("mixtral-8x7b");
   Placement p = make_ep(m, 16);
-  p.node_map = {3, 1, 2, 0, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+  const int map[16] = {3, 1, 2, 0, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+  for (int n = 0; n < 16; ++n) p.node_map[n] = PhysicalNode(map[n]);
   const Placement q = placement_from_json(placement_to_json(p), "x.json");
   EXPECT_EQ(q.share, p.share);
   EXPECT_EQ(q.node_map, p.node_map);

@@ -1,4 +1,4 @@
-#include "mapping/link_balance.h"
+#include "methods/hdmoe/link_balance.h"
 
 #include <Eigen/Dense>
 
@@ -10,7 +10,9 @@
 
 #include "mapping/rng.h"
 
-namespace nmpsim::mapping {
+namespace nmpsim::methods::hdmoe {
+
+using namespace nmpsim::mapping;  // the base layer this method builds on
 
 namespace {
 using Clock = std::chrono::steady_clock;
@@ -257,4 +259,4 @@ MappingResult map_bayesian(const MappingCost& cost, int evaluations, uint64_t se
   return tr.r;
 }
 
-}  // namespace nmpsim::mapping
+}  // namespace nmpsim::methods::hdmoe

@@ -21,7 +21,11 @@
 #include "mapping/moe_model.h"
 #include "mapping/trace.h"
 
-namespace nmpsim::mapping {
+namespace nmpsim::methods::hdmoe {
+
+using mapping::ModelSpec;
+using mapping::RoutingTrace;
+
 
 struct CoactivationGroups {
   std::vector<std::vector<int>> experts;  ///< kept groups (sorted expert ids)
@@ -96,4 +100,4 @@ struct LinearFit {
 };
 LinearFit fit_through_origin(const std::vector<double>& x, const std::vector<double>& y);
 
-}  // namespace nmpsim::mapping
+}  // namespace nmpsim::methods::hdmoe

@@ -12,7 +12,12 @@
 #include "mapping/flow_model.h"
 #include "mapping/layer_plan.h"
 
-namespace nmpsim::mapping {
+namespace nmpsim::methods::hdmoe {
+
+using mapping::AnalyticalHardware;
+using mapping::LayerPlan;
+using mapping::Topology;
+
 
 /// Traffic of sampled batches, with destinations (dispatch) / sources (combine) as logical nodes.
 class MappingCost {
@@ -45,4 +50,4 @@ MappingResult map_bayesian(const MappingCost& cost, int evaluations, uint64_t se
 /// Minimum-cost assignment (Hungarian algorithm): row i gets column result[i]. `cost` is n x n.
 std::vector<int> assign_min_cost(const std::vector<double>& cost, int n);
 
-}  // namespace nmpsim::mapping
+}  // namespace nmpsim::methods::hdmoe

@@ -1,4 +1,4 @@
-#include "mapping/hdmoe.h"
+#include "methods/hdmoe/node_balance.h"
 
 #include <CbcModel.hpp>
 #include <CbcSolver.hpp>
@@ -13,7 +13,9 @@
 
 #include "mapping/json_fields.h"
 
-namespace nmpsim::mapping {
+namespace nmpsim::methods::hdmoe {
+
+using namespace nmpsim::mapping;  // the base layer this method builds on
 
 namespace {
 constexpr double kTieBreak = 1e-3;
@@ -333,4 +335,4 @@ LinearFit fit_through_origin(const std::vector<double>& x, const std::vector<dou
   return f;
 }
 
-}  // namespace nmpsim::mapping
+}  // namespace nmpsim::methods::hdmoe

@@ -1,11 +1,13 @@
-#include "mapping/hdmoe_strategy.h"
+#include "methods/hdmoe/hdmoe_strategy.h"
 
 #include <algorithm>
 #include <numeric>
 
 #include "mapping/json_fields.h"
 
-namespace nmpsim::mapping {
+namespace nmpsim::methods::hdmoe {
+
+using namespace nmpsim::mapping;  // the base layer this method builds on
 
 NodeBalanceProblem node_balance_problem(const ModelSpec& m, const AnalyticalHardware& hw, const RoutingTrace& profile,
                                         int l, const HdmoeOptions& opt) {
@@ -51,7 +53,7 @@ NodeBalanceProblem node_balance_problem(const ModelSpec& m, const AnalyticalHard
 MappingCost mapping_cost(const ModelSpec& m, const AnalyticalHardware& hw, const RoutingTrace& profile,
                          const Placement& p, const HdmoeOptions& opt) {
   Placement logical = p;
-  std::iota(logical.node_map.begin(), logical.node_map.end(), 0);  // logical == physical ids
+  logical.set_identity_map();  // logical == physical ids
   const auto shares = physical_shares(logical);
   const Groups groups = make_groups(hw.topology, opt.attn_tp);
   std::vector<LayerPlan> plans;
@@ -63,10 +65,26 @@ MappingCost mapping_cost(const ModelSpec& m, const AnalyticalHardware& hw, const
   return MappingCost(hw, plans);
 }
 
-Placement make_hdmoe(const ModelSpec& m, const AnalyticalHardware& hw, const RoutingTrace& profile,
-                     const HdmoeOptions& opt, MappingResult* mapping_out) {
+const char* mapper_name(Mapper m) {
+  switch (m) {
+    case Mapper::kBayesian: return "bo";
+    case Mapper::kAnnealing: return "sa";
+    case Mapper::kRandom: return "random";
+  }
+  return "bo";
+}
+
+Mapper parse_mapper(const std::string& text, const std::string& where) {
+  if (text == "bo") return Mapper::kBayesian;
+  if (text == "sa") return Mapper::kAnnealing;
+  if (text == "random") return Mapper::kRandom;
+  throw InputError(where + ": expected bo, sa or random, got '" + text + "'");
+}
+
+Placement make_node_balance(const ModelSpec& m, const AnalyticalHardware& hw, const RoutingTrace& profile,
+                            const HdmoeOptions& opt) {
   const int D = hw.topology.nodes();
-  Placement p(opt.link_balance ? "hdmoe" : "hdmoe-node", m.experts, D, m.moe_layers);
+  Placement p("hdmoe-node", m.experts, D, m.moe_layers);
   const Placement ep = make_ep(m, D), tp = make_tp(m, D);
   int tp_layers = 0;
   nlohmann::json layers = nlohmann::json::array();
@@ -123,21 +141,40 @@ Placement make_hdmoe(const ModelSpec& m, const AnalyticalHardware& hw, const Rou
               {"objective_us_sum", sum_obj * 1e6},
               {"ep_objective_us_sum", sum_warm * 1e6},
               {"layers", layers}};
-  if (opt.link_balance) {
-    const MappingCost cost = mapping_cost(m, hw, profile, p, opt);
-    MappingResult mr = opt.mapper == "sa"       ? map_annealing(cost, opt.evaluations, opt.seed)
-                       : opt.mapper == "random" ? map_random(cost, opt.evaluations, opt.seed)
-                                                : map_bayesian(cost, opt.evaluations, opt.seed, hw.topology);
-    p.node_map = mr.node_map;
-    p.solver["link_balance"] = {{"method", mr.method},
-                                {"evaluations", mr.best_by_evaluation.size()},
-                                {"identity_cost_us", mr.identity_cost * 1e6},
-                                {"best_cost_us", mr.cost * 1e6},
-                                {"seconds", mr.seconds}};
-    if (mapping_out) *mapping_out = std::move(mr);
+  p.validate("hdmoe-node");
+  return p;
+}
+
+MappingResult link_balance(const Placement& node_balanced, const ModelSpec& m, const AnalyticalHardware& hw,
+                           const RoutingTrace& profile, const HdmoeOptions& opt) {
+  const MappingCost cost = mapping_cost(m, hw, profile, node_balanced, opt);
+  switch (opt.mapper) {
+    case Mapper::kAnnealing: return map_annealing(cost, opt.evaluations, opt.seed);
+    case Mapper::kRandom: return map_random(cost, opt.evaluations, opt.seed);
+    case Mapper::kBayesian: break;
   }
+  return map_bayesian(cost, opt.evaluations, opt.seed, hw.topology);
+}
+
+Placement with_link_balance(Placement p, const MappingResult& mr) {
+  p.strategy = "hdmoe";
+  for (size_t n = 0; n < mr.node_map.size(); ++n) p.node_map[n] = mapping::PhysicalNode(mr.node_map[n]);
+  p.solver["link_balance"] = {{"method", mr.method},
+                              {"evaluations", mr.best_by_evaluation.size()},
+                              {"identity_cost_us", mr.identity_cost * 1e6},
+                              {"best_cost_us", mr.cost * 1e6},
+                              {"seconds", mr.seconds}};
   p.validate("hdmoe");
   return p;
 }
 
-}  // namespace nmpsim::mapping
+Placement make_hdmoe(const ModelSpec& m, const AnalyticalHardware& hw, const RoutingTrace& profile,
+                     const HdmoeOptions& opt, MappingResult* mapping_out) {
+  const Placement node = make_node_balance(m, hw, profile, opt);
+  MappingResult mr = link_balance(node, m, hw, profile, opt);
+  Placement p = with_link_balance(node, mr);
+  if (mapping_out) *mapping_out = std::move(mr);
+  return p;
+}
+
+}  // namespace nmpsim::methods::hdmoe

@@ -8,11 +8,20 @@
 #include <string>
 #include <vector>
 
-#include "mapping/hdmoe.h"
-#include "mapping/link_balance.h"
+#include "methods/hdmoe/node_balance.h"
+#include "methods/hdmoe/link_balance.h"
 #include "mapping/placement.h"
 
-namespace nmpsim::mapping {
+namespace nmpsim::methods::hdmoe {
+
+using mapping::Placement;
+
+
+/// Link-balance search (Sec. IV-C2): Bayesian optimisation (the paper's), simulated annealing or random search.
+enum class Mapper { kBayesian, kAnnealing, kRandom };
+const char* mapper_name(Mapper m);  ///< "bo", "sa", "random"
+/// Throws InputError naming `where` for anything but bo, sa, random.
+Mapper parse_mapper(const std::string& text, const std::string& where);
 
 struct HdmoeOptions {
   int batch = 64;               ///< batch size the placement is optimised for
@@ -20,8 +29,7 @@ struct HdmoeOptions {
   double time_limit_s = 1.0;    ///< CBC limit per layer
   size_t max_groups = 32;       ///< co-activation groups kept exactly per layer
   int sampled_batches = 4;      ///< t_comp over this many batches of the profile (1: average frequencies)
-  bool link_balance = true;     ///< false: node balance only ("hdmoe-node")
-  std::string mapper = "bo";    ///< bo | sa | random
+  Mapper mapper = Mapper::kBayesian;
   int evaluations = 150;        ///< mapping cost evaluations
   int mapping_samples = 4;      ///< sampled batches (layers) in the mapping cost
   uint64_t seed = 1;
@@ -30,7 +38,16 @@ struct HdmoeOptions {
   int context = 1024;
 };
 
-/// `profile` gives the activation statistics the placement is built from.
+/// Node balance (Sec. IV-C1): per MoE layer, the MILP's placement or TP, whichever the model rates
+/// better; identity node map. `profile` gives the activation statistics. Named "hdmoe-node".
+Placement make_node_balance(const ModelSpec& m, const AnalyticalHardware& hw, const RoutingTrace& profile,
+                            const HdmoeOptions& opt);
+/// Link balance (Sec. IV-C2) of a node-balance placement: the node map found by opt.mapper.
+MappingResult link_balance(const Placement& node_balanced, const ModelSpec& m, const AnalyticalHardware& hw,
+                           const RoutingTrace& profile, const HdmoeOptions& opt);
+/// `node_balanced` with the node map of `mr`, named "hdmoe", the search's statistics in its solver JSON.
+Placement with_link_balance(Placement node_balanced, const MappingResult& mr);
+/// Node balance, then link balance.
 Placement make_hdmoe(const ModelSpec& m, const AnalyticalHardware& hw, const RoutingTrace& profile,
                      const HdmoeOptions& opt, MappingResult* mapping_out = nullptr);
 
@@ -43,4 +60,4 @@ MappingCost mapping_cost(const ModelSpec& m, const AnalyticalHardware& hw, const
 NodeBalanceProblem node_balance_problem(const ModelSpec& m, const AnalyticalHardware& hw, const RoutingTrace& profile,
                                         int l, const HdmoeOptions& opt);
 
-}  // namespace nmpsim::mapping
+}  // namespace nmpsim::methods::hdmoe

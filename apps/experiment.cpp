@@ -1,0 +1,238 @@
+#include "apps/experiment.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "apps/cli_common.h"
+#include "firmware/cycle_executor.h"
+#include "hw/system.h"
+#include "mapping/flow_executor.h"
+#include "mapping/json_fields.h"
+#include "mapping/layer_runner.h"
+
+namespace nmpsim::apps {
+
+using mapping::InputError;
+
+namespace {
+
+std::string join_names(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+void load_hardware_and_model(PreparedExperiment& e) {
+  RunSpec& s = e.spec;
+  if (s.hardware.is_string()) {
+    const std::string name = s.hardware.get<std::string>();
+    e.hardware = hw::load_hardware(name);
+    const auto presets = hw::preset_names();
+    // A file is written into the spec in full, so that the spec alone reproduces the run.
+    if (std::find(presets.begin(), presets.end(), name) == presets.end()) s.hardware = hw::to_json(e.hardware);
+  } else {
+    e.hardware = hw::hardware_from_json(s.hardware, "spec: hardware");
+  }
+  e.model = mapping::model_preset(s.model);
+  if (s.weight_bytes != 0) e.model.weight_bytes = s.weight_bytes;
+  if (s.activation_bytes != 0) e.model.activation_bytes = s.activation_bytes;
+  e.model.validate("model " + s.model);
+}
+
+void load_trace(PreparedExperiment& e) {
+  TraceSpec& t = e.spec.trace;
+  const mapping::ModelSpec& m = e.model;
+  if (t.file.empty()) {
+    t.synthetic.layers = m.moe_layers;
+    t.synthetic.experts = m.experts;
+    t.synthetic.top_k = m.top_k;
+    e.trace = mapping::synthetic_trace(t.synthetic);
+    return;
+  }
+  e.trace = mapping::load_trace(t.file, m.experts, m.top_k);
+  if (e.trace.layers() < m.moe_layers)
+    throw InputError(t.file + ": has " + std::to_string(e.trace.layers()) + " layers, model " + m.name + " has " +
+                     std::to_string(m.moe_layers) + " MoE layers");
+  const std::string fp = mapping::trace_fingerprint(e.trace);
+  if (!t.fingerprint.empty() && t.fingerprint != fp)
+    throw InputError(t.file + ": the trace changed since the spec was written (fingerprint " + fp + ", spec has " +
+                     t.fingerprint + ")");
+  t.fingerprint = fp;
+}
+
+mapping::StrategyContext strategy_context(const PreparedExperiment& e, const mapping::AnalyticalHardware& ah,
+                                          const ExperimentOptions& opt) {
+  mapping::StrategyContext ctx(e.model, ah, e.profile);
+  ctx.batch = e.cfg.shape.batch;
+  ctx.context = e.cfg.shape.context;
+  ctx.attn_tp = e.cfg.attn_tp;
+  ctx.memory_capacity_bytes = static_cast<double>(e.hardware.memory.capacity_bytes);
+  ctx.seed = e.spec.seed;
+  ctx.cache = opt.cache;
+  ctx.note = opt.note;
+  return ctx;
+}
+
+mapping::Placement placement_from_file(StrategySpec& st, const mapping::ModelSpec& m, int nodes) {
+  const std::string text = mapping::read_text_file(st.placement_file);
+  const std::string fp = mapping::fnv1a_hex(text);
+  if (!st.fingerprint.empty() && st.fingerprint != fp)
+    throw InputError(st.placement_file + ": the placement changed since the spec was written");
+  st.fingerprint = fp;
+  mapping::Placement p = mapping::load_placement(st.placement_file);
+  if (p.nodes != nodes)
+    throw InputError(st.placement_file + ": placement is for " + std::to_string(p.nodes) + " nodes, the hardware has " +
+                     std::to_string(nodes));
+  p.check_against(m, st.placement_file);
+  return p;
+}
+
+mapping::Placement build_strategy(StrategySpec& st, const mapping::StrategyContext& base, const ExperimentOptions& opt) {
+  const mapping::PlacementStrategy* s = opt.registry->strategy(st.name);
+  if (!s)
+    throw InputError("unknown strategy '" + st.name + "' (registered: " + join_names(opt.registry->strategy_names()) + ")");
+  mapping::StrategyContext ctx = base;
+  ctx.where = "strategy " + st.name + " options";
+  st.options = s->resolve_options(st.options, ctx.where, ctx);
+  ctx.options = st.options;
+  if (!s->expensive()) return s->build(ctx);
+  const nlohmann::json key = ctx.cache_key(st.name, st.options);
+  if (opt.cache) {
+    if (auto hit = opt.cache->find(key)) {
+      if (!opt.cache->dir().empty()) ctx.say(st.name + ": placement from the cache (" + opt.cache->path_for(key) + ")");
+      return *hit;
+    }
+  }
+  return ctx.cached(key, [&] { return s->build(ctx); });
+}
+
+void build_placements(PreparedExperiment& e, const ExperimentOptions& opt) {
+  RunSpec& s = e.spec;
+  if (s.all_strategies) {
+    s.strategies.clear();
+    for (const std::string& n : opt.registry->strategy_names()) s.strategies.push_back(StrategySpec::named(n));
+    s.all_strategies = false;
+  }
+  const mapping::AnalyticalHardware ah = firmware::to_analytical(e.hardware);
+  const mapping::StrategyContext base = strategy_context(e, ah, opt);
+  const int nodes = e.hardware.topology.nodes();
+  for (StrategySpec& st : s.strategies) {
+    mapping::Placement p = st.name.empty() ? placement_from_file(st, e.model, nodes) : build_strategy(st, base, opt);
+    for (const mapping::Placement& q : e.placements)
+      if (q.strategy == p.strategy)
+        throw InputError("strategy '" + p.strategy + "' is listed twice (results are named by strategy)");
+    const int group = e.cfg.attn_tp > 0 ? e.cfg.attn_tp : nodes;
+    mapping::check_memory(p, e.model, e.hardware.topology, static_cast<double>(e.hardware.memory.capacity_bytes), group,
+                          e.cfg.shape.batch, e.cfg.shape.context);
+    e.placements.push_back(std::move(p));
+  }
+}
+
+void resolve_policies(PreparedExperiment& e, const ExperimentOptions& opt) {
+  for (PolicySpec& p : e.spec.policies) {
+    const mapping::PolicyFactory* f = opt.registry->policy(p.name);
+    if (!f) throw InputError("unknown policy '" + p.name + "' (registered: " + join_names(opt.registry->policy_names()) + ")");
+    if (f->cycle_only && e.spec.fidelity != mapping::Fidelity::kCycle)
+      throw InputError("policy " + p.name + " needs cycle fidelity (its effect depends on contention the flow model does not charge)");
+    p.options = f->resolve(p.options, "policy " + p.name + " options");
+  }
+}
+
+mapping::PolicyList make_policies(const PreparedExperiment& e, const ExperimentOptions& opt) {
+  mapping::PolicyList list;
+  for (const PolicySpec& p : e.spec.policies)
+    list.emplace_back(p.name, opt.registry->policy(p.name)->create(p.options, "policy " + p.name + " options"));
+  return list;
+}
+
+}  // namespace
+
+PreparedExperiment prepare_experiment(const RunSpec& spec, const ExperimentOptions& opt) {
+  if (!opt.registry) throw std::logic_error("prepare_experiment: no registry");
+  PreparedExperiment e;
+  e.spec = spec;
+  load_hardware_and_model(e);
+  load_trace(e);
+  e.profile = e.trace;
+  if (spec.profile_tokens > 0) {
+    if (spec.profile_tokens > e.trace.tokens())
+      throw InputError("profile_tokens: " + std::to_string(spec.profile_tokens) + " is more than the trace's " +
+                       std::to_string(e.trace.tokens()) + " tokens");
+    e.profile = e.trace.slice(0, static_cast<size_t>(spec.profile_tokens));
+  }
+  e.cfg.shape = {spec.batch, spec.context};
+  e.cfg.steps = spec.steps;
+  e.cfg.attn_tp = spec.attn_tp;
+  e.cfg.first_token = static_cast<size_t>(spec.first_token);
+  mapping::make_groups(e.hardware.topology, spec.attn_tp);  // validates the group size
+  if (!opt.vcd.empty() && spec.fidelity != mapping::Fidelity::kCycle) throw InputError("--vcd needs cycle fidelity");
+  resolve_policies(e, opt);
+  build_placements(e, opt);
+  return e;
+}
+
+std::vector<StrategyReport> run_prepared(const PreparedExperiment& e, const ExperimentOptions& opt) {
+  const mapping::AnalyticalHardware ah = firmware::to_analytical(e.hardware);
+  const mapping::RunInputs in{e.model, e.trace, ah, e.cfg};
+  std::vector<StrategyReport> out;
+  if (e.spec.fidelity == mapping::Fidelity::kFlow) {
+    for (const mapping::Placement& p : e.placements) {
+      mapping::FlowExecutor ex(ah);
+      mapping::PolicyList policies = make_policies(e, opt);
+      auto progress = [&](int s, int l) {
+        if (opt.on_layer) opt.on_layer(p.strategy, s, l);
+      };
+      out.push_back(StrategyReport{mapping::run_placement(ex, in, p, policies, progress), std::nullopt});
+    }
+    return out;
+  }
+  hw::System sys("system", e.hardware);
+  if (!opt.vcd.empty()) sys.enable_vcd(opt.vcd);
+  for (const mapping::Placement& p : e.placements) {
+    const hw::EnergyReport before = sys.energy();
+    firmware::CycleExecutor ex(sys);
+    mapping::PolicyList policies = make_policies(e, opt);
+    auto progress = [&](int s, int l) {
+      if (opt.on_layer) opt.on_layer(p.strategy, s, l);
+    };
+    mapping::StrategyResult r = mapping::run_placement(ex, in, p, policies, progress);
+    const hw::EnergyReport after = sys.energy();
+    out.push_back(StrategyReport{std::move(r), EnergyPj{after.dram_pj - before.dram_pj, after.noc_pj - before.noc_pj,
+                                                         after.compute_pj - before.compute_pj}});
+  }
+  const std::string err = sys.mesh().network().check_conservation();
+  if (!err.empty()) throw std::runtime_error("NoC conservation violated: " + err);
+  return out;
+}
+
+Experiment run_experiment(const RunSpec& spec, const ExperimentOptions& opt) {
+  Experiment x;
+  x.prepared = prepare_experiment(spec, opt);
+  x.reports = run_prepared(x.prepared, opt);
+  return x;
+}
+
+nlohmann::json summary_json(const PreparedExperiment& e, const std::vector<StrategyReport>& reports) {
+  double tp_tbt = 0;
+  for (const auto& r : reports)
+    if (r.result.strategy == "tp") tp_tbt = r.result.mean_tbt_s();
+  const double tokens = double(e.cfg.shape.batch) * e.cfg.steps;
+  nlohmann::json strategies = nlohmann::json::object();
+  for (const auto& r : reports) strategies[r.result.strategy] = strategy_json(r, tp_tbt, tokens);
+  const int group = e.cfg.attn_tp > 0 ? e.cfg.attn_tp : e.hardware.topology.nodes();
+  return {{"spec", run_spec_to_json(e.spec)},
+          {"config",
+           {{"hardware", e.hardware.name},
+            {"model", e.model.name},
+            {"trace", e.trace.source()},
+            {"batch", e.cfg.shape.batch},
+            {"steps", e.cfg.steps},
+            {"context", e.cfg.shape.context},
+            {"attn_tp", group},
+            {"fidelity", mapping::fidelity_name(e.spec.fidelity)},
+            {"weight_bytes", e.model.weight_bytes},
+            {"activation_bytes", e.model.activation_bytes}}},
+          {"strategies", strategies}};
+}
+
+}  // namespace nmpsim::apps

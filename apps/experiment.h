@@ -1,0 +1,53 @@
+// The one library function behind `nmpsim run` (and the sweep command): a run spec in, results out.
+// prepare_experiment() loads and checks everything and builds the placements (strategies from the
+// registry, solved placements from the cache); run_prepared() simulates every placement at the spec's
+// fidelity. Cycle fidelity elaborates a SystemC model, which SystemC allows once per process.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "apps/run_report.h"
+#include "apps/run_spec.h"
+#include "hw/hardware_spec.h"
+#include "mapping/placement_cache.h"
+#include "mapping/registry.h"
+#include "mapping/runtime_policy.h"
+
+namespace nmpsim::apps {
+
+struct ExperimentOptions {
+  const mapping::Registry* registry = nullptr;  ///< strategies and policies (required)
+  mapping::PlacementCache* cache = nullptr;     ///< solved placements (may be null)
+  std::string vcd;                              ///< cycle fidelity: trace to this VCD file
+  std::function<void(const std::string&)> note;  ///< progress notes (solves, cache hits)
+  /// After every layer: (strategy, step, layer).
+  std::function<void(const std::string&, int, int)> on_layer;
+};
+
+struct PreparedExperiment {
+  RunSpec spec;  ///< complete: strategies listed with resolved options, fingerprints filled in
+  hw::HardwareSpec hardware;
+  mapping::ModelSpec model;
+  mapping::RoutingTrace trace;
+  mapping::RoutingTrace profile;  ///< what the strategies build from: the trace, or its first profile_tokens
+  mapping::RunConfig cfg;
+  std::vector<mapping::Placement> placements;  ///< one per spec.strategies entry
+};
+
+/// Loads, checks and builds everything; throws InputError (one line, naming the field) on bad input.
+PreparedExperiment prepare_experiment(const RunSpec& spec, const ExperimentOptions& opt);
+/// Simulates every placement; one StrategyReport per placement, in order.
+std::vector<StrategyReport> run_prepared(const PreparedExperiment& e, const ExperimentOptions& opt);
+
+struct Experiment {
+  PreparedExperiment prepared;
+  std::vector<StrategyReport> reports;
+};
+Experiment run_experiment(const RunSpec& spec, const ExperimentOptions& opt);
+
+/// summary.json: {"spec": complete spec, "config": headline settings, "strategies": {name: results}}.
+nlohmann::json summary_json(const PreparedExperiment& e, const std::vector<StrategyReport>& reports);
+
+}  // namespace nmpsim::apps

@@ -1,0 +1,73 @@
+// A run specification: everything that determines an experiment's results (docs/FORMATS.md "Run
+// spec"). `nmpsim run --spec FILE` reads one; every run writes its complete, resolved spec into
+// summary.json under "spec", and rerunning that spec reproduces the results.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mapping/modes.h"
+#include "mapping/trace.h"
+
+namespace nmpsim::apps {
+
+struct StrategySpec {
+  static StrategySpec named(std::string n) {
+    StrategySpec s;
+    s.name = std::move(n);
+    return s;
+  }
+  static StrategySpec file(std::string path) {
+    StrategySpec s;
+    s.placement_file = std::move(path);
+    return s;
+  }
+  std::string name;  ///< a registered strategy; empty for a placement file
+  nlohmann::json options = nlohmann::json::object();
+  std::string placement_file;  ///< name empty: the placement JSON to run
+  std::string fingerprint;     ///< placement file: if set, the file's contents must still match
+};
+
+struct PolicySpec {
+  static PolicySpec named(std::string n) {
+    PolicySpec p;
+    p.name = std::move(n);
+    return p;
+  }
+  std::string name;
+  nlohmann::json options = nlohmann::json::object();
+};
+
+struct TraceSpec {
+  std::string file;  ///< empty: synthetic; else a vendored trace name or a path
+  mapping::SyntheticTraceConfig synthetic;  ///< used when `file` is empty (layers/experts/top_k from the model)
+  std::string fingerprint;  ///< if set, the loaded trace must match it
+};
+
+struct RunSpec {
+  nlohmann::json hardware = "hdmoe-4x8-5t50g";  ///< a preset name or a full description (object)
+  std::string model = "mixtral-8x7b";           ///< a preset
+  double weight_bytes = 0, activation_bytes = 0;  ///< 0: the model's own
+  TraceSpec trace;
+  uint64_t profile_tokens = 0;  ///< strategies build from the trace's first N tokens (0: all of it)
+  bool all_strategies = true;  ///< every registered strategy (then `strategies` is ignored)
+  std::vector<StrategySpec> strategies;
+  std::vector<PolicySpec> policies;  ///< applied to every strategy's run
+  int batch = 32;
+  int steps = 2;
+  int context = 1024;
+  int attn_tp = 0;
+  uint64_t first_token = 0;
+  mapping::Fidelity fidelity = mapping::Fidelity::kCycle;
+  uint64_t seed = 1;  ///< seed of the synthetic trace and of randomised searches
+};
+
+/// Reads a spec; every field is optional (defaults above), unknown keys are errors naming `where`.
+RunSpec run_spec_from_json(const nlohmann::json& j, const std::string& where);
+RunSpec load_run_spec(const std::string& path);
+nlohmann::json run_spec_to_json(const RunSpec& s);
+
+}  // namespace nmpsim::apps

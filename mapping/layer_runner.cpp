@@ -1,0 +1,137 @@
+#include "mapping/layer_runner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <stdexcept>
+
+#include "mapping/flow_executor.h"
+#include "mapping/moe_layer.h"
+
+namespace nmpsim::mapping {
+
+namespace {
+
+/// Seconds each node spends in the node-balance phases of a layer (from the phase's start to its last
+/// compute op on the node), added to `node_s`; returns the imbalance (slowest minus mean over busy nodes).
+double node_balance(const LayerSchedule& s, const std::vector<OpTiming>& t, std::vector<double>& node_s) {
+  double imbalance = 0;
+  for (size_t p = 0; p < s.phases().size(); ++p) {
+    if (!s.phases()[p].node_balance) continue;
+    const std::vector<OpId> ops = s.ops_of(static_cast<int>(p));
+    double start = std::numeric_limits<double>::infinity();
+    for (OpId i : ops) start = std::min(start, t[static_cast<size_t>(i)].ready_s);
+    std::vector<double> busy(node_s.size(), 0.0);
+    for (OpId i : ops) {
+      const Op& o = s.op(i);
+      if (o.kind != OpKind::kCompute) continue;
+      double& b = busy[static_cast<size_t>(o.node.value())];
+      b = std::max(b, t[static_cast<size_t>(i)].end_s - start);
+    }
+    double sum = 0, slowest = 0;
+    int nodes = 0;
+    for (size_t v = 0; v < busy.size(); ++v) {
+      if (busy[v] <= 0) continue;
+      node_s[v] += busy[v];
+      sum += busy[v];
+      slowest = std::max(slowest, busy[v]);
+      ++nodes;
+    }
+    // max - mean >= 0 exactly; clamp the rounding noise of the subtraction.
+    if (nodes) imbalance += std::max(0.0, slowest - sum / nodes);
+  }
+  return imbalance;
+}
+
+}  // namespace
+
+LayerRecord record_layer(StrategyResult& r, const ScheduleTracker& tr, uint64_t serial, std::vector<double>& node_s) {
+  const LayerSchedule& s = tr.schedule(serial);
+  const std::vector<OpTiming>& t = tr.timings(serial);
+  std::vector<int> to_result(s.phases().size());
+  for (size_t p = 0; p < to_result.size(); ++p) to_result[p] = r.phase_index(s.phases()[p]);
+  LayerRecord rec;
+  rec.phase_s.assign(r.phases.size(), 0.0);
+  // The critical path, walked back from the foreground op that ended last.
+  OpId cur = -1;
+  for (OpId i = 0; i < s.size(); ++i)
+    if (s.op(i).stream == kForeground && (cur < 0 || t[static_cast<size_t>(i)].end_s >= t[static_cast<size_t>(cur)].end_s))
+      cur = i;
+  while (cur >= 0) {
+    const Op& o = s.op(cur);
+    const OpTiming& ot = t[static_cast<size_t>(cur)];
+    rec.phase_s[static_cast<size_t>(to_result[static_cast<size_t>(o.phase)])] += ot.end_s - ot.ready_s;
+    OpId next = -1;
+    for (OpId d : o.deps)
+      if (next < 0 || t[static_cast<size_t>(d)].end_s > t[static_cast<size_t>(next)].end_s) next = d;
+    cur = next;
+  }
+  rec.expert_imbalance_s = node_balance(s, t, node_s);
+  for (const Op& o : s.ops()) {
+    double bytes = 0;
+    if (o.kind == OpKind::kTransfer) bytes = o.bytes;
+    if (o.kind == OpKind::kStream) bytes = o.bytes * static_cast<double>(s.chains()[static_cast<size_t>(o.chain)].size());
+    r.phase_bytes[static_cast<size_t>(to_result[static_cast<size_t>(o.phase)])] += bytes;
+  }
+  return rec;
+}
+
+StrategyResult run_placement(Executor& ex, const RunInputs& in, const Placement& p, PolicyList& policies,
+                             const std::function<void(int, int)>& on_layer) {
+  const auto wall0 = std::chrono::steady_clock::now();
+  const ModelSpec& m = in.model;
+  const int n = in.hw.topology.nodes();
+  const Groups groups = make_groups(in.hw.topology, in.cfg.attn_tp);
+  const auto shares = physical_shares(p);
+  StrategyResult r(p.strategy, ex.fidelity(), n);
+  const std::vector<double> links0 = ex.link_bytes(), flops0 = ex.node_flops();
+  PolicyContext ctx{m, in.trace, in.hw, in.cfg, groups, shares, ex};
+  ctx.result = &r;
+  ex.tracker().set_phase_done([&](uint64_t serial, int phase, double) {
+    LayerSchedule& s = ex.tracker().schedule(serial);
+    for (auto& named : policies) named.second->after_phase(ctx, s, serial, phase);
+  });
+  for (int step = 0; step < in.cfg.steps; ++step) {
+    std::vector<LayerRecord> layers;
+    layers.reserve(static_cast<size_t>(m.layers()));
+    ctx.step = step;
+    ctx.first_token = in.cfg.first_token + static_cast<size_t>(step) * in.cfg.shape.batch;
+    ctx.previous = nullptr;
+    for (auto& named : policies) named.second->on_step_start(ctx);
+    for (int l = 0; l < m.layers(); ++l) {
+      ctx.layer = l;
+      ctx.layer_start_s = ex.now_s();
+      ctx.previous = layers.empty() ? nullptr : &layers.back();
+      LayerInputs li;
+      for (auto& named : policies) named.second->before_plan(ctx, li);
+      const LayerPlan plan = plan_layer(m, shares, l, in.trace, ctx.first_token, groups, in.cfg.shape,
+                                        li.use_dynamic ? &li.dynamic : nullptr);
+      auto sched = std::make_shared<LayerSchedule>(build_moe_layer(m, plan, groups, in.hw.element_bytes));
+      ctx.schedule = ex.tracker().next_serial();
+      for (auto& named : policies) named.second->before_layer(ctx, *sched);
+      const uint64_t serial = ex.execute(sched);
+      if (serial != ctx.schedule) throw std::logic_error("layer runner: schedule numbering out of step");
+      layers.push_back(record_layer(r, ex.tracker(), serial, r.node_expert_s));
+      for (int v = 0; v < n; ++v) r.node_token_work[static_cast<size_t>(v)] += plan.routed_token_work[static_cast<size_t>(v)];
+      if (on_layer) on_layer(step, l);
+    }
+    r.steps.push_back(std::move(layers));
+    ex.drain();  // background work still running at the end of a step finishes before the next one
+  }
+  const std::vector<double> links1 = ex.link_bytes(), flops1 = ex.node_flops();
+  for (size_t i = 0; i < links1.size(); ++i) r.link_bytes[i] = links1[i] - links0[i];
+  for (size_t v = 0; v < flops1.size(); ++v) r.node_flops[v] = flops1[v] - flops0[v];
+  for (auto& named : policies) r.policies[named.first] = named.second->stats();
+  ex.tracker().set_phase_done(nullptr);
+  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  return r;
+}
+
+StrategyResult run_flow(const AnalyticalHardware& hw, const ModelSpec& m, const RoutingTrace& trace,
+                        const Placement& p, const RunConfig& cfg) {
+  FlowExecutor ex(hw);
+  PolicyList none;
+  return run_placement(ex, RunInputs{m, trace, hw, cfg}, p, none);
+}
+
+}  // namespace nmpsim::mapping

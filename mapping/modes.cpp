@@ -1,0 +1,15 @@
+#include "mapping/modes.h"
+
+#include "mapping/json_fields.h"
+
+namespace nmpsim::mapping {
+
+const char* fidelity_name(Fidelity f) { return f == Fidelity::kCycle ? "cycle" : "flow"; }
+
+Fidelity parse_fidelity(const std::string& text, const std::string& where) {
+  if (text == "cycle") return Fidelity::kCycle;
+  if (text == "flow") return Fidelity::kFlow;
+  throw InputError(where + ": expected cycle or flow, got '" + text + "'");
+}
+
+}  // namespace nmpsim::mapping

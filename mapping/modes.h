@@ -1,0 +1,15 @@
+// Modes chosen by name on the command line and in run specs, as enums (parse once, then switch).
+#pragma once
+
+#include <string>
+
+namespace nmpsim::mapping {
+
+/// How a run is simulated: the SystemC model with the cycle-level NoC, or the analytical flow model.
+enum class Fidelity { kCycle, kFlow };
+
+const char* fidelity_name(Fidelity f);
+/// "cycle" or "flow"; anything else throws InputError naming `where`.
+Fidelity parse_fidelity(const std::string& text, const std::string& where);
+
+}  // namespace nmpsim::mapping

@@ -1,0 +1,107 @@
+#include "mapping/moe_layer.h"
+
+namespace nmpsim::mapping {
+
+namespace {
+
+/// Appends phases one after another, each closed by a barrier the next one starts from.
+class PhaseChain {
+ public:
+  explicit PhaseChain(LayerSchedule& s) : s_(s) {}
+  /// Dependencies of an op that starts its phase: the previous phase's barrier.
+  std::vector<OpId> after() const { return barrier_ < 0 ? std::vector<OpId>{} : std::vector<OpId>{barrier_}; }
+  void close(int phase, std::vector<OpId> ops) { barrier_ = s_.join(phase, ops.empty() ? after() : std::move(ops)); }
+
+ private:
+  LayerSchedule& s_;
+  OpId barrier_ = -1;
+};
+
+void ring_phase(LayerSchedule& s, PhaseChain& chain, const char* name, CollectiveKind kind, const LayerPlan& plan,
+                const Groups& groups, double element_bytes) {
+  const int ph = s.phase(name, PhaseFamily::kAllReduce);
+  std::vector<OpId> joins;
+  for (const auto& members : groups.ring) {
+    Collective c;
+    c.kind = kind;
+    c.element_bytes = element_bytes;
+    for (int v : members) {
+      c.ring.push_back(PhysicalNode(v));
+      c.chunk_bytes.push_back(plan.home_bytes[static_cast<size_t>(v)]);
+    }
+    joins.push_back(s.collective(ph, std::move(c), chain.after()));
+  }
+  chain.close(ph, std::move(joins));
+}
+
+void compute_phase(LayerSchedule& s, PhaseChain& chain, int ph, const std::vector<double>& flops,
+                   const std::vector<double>& bytes) {
+  std::vector<OpId> ops;
+  for (size_t v = 0; v < flops.size(); ++v)
+    if (flops[v] > 0) ops.push_back(s.compute(ph, PhysicalNode(static_cast<int>(v)), flops[v], bytes[v], chain.after()));
+  chain.close(ph, std::move(ops));
+}
+
+/// Transfers of a [src * n + dst] matrix; with `reduce_flops`, each destination then sums what it got.
+void exchange_phase(LayerSchedule& s, PhaseChain& chain, int ph, const std::vector<double>& bytes, int n,
+                    const std::vector<double>* reduce_flops) {
+  std::vector<OpId> ops;
+  std::vector<std::vector<OpId>> into(static_cast<size_t>(n));
+  for (int v = 0; v < n; ++v)
+    for (int u = 0; u < n; ++u) {
+      const double b = bytes[static_cast<size_t>(v) * n + u];
+      if (b <= 0) continue;
+      ops.push_back(s.transfer(ph, PhysicalNode(v), PhysicalNode(u), b, chain.after()));
+      into[static_cast<size_t>(u)].push_back(ops.back());
+    }
+  if (reduce_flops)
+    for (int v = 0; v < n; ++v) {
+      const double f = (*reduce_flops)[static_cast<size_t>(v)];
+      if (f <= 0) continue;
+      std::vector<OpId> deps = into[static_cast<size_t>(v)];
+      if (deps.empty()) deps = chain.after();
+      ops.push_back(s.compute(ph, PhysicalNode(v), f, 0.0, std::move(deps)));
+    }
+  chain.close(ph, std::move(ops));
+}
+
+}  // namespace
+
+LayerSchedule build_moe_layer(const ModelSpec& m, const LayerPlan& plan, const Groups& groups, double element_bytes) {
+  namespace pn = phase_names;
+  LayerSchedule s;
+  PhaseChain chain(s);
+  const int n = plan.nodes;
+  ring_phase(s, chain, pn::kAllGather, CollectiveKind::kRingAllGather, plan, groups, element_bytes);
+  compute_phase(s, chain, s.phase(pn::kAttention, PhaseFamily::kAttention), plan.attn_flops, plan.attn_bytes);
+  ring_phase(s, chain, pn::kReduceScatter, CollectiveKind::kRingReduceScatter, plan, groups, element_bytes);
+  if (plan.dense) return s;
+  compute_phase(s, chain, s.phase(pn::kGate, PhaseFamily::kMoeCompute), plan.gate_flops, plan.gate_bytes);
+  if (m.shared_experts > 0) {
+    // Shared experts: tensor parallel inside the attention group, like a dense FFN.
+    ring_phase(s, chain, pn::kSharedAllGather, CollectiveKind::kRingAllGather, plan, groups, element_bytes);
+    compute_phase(s, chain, s.phase(pn::kSharedExperts, PhaseFamily::kMoeCompute), plan.shared_flops,
+                  plan.shared_bytes);
+    ring_phase(s, chain, pn::kSharedReduceScatter, CollectiveKind::kRingReduceScatter, plan, groups, element_bytes);
+  }
+  exchange_phase(s, chain, s.phase(pn::kDispatch, PhaseFamily::kMoeComm), plan.dispatch, n, nullptr);
+  const int experts = s.phase(pn::kExperts, PhaseFamily::kMoeCompute, kForeground, /*node_balance=*/true);
+  std::vector<OpId> work;
+  for (int v = 0; v < n; ++v)
+    for (const ExpertWork& w : plan.expert_work[static_cast<size_t>(v)])
+      work.push_back(s.compute(experts, PhysicalNode(v), w.flops, w.bytes, chain.after(), /*own_weights=*/true));
+  chain.close(experts, std::move(work));
+  exchange_phase(s, chain, s.phase(pn::kCombine, PhaseFamily::kMoeComm), plan.combine, n, &plan.reduce_flops);
+  return s;
+}
+
+OpId phase_barrier(const LayerSchedule& s, int phase) {
+  // The barrier is the last join the builder added to the phase.
+  for (OpId i = s.size() - 1; i >= 0; --i) {
+    const Op& o = s.op(i);
+    if (o.phase == phase && o.kind == OpKind::kJoin && o.collective < 0) return i;
+  }
+  return -1;
+}
+
+}  // namespace nmpsim::mapping

@@ -1,0 +1,31 @@
+// Today's MoE decoder layer as a schedule (docs/MODEL.md "One layer of a decode step"): ring
+// all-gather, tensor-parallel attention, ring reduce-scatter, gate, [shared-expert all-gather,
+// shared experts, reduce-scatter], dispatch, experts, combine, with a barrier after every phase.
+#pragma once
+
+#include "mapping/layer_plan.h"
+#include "mapping/schedule.h"
+
+namespace nmpsim::mapping {
+
+/// Phase names this builder uses (policies find their hook points by name).
+namespace phase_names {
+inline constexpr const char* kAllGather = "allgather";
+inline constexpr const char* kAttention = "attention";
+inline constexpr const char* kReduceScatter = "reduce_scatter";
+inline constexpr const char* kGate = "gate";
+inline constexpr const char* kSharedAllGather = "shared_allgather";
+inline constexpr const char* kSharedExperts = "shared_experts";
+inline constexpr const char* kSharedReduceScatter = "shared_reduce_scatter";
+inline constexpr const char* kDispatch = "dispatch";
+inline constexpr const char* kExperts = "experts";
+inline constexpr const char* kCombine = "combine";
+}  // namespace phase_names
+
+/// Builds the layer `plan` describes. `element_bytes`: bytes per element of the reductions.
+LayerSchedule build_moe_layer(const ModelSpec& m, const LayerPlan& plan, const Groups& groups, double element_bytes);
+
+/// The barrier (join) that closes `phase` in a schedule built by build_moe_layer, or -1.
+OpId phase_barrier(const LayerSchedule& s, int phase);
+
+}  // namespace nmpsim::mapping

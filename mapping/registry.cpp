@@ -1,0 +1,129 @@
+#include "mapping/registry.h"
+
+#include <sstream>
+#include <stdexcept>
+
+#include "mapping/json_fields.h"
+
+namespace nmpsim::mapping {
+
+nlohmann::json PlacementStrategy::resolve_options(const nlohmann::json& given, const std::string& where,
+                                                  const StrategyContext&) const {
+  const JsonFields f(given, where, "");
+  f.no_unknown_keys();  // a strategy without options accepts none
+  return nlohmann::json::object();
+}
+
+void Registry::add(std::unique_ptr<PlacementStrategy> s) {
+  const std::string name = s->name();
+  if (!is_valid_name(name) || name == "all") throw std::logic_error("registry: bad strategy name '" + name + "'");
+  if (strategy(name)) throw std::logic_error("registry: strategy '" + name + "' registered twice");
+  strategies_.push_back(std::move(s));
+}
+
+void Registry::add(PolicyFactory p) {
+  if (!is_valid_name(p.name)) throw std::logic_error("registry: bad policy name '" + p.name + "'");
+  if (policy(p.name)) throw std::logic_error("registry: policy '" + p.name + "' registered twice");
+  if (!p.create || !p.resolve) throw std::logic_error("registry: policy '" + p.name + "' needs create and resolve");
+  policies_.push_back(std::move(p));
+}
+
+const PlacementStrategy* Registry::strategy(const std::string& name) const {
+  for (const auto& s : strategies_)
+    if (s->name() == name) return s.get();
+  return nullptr;
+}
+
+const PolicyFactory* Registry::policy(const std::string& name) const {
+  for (const auto& p : policies_)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+std::vector<std::string> Registry::strategy_names() const {
+  std::vector<std::string> out;
+  for (const auto& s : strategies_) out.push_back(s->name());
+  return out;
+}
+
+std::vector<std::string> Registry::policy_names() const {
+  std::vector<std::string> out;
+  for (const auto& p : policies_) out.push_back(p.name);
+  return out;
+}
+
+namespace {
+void describe_options(std::ostringstream& os, const std::vector<OptionDoc>& options) {
+  for (const OptionDoc& o : options)
+    os << "      " << o.name << " (default " << o.default_value << "): " << o.meaning << "\n";
+}
+}  // namespace
+
+std::string Registry::describe_strategies() const {
+  std::ostringstream os;
+  for (const auto& s : strategies_) {
+    os << "  " << s->name() << ": " << s->description() << "\n";
+    describe_options(os, s->options());
+  }
+  return os.str();
+}
+
+std::string Registry::describe_policies() const {
+  std::ostringstream os;
+  for (const auto& p : policies_) {
+    os << "  " << p.name << ": " << p.description << (p.cycle_only ? " (cycle fidelity)" : "") << "\n";
+    describe_options(os, p.options);
+  }
+  return os.str();
+}
+
+namespace {
+
+class TpStrategy : public PlacementStrategy {
+ public:
+  std::string name() const override { return "tp"; }
+  std::string description() const override { return "tensor parallel: every expert split evenly over all nodes"; }
+  Placement build(const StrategyContext& ctx) const override { return make_tp(ctx.model, ctx.hw.topology.nodes()); }
+};
+
+class EpStrategy : public PlacementStrategy {
+ public:
+  std::string name() const override { return "ep"; }
+  std::string description() const override {
+    return "expert parallel: whole experts round-robin (with more nodes than experts, each expert split over its group)";
+  }
+  Placement build(const StrategyContext& ctx) const override { return make_ep(ctx.model, ctx.hw.topology.nodes()); }
+};
+
+class CbStrategy : public PlacementStrategy {
+ public:
+  std::string name() const override { return "cb"; }
+  std::string description() const override {
+    return "hybrid compute-balanced (HD-MoE's baseline): experts to mesh regions by greedy LPT on the profile, TP "
+           "inside a region";
+  }
+  std::vector<OptionDoc> options() const override {
+    return {{"regions", "0", "mesh regions (0: 2 for models with <= 8 experts, else 8, reduced until they tile)"}};
+  }
+  nlohmann::json resolve_options(const nlohmann::json& given, const std::string& where,
+                                 const StrategyContext& ctx) const override {
+    const JsonFields f(given, where, "");
+    long long regions = f.integer("regions", 0, ctx.hw.topology.nodes(), 0);
+    f.no_unknown_keys();
+    if (regions == 0) regions = default_cb_regions(ctx.model, ctx.hw.topology);
+    return {{"regions", regions}};
+  }
+  Placement build(const StrategyContext& ctx) const override {
+    return make_cb(ctx.model, ctx.hw.topology, ctx.profile, ctx.options.at("regions").get<int>());
+  }
+};
+
+}  // namespace
+
+void register_baselines(Registry& r) {
+  r.add(std::make_unique<TpStrategy>());
+  r.add(std::make_unique<EpStrategy>());
+  r.add(std::make_unique<CbStrategy>());
+}
+
+}  // namespace nmpsim::mapping

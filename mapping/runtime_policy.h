@@ -1,0 +1,72 @@
+// Runtime policies: firmware-like decisions made while a placement runs (HD-MoE's pre-broadcast,
+// balancers, expert swaps, prefetches). A policy sees the run through PolicyContext and acts through
+// its hooks: it may change how a layer routes tokens (before_plan), add operations to a layer's
+// schedule (before_layer, after_phase) and reports its own statistics. The same hooks run at both
+// fidelities; docs/EXTENDING.md shows how to write one.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "mapping/executor.h"
+#include "mapping/flow_model.h"
+#include "mapping/layer_plan.h"
+#include "mapping/run_result.h"
+
+namespace nmpsim::mapping {
+
+struct RunConfig {
+  RunShape shape;
+  int steps = 4;
+  int attn_tp = 0;         ///< nodes per attention TP group, 0 = all nodes
+  size_t first_token = 0;  ///< step s uses trace tokens [first + s * batch, first + (s + 1) * batch)
+};
+
+/// What a policy sees of the run.
+struct PolicyContext {
+  const ModelSpec& model;
+  const RoutingTrace& trace;
+  const AnalyticalHardware& hw;
+  const RunConfig& cfg;
+  const Groups& groups;
+  /// The placement's shares on physical nodes: [moe layer][expert][node].
+  const std::vector<std::vector<std::vector<double>>>& shares;
+  const Executor& executor;  ///< now_s(), tracker().done(OpRef)
+  int step = 0;
+  int layer = 0;             ///< current layer, 0-based over all layers (dense ones first)
+  size_t first_token = 0;    ///< the step's first trace token
+  uint64_t schedule = 0;     ///< serial number of the current layer's schedule (for OpRefs)
+  double layer_start_s = 0;  ///< when the current layer started
+  const LayerRecord* previous = nullptr;  ///< the previous layer of this step (null for the first)
+  const StrategyResult* result = nullptr;  ///< phase table of `previous`
+  int moe_layer() const { return layer - model.dense_layers; }
+};
+
+/// How the current layer routes tokens; before_plan may change it.
+struct LayerInputs {
+  /// Experts with full copies on several nodes get least-loaded dispatch (HD-MoE Sec. IV-D3).
+  DynamicDispatch dynamic;
+  bool use_dynamic = false;
+};
+
+class RuntimePolicy {
+ public:
+  virtual ~RuntimePolicy() = default;
+  virtual void on_step_start(PolicyContext&) {}
+  virtual void before_plan(PolicyContext&, LayerInputs&) {}
+  /// May add operations (and phases, and dependencies of existing ops) to the layer's schedule.
+  virtual void before_layer(PolicyContext&, LayerSchedule&) {}
+  /// Called when a phase of schedule `serial` ends (any schedule still running); may add operations to it.
+  virtual void after_phase(PolicyContext&, LayerSchedule&, uint64_t /*serial*/, int /*phase*/) {}
+  /// Own statistics, reported under "policies": {"<name>": ...} in summary.json.
+  virtual nlohmann::json stats() const { return nlohmann::json::object(); }
+};
+
+using PolicyList = std::vector<std::pair<std::string, std::unique_ptr<RuntimePolicy>>>;
+
+}  // namespace nmpsim::mapping

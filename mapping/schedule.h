@@ -1,0 +1,124 @@
+// A layer schedule: the work of one decode step through one layer as typed operations with explicit
+// dependencies, each labelled with a phase and a stream. Both back ends execute the same schedule:
+// the SystemC firmware (cycle fidelity, firmware/cycle_executor.h) and the analytical flow model
+// (flow fidelity, mapping/flow_executor.h). docs/MODEL.md "Layer schedules" states the semantics.
+//
+// Operations:
+//  - compute: a node runs `flops` FLOPs while streaming `bytes` of weights from its own DRAM;
+//  - transfer: `bytes` from one node to another over the NoC; done when the destination has them;
+//  - stream: `bytes` of weights read from the source's DRAM and pipelined in chunks along a chain of
+//    nodes, each storing them in its DRAM (a copy is a chain of one); done when the last chunk is stored;
+//  - collective: a ring all-gather or reduce-scatter, expanded into transfers and reductions by exactly
+//    one function (expand_collective) when it is added; its join op stands for the whole collective;
+//  - join: no work; done when its dependencies are (phase barriers, collectives);
+//  - external: stands for an op of an earlier layer's schedule (OpRef); done when that op is.
+// Streams: stream 0 is the foreground; a layer ends when its foreground ops are done. Streams >= 1 are
+// background: they overlap the foreground, may outlive the layer, and count in no phase time unless a
+// foreground op waits for them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mapping/node_id.h"
+
+namespace nmpsim::mapping {
+
+using OpId = int;
+inline constexpr int kForeground = 0;
+
+enum class OpKind : uint8_t { kCompute, kTransfer, kStream, kJoin, kExternal };
+
+/// How a phase's time is reported: TBT = attention + allreduce + moe_compute + moe_comm + other.
+enum class PhaseFamily : uint8_t { kAttention, kAllReduce, kMoeCompute, kMoeComm, kOther };
+inline constexpr int kNumPhaseFamilies = 5;
+const char* family_name(PhaseFamily f);
+
+struct Phase {
+  std::string name;  ///< e.g. "dispatch"; reported as "<name>_us"
+  PhaseFamily family = PhaseFamily::kOther;
+  int stream = kForeground;
+  bool node_balance = false;  ///< report per-node busy time and imbalance (the experts phase)
+};
+
+/// A reference to an op of any schedule a back end has executed (schedules are numbered from 1).
+struct OpRef {
+  uint64_t schedule = 0;
+  OpId op = -1;
+};
+
+enum class CollectiveKind : uint8_t { kRingAllGather, kRingReduceScatter };
+const char* collective_name(CollectiveKind k);
+
+struct Collective {
+  CollectiveKind kind = CollectiveKind::kRingAllGather;
+  std::vector<PhysicalNode> ring;   ///< members in ring order; member p sends to member p + 1
+  std::vector<double> chunk_bytes;  ///< per ring position: the bytes of that member's chunk
+  double element_bytes = 2;         ///< reduce-scatter: one add per element received
+};
+
+struct Op {
+  OpKind kind = OpKind::kJoin;
+  int phase = 0;
+  int stream = kForeground;
+  PhysicalNode node;         ///< compute: where it runs; transfer, stream: the source
+  PhysicalNode peer;         ///< transfer: the destination
+  double flops = 0;          ///< compute
+  double bytes = 0;          ///< compute: DRAM bytes streamed; transfer, stream: payload bytes
+  bool own_weights = false;  ///< compute: weights stored at their own DRAM addresses (experts)
+  int chain = -1;            ///< stream: index into LayerSchedule::chains()
+  double chunk_bytes = 0;    ///< stream: chunk size on the NoC
+  int collective = -1;       ///< join of a collective: index into LayerSchedule::collectives()
+  OpRef external;            ///< external: the op it stands for
+  std::vector<OpId> deps;
+};
+
+class LayerSchedule {
+ public:
+  /// The phase called `name` (added on first use; family and stream must then agree).
+  int phase(const std::string& name, PhaseFamily family, int stream = kForeground, bool node_balance = false);
+  int find_phase(const std::string& name) const;  ///< -1 if absent
+
+  OpId compute(int phase, PhysicalNode node, double flops, double dram_bytes, std::vector<OpId> deps = {},
+               bool own_weights = false);
+  OpId transfer(int phase, PhysicalNode src, PhysicalNode dst, double bytes, std::vector<OpId> deps = {});
+  OpId stream(int phase, PhysicalNode src, std::vector<PhysicalNode> chain, double bytes, double chunk_bytes,
+              std::vector<OpId> deps = {});
+  /// Adds the collective, expanded at once (expand_collective); returns its join.
+  OpId collective(int phase, Collective c, std::vector<OpId> deps = {});
+  OpId join(int phase, std::vector<OpId> deps);
+  OpId external(int phase, OpRef ref);
+  /// Makes `op` wait for `dep` too (only before execution starts; the executor checks for cycles).
+  void add_dep(OpId op, OpId dep);
+
+  const std::vector<Op>& ops() const { return ops_; }
+  const Op& op(OpId id) const { return ops_[static_cast<size_t>(id)]; }
+  int size() const { return static_cast<int>(ops_.size()); }
+  const std::vector<Phase>& phases() const { return phases_; }
+  const std::vector<std::vector<PhysicalNode>>& chains() const { return chains_; }
+  const std::vector<Collective>& collectives() const { return collectives_; }
+  /// Ops of `phase` in id order (joins included).
+  std::vector<OpId> ops_of(int phase) const;
+
+  /// Throws std::logic_error on a malformed schedule: a node outside [0, nodes), a dependency that does
+  /// not exist, a dependency cycle, compute on a background stream, a phase on two streams.
+  void validate(int nodes) const;
+
+ private:
+  OpId add(Op op);
+  std::vector<Phase> phases_;
+  std::vector<Op> ops_;
+  std::vector<std::vector<PhysicalNode>> chains_;
+  std::vector<Collective> collectives_;
+};
+
+/// The one function that turns a collective into transfers and reductions (docs/MODEL.md "Collectives"):
+/// ring all-gather: g - 1 steps; in step s member p forwards chunk (p - s) to p + 1, once it has received
+/// it (step s - 1 from p - 1). Ring reduce-scatter: in step s member p sends its partial of chunk
+/// (p - s - 1) to p + 1, then adds the partial of chunk (p - s - 2) it receives to its own (a compute of
+/// chunk / element_bytes FLOPs); its next send waits for that add. Returns the ops it added (the last
+/// step's), which the caller joins. A ring of one member adds nothing.
+std::vector<OpId> expand_collective(LayerSchedule& s, int phase, const Collective& c, const std::vector<OpId>& deps);
+
+}  // namespace nmpsim::mapping

@@ -1,0 +1,80 @@
+// The bookkeeping both back ends share when they execute layer schedules: which ops are ready, which
+// are done and when, which phases have ended, and which schedules are still alive (background ops
+// outlive their layer). Joins and external ops complete here, the moment their inputs are done; the
+// back end only executes compute, transfer and stream ops. Plain C++.
+#pragma once
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "mapping/schedule.h"
+
+namespace nmpsim::mapping {
+
+struct OpTiming {
+  double ready_s = -1;  ///< when its last dependency was done
+  double start_s = -1;  ///< when the back end started it
+  double end_s = -1;    ///< when it was done
+};
+
+class ScheduleTracker {
+ public:
+  /// Called when the last op of a phase is done (the hook may add ops to the schedule; call refresh).
+  using PhaseDone = std::function<void(uint64_t serial, int phase, double t)>;
+  void set_phase_done(PhaseDone hook) { on_phase_done_ = std::move(hook); }
+
+  /// Starts tracking a schedule at time `now` (validated against `nodes`); returns its serial number.
+  uint64_t begin(std::shared_ptr<LayerSchedule> s, double now, int nodes);
+  /// The serial number the next begin() will give.
+  uint64_t next_serial() const { return next_serial_; }
+  /// Indexes ops added to a running schedule (by a phase-done hook) at time `now`.
+  void refresh(uint64_t serial, double now);
+  /// Ops the back end must start, oldest first (compute, transfer and stream ops only).
+  std::deque<OpRef>& ready() { return ready_; }
+  void started(OpRef r, double t) { timing_mut(r).start_s = t; }
+  /// Marks an op done at time t; what it unblocks joins the ready queue (joins complete at once).
+  void complete(OpRef r, double t);
+
+  bool done(OpRef r) const;
+  int foreground_left(uint64_t serial) const;
+  int background_left() const;
+  const LayerSchedule& schedule(uint64_t serial) const { return *live_.at(serial).s; }
+  LayerSchedule& schedule(uint64_t serial) { return *live_.at(serial).s; }
+  const Op& op(OpRef r) const { return live_.at(r.schedule).s->op(r.op); }
+  const std::vector<OpTiming>& timings(uint64_t serial) const { return live_.at(serial).t; }
+  double start_s(uint64_t serial) const { return live_.at(serial).start_s; }
+  /// Forgets schedules older than `keep` whose ops are all done.
+  void release_finished(uint64_t keep);
+
+ private:
+  struct Live {
+    std::shared_ptr<LayerSchedule> s;
+    std::vector<int> pending;               // dependencies not yet done
+    std::vector<std::vector<OpId>> next;    // ops waiting for each op
+    std::vector<char> done;
+    std::vector<OpTiming> t;
+    std::vector<int> phase_left;            // ops of each phase not yet done
+    int fg_left = 0, bg_left = 0, indexed = 0;
+    double start_s = 0;
+  };
+  OpTiming& timing_mut(OpRef r) { return live_.at(r.schedule).t[static_cast<size_t>(r.op)]; }
+  void index_new_ops(uint64_t serial, double now);
+  void make_ready(uint64_t serial, OpId op, double t, std::vector<OpRef>& instant);
+  void finish(OpRef r, double t, std::vector<OpRef>& instant);
+  void drain(std::vector<OpRef>& instant, double t);
+  static uint64_t key(OpRef r) { return (r.schedule << 32) ^ static_cast<uint32_t>(r.op); }
+
+  PhaseDone on_phase_done_;
+  std::map<uint64_t, Live> live_;
+  uint64_t next_serial_ = 1;
+  std::deque<OpRef> ready_;
+  std::unordered_map<uint64_t, std::vector<OpRef>> waiters_;  // external ops waiting for an op
+  std::vector<std::pair<uint64_t, int>> phases_ended_;
+  bool in_hook_ = false;
+};
+
+}  // namespace nmpsim::mapping

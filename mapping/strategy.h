@@ -1,0 +1,70 @@
+// Placement strategies: offline algorithms that turn a model, a routing profile and the hardware into
+// a Placement. Each registers under a name with a one-line description and documented options
+// (mapping/registry.h); `--strategy` values, their help and run specs all come from the registry.
+// docs/EXTENDING.md shows how to add one.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "mapping/flow_model.h"
+#include "mapping/placement.h"
+
+namespace nmpsim::mapping {
+
+class PlacementCache;
+
+/// One documented option of a strategy or policy.
+struct OptionDoc {
+  std::string name;           ///< key in the options object, e.g. "gamma"
+  std::string default_value;  ///< as shown in help, e.g. "1" or "the run's batch"
+  std::string meaning;
+};
+
+/// Everything a strategy may build from.
+struct StrategyContext {
+  StrategyContext(const ModelSpec& m, const AnalyticalHardware& h, const RoutingTrace& p) : model(m), hw(h), profile(p) {}
+  const ModelSpec& model;
+  const AnalyticalHardware& hw;
+  const RoutingTrace& profile;  ///< the activation statistics the placement is built from
+  int batch = 64;               ///< the run's batch (tokens per decode step)
+  int context = 1024;
+  int attn_tp = 0;              ///< nodes per attention TP group (0 = all)
+  double memory_capacity_bytes = 8.0 * (1ULL << 30);
+  uint64_t seed = 1;
+  nlohmann::json options = nlohmann::json::object();  ///< this strategy's resolved options
+  std::string where = "strategy";  ///< names the source in error messages
+  PlacementCache* cache = nullptr;  ///< solved placements, keyed by all their inputs (may be null)
+  std::function<void(const std::string&)> note;  ///< progress lines (may be empty)
+
+  void say(const std::string& line) const {
+    if (note) note(line);
+  }
+  /// Every input a placement built from this context depends on, plus `strategy` and `options`.
+  nlohmann::json cache_key(const std::string& strategy, const nlohmann::json& options) const;
+  /// The cached placement for `key`, or `build()` stored under it.
+  Placement cached(const nlohmann::json& key, const std::function<Placement()>& build) const;
+};
+
+class PlacementStrategy {
+ public:
+  virtual ~PlacementStrategy() = default;
+  virtual std::string name() const = 0;
+  virtual std::string description() const = 0;  ///< one line
+  virtual std::vector<OptionDoc> options() const { return {}; }
+  /// Checks `given` (an object; unknown keys are errors naming `where`) and fills in the defaults.
+  virtual nlohmann::json resolve_options(const nlohmann::json& given, const std::string& where,
+                                         const StrategyContext& ctx) const;
+  /// Builds the placement (ctx.options are resolved). Throws InputError on impossible inputs.
+  virtual Placement build(const StrategyContext& ctx) const = 0;
+  /// Slow strategies (solvers) are cached by the runner: same inputs, no second solve.
+  virtual bool expensive() const { return false; }
+  /// Lines `nmpsim place` prints about a placement this strategy built (its solver statistics).
+  virtual std::vector<std::string> summary(const Placement&) const { return {}; }
+};
+
+}  // namespace nmpsim::mapping

@@ -1,0 +1,210 @@
+#include "methods/hdmoe/prebroadcast_policy.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "mapping/json_fields.h"
+#include "mapping/moe_layer.h"
+#include "methods/hdmoe/node_balance.h"
+
+namespace nmpsim::methods::hdmoe {
+
+using namespace nmpsim::mapping;  // the base layer this method builds on
+
+const char* predictor_name(Predictor p) { return p == Predictor::kPrevious ? "previous" : "trace"; }
+
+Predictor parse_predictor(const std::string& text, const std::string& where) {
+  if (text == "previous") return Predictor::kPrevious;
+  if (text == "trace") return Predictor::kTrace;
+  throw InputError(where + ": expected previous or trace, got '" + text + "'");
+}
+
+PrebroadcastOptions prebroadcast_options(const nlohmann::json& j, const std::string& where) {
+  const JsonFields f(j, where, "");
+  PrebroadcastOptions o;
+  o.experts = static_cast<int>(f.integer("experts", 0, 1 << 16, o.experts));
+  o.targets = static_cast<int>(f.integer("targets", 0, 1 << 16, o.targets));
+  if (f.has("predict")) o.predict = parse_predictor(f.string("predict"), where + ": predict");
+  o.accuracy = f.number("accuracy", o.accuracy);
+  if (!(o.accuracy >= 0 && o.accuracy <= 1)) f.fail("accuracy", "must be in [0, 1]");
+  f.no_unknown_keys();
+  return o;
+}
+
+nlohmann::json to_json(const PrebroadcastOptions& o) {
+  return {{"experts", o.experts}, {"targets", o.targets}, {"predict", predictor_name(o.predict)}, {"accuracy", o.accuracy}};
+}
+
+void PrebroadcastPolicy::on_step_start(PolicyContext& ctx) {
+  pending_.assign(static_cast<size_t>(ctx.model.moe_layers), {});
+}
+
+void PrebroadcastPolicy::before_plan(PolicyContext& ctx, LayerInputs& in) {
+  // Experts whose pre-broadcast has landed get least-loaded dispatch in this layer.
+  const int ml = ctx.moe_layer();
+  if (ml < 0 || pending_[ml].empty()) return;
+  in.dynamic.full_copies.assign(static_cast<size_t>(ctx.model.experts), {});
+  in.dynamic.peak_flops = ctx.hw.peak_flops;
+  in.dynamic.memory_bytes_per_s = ctx.hw.memory_bytes_per_s;
+  for (const Pending& pd : pending_[ml]) {
+    bool done = true;
+    for (const OpRef& r : pd.ops) done = done && ctx.executor.tracker().done(r);
+    if (!done) continue;
+    in.dynamic.full_copies[pd.expert] = pd.holders;
+    in.use_dynamic = true;
+    ++used_;
+  }
+}
+
+void PrebroadcastPolicy::before_layer(PolicyContext& ctx, LayerSchedule& s) {
+  // Broadcasts for the next MoE layer start when the phase before dispatch ends (after the gate and
+  // the shared experts): the routing of this layer is known then.
+  hook_phase_ = -1;
+  const int ml = ctx.moe_layer();
+  const int dispatch = s.find_phase(phase_names::kDispatch);
+  if (ml < 0 || ml + 1 >= ctx.model.moe_layers || dispatch <= 0 || opt_.experts <= 0) return;
+  hook_schedule_ = ctx.schedule;
+  hook_phase_ = dispatch - 1;
+}
+
+void PrebroadcastPolicy::after_phase(PolicyContext& ctx, LayerSchedule& s, uint64_t serial, int phase) {
+  if (serial != hook_schedule_ || phase != hook_phase_) return;
+  hook_phase_ = -1;
+  issue(ctx, s, serial, phase);
+}
+
+std::vector<double> PrebroadcastPolicy::predict(const PolicyContext& ctx, int next) const {
+  const int E = ctx.model.experts, B = ctx.cfg.shape.batch;
+  const RoutingTrace& tr = ctx.trace;
+  std::vector<double> f(static_cast<size_t>(E), 0.0);
+  if (opt_.predict == Predictor::kTrace) {
+    const auto truth = tr.expert_counts(next % tr.layers(), ctx.first_token, static_cast<size_t>(B));
+    const auto prof = tr.frequencies(next % tr.layers());
+    for (int e = 0; e < E; ++e)
+      f[e] = opt_.accuracy * truth[e] / B + (1 - opt_.accuracy) * prof[e];
+  } else {
+    const auto prev = tr.expert_counts(ctx.moe_layer() % tr.layers(), ctx.first_token, static_cast<size_t>(B));
+    for (int e = 0; e < E; ++e) f[e] = double(prev[e]) / B;
+  }
+  return f;
+}
+
+namespace {
+
+/// Eq. 17: how many experts' broadcasts fit in `window_s`, with alpha = one hop's latency and
+/// beta = 1 / link bandwidth, over `scope` nodes.
+int broadcasts_that_fit(const AnalyticalHardware& hw, double W, int scope, int most, double window_s) {
+  const Topology& t = hw.topology;
+  const double clock_ghz = hw.clock_hz / 1e9;
+  const double alpha = (hw.router_delay_cycles + std::max(1.0, t.links[0].latency_ns * clock_ghz)) / hw.clock_hz;
+  const double beta = 1.0 / (t.links[0].gbytes_per_s * 1e9);
+  int k = 0;
+  for (int c = 1; c <= most; ++c)
+    if (prebroadcast_lower_bound(alpha, beta, W, scope, c) <= window_s) k = c;
+  return k;
+}
+
+double broadcast_chunk(const AnalyticalHardware& hw, double W, int scope, int k) {
+  const Topology& t = hw.topology;
+  const double clock_ghz = hw.clock_hz / 1e9;
+  const double alpha = (hw.router_delay_cycles + std::max(1.0, t.links[0].latency_ns * clock_ghz)) / hw.clock_hz;
+  return optimal_broadcast_chunk(alpha, 1.0 / (t.links[0].gbytes_per_s * 1e9), W, scope, k);  // Eq. 18
+}
+
+}  // namespace
+
+void PrebroadcastPolicy::issue(PolicyContext& ctx, LayerSchedule& s, uint64_t serial, int after) {
+  const Topology& t = ctx.hw.topology;
+  const int n = t.nodes(), E = ctx.model.experts, B = ctx.cfg.shape.batch;
+  const int next = ctx.moe_layer() + 1;
+  const std::vector<double> f = predict(ctx, next);
+  const auto& rows = ctx.shares[next];
+  const double W = ctx.model.expert_bytes();
+  auto unit = [&](int e) {
+    const double tokens = f[e] * B;
+    if (tokens < 0.5) return 0.0;
+    return std::max(tokens * ctx.model.expert_flops_per_token() / ctx.hw.peak_flops, W / ctx.hw.memory_bytes_per_s);
+  };
+  std::vector<double> load(static_cast<size_t>(n), 0.0);
+  for (int e = 0; e < E; ++e)
+    for (int v = 0; v < n; ++v) load[v] += rows[e][v] * unit(e);
+  // The window: the previous layer's latency (for the first layer, this layer's so far).
+  const double window = ctx.previous ? ctx.previous->total_s() : ctx.executor.now_s() - ctx.layer_start_s;
+  const int scope = opt_.targets > 0 ? std::min(n, opt_.targets + 1) : n;
+  const int k = broadcasts_that_fit(ctx.hw, W, scope, opt_.experts, window);
+  if (k == 0) return;
+  const double chunk = broadcast_chunk(ctx.hw, W, scope, k);
+  const int ph = s.phase("prebroadcast", PhaseFamily::kMoeComm, /*stream=*/1);
+  const OpId start = phase_barrier(s, after);
+  const std::vector<int> ring = ring_order(t, 0, 0, t.width, t.height);
+  std::vector<char> chosen(static_cast<size_t>(E), 0);
+  for (int it = 0; it < k; ++it) {
+    const int hot = static_cast<int>(std::max_element(load.begin(), load.end()) - load.begin());
+    int pick = -1;  // Eq. 13: priority 2 P f IS / comp, on the most loaded node
+    double best = 0;
+    for (int e = 0; e < E; ++e) {
+      const double prio = 2 * rows[e][hot] * f[e] *
+                          ctx.model.intermediate / ctx.hw.peak_flops;
+      if (!chosen[e] && prio > best) {
+        best = prio;
+        pick = e;
+      }
+    }
+    if (pick < 0) break;
+    chosen[pick] = 1;
+    // Targets: the least-loaded nodes (or all). Every holder of a share streams it along the mesh ring
+    // through the targets; afterwards every target holds the whole expert.
+    std::vector<int> order(static_cast<size_t>(n));
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return load[a] < load[b]; });
+    std::vector<char> target(static_cast<size_t>(n), 0);
+    for (int q = 0; q < (scope < n ? scope - 1 : n); ++q) target[order[q]] = 1;
+    Pending pend{pick, {}, {}};
+    for (int h = 0; h < n; ++h) {
+      const double share = rows[pick][h];
+      if (share <= 0) continue;
+      const auto pos = std::find(ring.begin(), ring.end(), h) - ring.begin();
+      std::vector<PhysicalNode> chain;
+      for (int st = 1; st < n; ++st) {
+        const int v = ring[static_cast<size_t>((pos + st) % n)];
+        if (target[v]) chain.push_back(PhysicalNode(v));
+      }
+      if (chain.empty()) continue;
+      const double bytes = share * W;
+      const OpId op = s.stream(ph, PhysicalNode(h), std::move(chain), bytes, std::min(std::max(chunk, 4096.0), bytes), {start});
+      pend.ops.push_back(OpRef{serial, op});
+      bytes_ += bytes;
+    }
+    if (pend.ops.empty()) continue;
+    for (int v = 0; v < n; ++v)
+      if (target[v]) pend.holders.push_back(v);
+    // Assume it lands: its load spreads evenly over the targets for the next pick.
+    const double spread = unit(pick) / static_cast<double>(pend.holders.size());
+    for (int v = 0; v < n; ++v)
+      load[v] += (target[v] ? spread : 0.0) - rows[pick][v] * unit(pick);
+    pending_[next].push_back(std::move(pend));
+    ++issued_;
+  }
+}
+
+nlohmann::json PrebroadcastPolicy::stats() const {
+  return {{"experts_issued", issued_}, {"experts_used", used_}, {"bytes", bytes_}};
+}
+
+void register_prebroadcast(Registry& r) {
+  PolicyFactory f;
+  f.name = "hdmoe-prebroadcast";
+  f.description = "HD-MoE dynamic pre-broadcast of hot experts with least-loaded dispatch (Sec. IV-D)";
+  f.options = {{"experts", "2", "at most this many experts pre-broadcast per layer (Eq. 17 may allow fewer)"},
+               {"targets", "4", "copies go to this many least-loaded nodes (0 = every node)"},
+               {"predict", "previous", "next layer's loads from the 'previous' layer's routing or from the 'trace'"},
+               {"accuracy", "1", "predict=trace: weight of the true frequencies (the rest is the trace average)"}};
+  f.cycle_only = true;  // the flow model does not yet charge background traffic's contention
+  f.create = [](const nlohmann::json& o, const std::string& where) {
+    return std::make_unique<PrebroadcastPolicy>(prebroadcast_options(o, where));
+  };
+  f.resolve = [](const nlohmann::json& o, const std::string& where) { return to_json(prebroadcast_options(o, where)); };
+  r.add(std::move(f));
+}
+
+}  // namespace nmpsim::methods::hdmoe

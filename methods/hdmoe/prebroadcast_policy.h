@@ -1,0 +1,63 @@
+// HD-MoE's dynamic part (Sec. IV-D) as a runtime policy: after the gate of MoE layer l, predict layer
+// l + 1's expert loads, pick the experts to pre-broadcast to the least-loaded nodes (Eq. 13 priority,
+// Eq. 17 count, Eq. 18 chunk) and stream them on a background stream; in layer l + 1, experts whose
+// copies have landed get least-loaded dispatch (Sec. IV-D3). docs/MODEL.md "Dynamic pre-broadcast".
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "mapping/registry.h"
+#include "mapping/runtime_policy.h"
+
+namespace nmpsim::methods::hdmoe {
+
+/// Where the next layer's expert loads come from.
+enum class Predictor {
+  kPrevious,  ///< the current layer's routing of the same batch
+  kTrace,     ///< the trace's true counts, blended with the trace-wide average by `accuracy`
+};
+const char* predictor_name(Predictor p);
+Predictor parse_predictor(const std::string& text, const std::string& where);
+
+struct PrebroadcastOptions {
+  int experts = 2;   ///< at most this many experts per layer
+  int targets = 4;   ///< copies go to this many least-loaded nodes (0 = every node)
+  Predictor predict = Predictor::kPrevious;
+  double accuracy = 1.0;  ///< kTrace: weight of the true frequencies
+};
+/// Reads {"experts", "targets", "predict", "accuracy"} (all optional; unknown keys are errors).
+PrebroadcastOptions prebroadcast_options(const nlohmann::json& j, const std::string& where);
+nlohmann::json to_json(const PrebroadcastOptions& o);
+
+class PrebroadcastPolicy : public mapping::RuntimePolicy {
+ public:
+  explicit PrebroadcastPolicy(PrebroadcastOptions o) : opt_(o) {}
+  void on_step_start(mapping::PolicyContext& ctx) override;
+  void before_plan(mapping::PolicyContext& ctx, mapping::LayerInputs& in) override;
+  void before_layer(mapping::PolicyContext& ctx, mapping::LayerSchedule& s) override;
+  void after_phase(mapping::PolicyContext& ctx, mapping::LayerSchedule& s, uint64_t serial, int phase) override;
+  nlohmann::json stats() const override;
+
+ private:
+  struct Pending {
+    int expert = 0;
+    std::vector<mapping::OpRef> ops;
+    std::vector<int> holders;  ///< nodes that will hold the whole expert
+  };
+  /// Predicted activation frequency of every expert of MoE layer `next`.
+  std::vector<double> predict(const mapping::PolicyContext& ctx, int next) const;
+  void issue(mapping::PolicyContext& ctx, mapping::LayerSchedule& s, uint64_t serial, int after_phase);
+
+  PrebroadcastOptions opt_;
+  std::vector<std::vector<Pending>> pending_;  ///< per MoE layer of the current step
+  uint64_t hook_schedule_ = 0;
+  int hook_phase_ = -1;  ///< the phase before dispatch: broadcasts start when it ends
+  int issued_ = 0, used_ = 0;
+  double bytes_ = 0;
+};
+
+/// Registers "hdmoe-prebroadcast".
+void register_prebroadcast(mapping::Registry& r);
+
+}  // namespace nmpsim::methods::hdmoe

@@ -1,0 +1,12 @@
+// HD-MoE's entry in the registry (called by the generated methods::register_all).
+#include "methods/hdmoe/prebroadcast_policy.h"
+#include "methods/hdmoe/strategies.h"
+
+namespace nmpsim::methods::hdmoe {
+
+void register_methods(mapping::Registry& r) {
+  register_strategies(r);
+  register_prebroadcast(r);
+}
+
+}  // namespace nmpsim::methods::hdmoe

@@ -1,0 +1,153 @@
+// The HD-MoE placement strategies as registered: "hdmoe-node" (node balance) and "hdmoe" (node +
+// link balance), with their options and the cache of solved placements.
+#include "methods/hdmoe/strategies.h"
+
+#include <cstdio>
+
+#include "mapping/json_fields.h"
+#include "methods/hdmoe/hdmoe_strategy.h"
+
+namespace nmpsim::methods::hdmoe {
+
+using namespace nmpsim::mapping;  // the base layer this method builds on
+
+namespace {
+
+std::vector<OptionDoc> node_option_docs() {
+  return {{"batch", "the run's batch", "batch size the placement is optimised for (tokens)"},
+          {"gamma", "1", "Eq. 3 scaling of the communication estimate"},
+          {"time_limit_s", "1", "CBC time limit per layer, seconds"},
+          {"max_groups", "32", "co-activation groups kept exactly per layer (the rest folded into per-expert terms)"},
+          {"sampled_batches", "4", "t_comp is the mean over this many batches of the profile (1: average frequencies)"}};
+}
+
+std::vector<OptionDoc> link_option_docs() {
+  return {{"mapper", "bo", "link-balance search: bo (Bayesian optimisation), sa (annealing), random"},
+          {"evaluations", "150", "link balance: mapping-cost evaluations"},
+          {"mapping_samples", "4", "link balance: sampled batches in the mapping cost"}};
+}
+
+/// Reads the node-balance options of `f` into a resolved JSON object.
+nlohmann::json node_options(const JsonFields& f, const StrategyContext& ctx) {
+  const double gamma = f.number("gamma", 1.0), limit = f.number("time_limit_s", 1.0);
+  if (!(gamma > 0 && gamma <= 1e6)) f.fail("gamma", "must be in (0, 1e6]");
+  if (!(limit > 0 && limit <= 86400)) f.fail("time_limit_s", "must be in (0, 86400] seconds");
+  return {{"batch", f.integer("batch", 1, 1 << 20, ctx.batch)},
+          {"gamma", gamma},
+          {"time_limit_s", limit},
+          {"max_groups", f.integer("max_groups", 1, 1 << 20, 32)},
+          {"sampled_batches", f.integer("sampled_batches", 1, 1024, 4)}};
+}
+
+HdmoeOptions to_options(const nlohmann::json& o, const StrategyContext& ctx) {
+  HdmoeOptions opt;
+  opt.batch = o.at("batch").get<int>();
+  opt.gamma = o.at("gamma").get<double>();
+  opt.time_limit_s = o.at("time_limit_s").get<double>();
+  opt.max_groups = o.at("max_groups").get<size_t>();
+  opt.sampled_batches = o.at("sampled_batches").get<int>();
+  if (o.contains("mapper")) {
+    opt.mapper = parse_mapper(o.at("mapper").get<std::string>(), "mapper");
+    opt.evaluations = o.at("evaluations").get<int>();
+    opt.mapping_samples = o.at("mapping_samples").get<int>();
+  }
+  opt.seed = ctx.seed;
+  opt.memory_capacity_bytes = ctx.memory_capacity_bytes;
+  opt.attn_tp = ctx.attn_tp;
+  opt.context = ctx.context;
+  return opt;
+}
+
+/// Node balance, solved once per set of inputs (hdmoe and hdmoe-node share it).
+Placement solved_node_balance(const StrategyContext& ctx, const nlohmann::json& node_opts) {
+  return ctx.cached(ctx.cache_key("hdmoe-node", node_opts), [&] {
+    ctx.say("hdmoe: solving node balance (a MILP per MoE layer, " + std::to_string(ctx.model.moe_layers) +
+            " layers, up to " + node_opts.at("time_limit_s").dump() + " s each)");
+    return make_node_balance(ctx.model, ctx.hw, ctx.profile, to_options(node_opts, ctx));
+  });
+}
+
+std::vector<std::string> solver_summary(const Placement& p) {
+  std::vector<std::string> lines;
+  const nlohmann::json& s = p.solver;
+  char buf[400];
+  if (s.contains("solve_seconds")) {
+    std::snprintf(buf, sizeof buf,
+                  "node balance: %zu layers, %.1f s, %d proven optimal, worst gap %.1f%%, objective %.1f us vs EP %.1f us "
+                  "(sum over layers)",
+                  s["layers"].size(), s["solve_seconds"].get<double>(), s["layers_proven_optimal"].get<int>(),
+                  100 * s["worst_gap"].get<double>(), s["objective_us_sum"].get<double>(),
+                  s["ep_objective_us_sum"].get<double>());
+    lines.push_back(buf);
+  }
+  if (s.contains("link_balance")) {
+    const nlohmann::json& lb = s["link_balance"];
+    std::snprintf(buf, sizeof buf, "link balance (%s, %d evaluations): communication %.2f us -> %.2f us over the sampled batches",
+                  lb["method"].get<std::string>().c_str(), lb["evaluations"].get<int>(),
+                  lb["identity_cost_us"].get<double>(), lb["best_cost_us"].get<double>());
+    lines.push_back(buf);
+  }
+  return lines;
+}
+
+class NodeBalanceStrategy : public PlacementStrategy {
+ public:
+  std::string name() const override { return "hdmoe-node"; }
+  std::string description() const override {
+    return "HD-MoE node balance: per-layer MILP over expert shares (Eq. 5-12, COIN-OR CBC), identity node map";
+  }
+  std::vector<OptionDoc> options() const override { return node_option_docs(); }
+  nlohmann::json resolve_options(const nlohmann::json& given, const std::string& where,
+                                 const StrategyContext& ctx) const override {
+    const JsonFields f(given, where, "");
+    nlohmann::json o = node_options(f, ctx);
+    f.no_unknown_keys();
+    return o;
+  }
+  Placement build(const StrategyContext& ctx) const override { return solved_node_balance(ctx, ctx.options); }
+  bool expensive() const override { return true; }
+  std::vector<std::string> summary(const Placement& p) const override { return solver_summary(p); }
+};
+
+class HdmoeStrategy : public PlacementStrategy {
+ public:
+  std::string name() const override { return "hdmoe"; }
+  std::string description() const override {
+    return "HD-MoE: node balance, then link balance (logical-to-physical node map by Bayesian optimisation)";
+  }
+  std::vector<OptionDoc> options() const override {
+    std::vector<OptionDoc> d = node_option_docs();
+    for (const OptionDoc& o : link_option_docs()) d.push_back(o);
+    return d;
+  }
+  nlohmann::json resolve_options(const nlohmann::json& given, const std::string& where,
+                                 const StrategyContext& ctx) const override {
+    const JsonFields f(given, where, "");
+    nlohmann::json o = node_options(f, ctx);
+    o["mapper"] = mapper_name(parse_mapper(f.string("mapper", "bo"), where + ": mapper"));
+    o["evaluations"] = f.integer("evaluations", 1, 1 << 20, 150);
+    o["mapping_samples"] = f.integer("mapping_samples", 1, 1024, 4);
+    f.no_unknown_keys();
+    return o;
+  }
+  Placement build(const StrategyContext& ctx) const override {
+    nlohmann::json node_opts = ctx.options;
+    for (const char* k : {"mapper", "evaluations", "mapping_samples"}) node_opts.erase(k);
+    const Placement node = solved_node_balance(ctx, node_opts);
+    ctx.say("hdmoe: link balance (" + ctx.options.at("mapper").get<std::string>() + ", " +
+            ctx.options.at("evaluations").dump() + " evaluations)");
+    const HdmoeOptions opt = to_options(ctx.options, ctx);
+    return with_link_balance(node, link_balance(node, ctx.model, ctx.hw, ctx.profile, opt));
+  }
+  bool expensive() const override { return true; }
+  std::vector<std::string> summary(const Placement& p) const override { return solver_summary(p); }
+};
+
+}  // namespace
+
+void register_strategies(Registry& r) {
+  r.add(std::make_unique<NodeBalanceStrategy>());
+  r.add(std::make_unique<HdmoeStrategy>());
+}
+
+}  // namespace nmpsim::methods::hdmoe

@@ -103,7 +103,10 @@ void write_link_plots(std::ostream& gp, const std::string& dir, const std::vecto
 }
 
 void write_load_and_phase_plots(std::ostream& gp, const std::string& dir, const std::vector<StrategyReport>& reports,
-                                int nodes) {
+                                const hw::HardwareSpec& hw) {
+  const int nodes = hw.topology.nodes();
+  const std::string context =
+      " on " + hw.name + (reports.empty() ? "" : std::string(", ") + mapping::fidelity_name(reports[0].result.fidelity) + " fidelity");
   {
     std::ofstream out(dir + "/node_load.dat");
     out << "node";
@@ -117,7 +120,8 @@ void write_load_and_phase_plots(std::ostream& gp, const std::string& dir, const 
     }
   }
   gp << "reset\nset terminal pngcairo size 1100,500 font 'sans,10' noenhanced\nset output 'node_load.png'\n"
-     << "set title 'expert compute time per node per decode step'\nset ylabel 'us'\nset xlabel 'node'\n"
+     << "set title " << gp_quote("expert compute time per node per decode step" + context)
+     << "\nset ylabel 'us'\nset xlabel 'node'\n"
      << "set style data histograms\nset style histogram clustered gap 1\nset style fill solid 0.8 border -1\n"
      << "set key outside top right\nset yrange [0:*]\nset xtics 1 font 'sans,7'\n"
      << "plot for [i=2:" << reports.size() + 1 << "] 'node_load.dat' using i:xtic(1) title columnheader(i)\n";
@@ -138,7 +142,7 @@ void write_load_and_phase_plots(std::ostream& gp, const std::string& dir, const 
     }
   }
   gp << "reset\nset terminal pngcairo size 1000,560 font 'sans,10' noenhanced\nset output 'phases.png'\n"
-     << "set title 'time between tokens by phase (per decode step)'\nset ylabel 'us'\n"
+     << "set title " << gp_quote("time between tokens by phase, per decode step" + context) << "\nset ylabel 'us'\n"
      << "set style data histograms\nset style histogram rowstacked\nset style fill solid 0.85 border -1\n"
      << "set boxwidth 0.6\nset key outside right\nset yrange [0:*]\n"
      << "plot for [i=2:" << names.size() + 1 << "] 'phases.dat' using i:xtic(1) title columnheader(i)\n";
@@ -250,8 +254,9 @@ std::string write_plots(const std::string& dir, const std::vector<StrategyReport
                         const hw::HardwareSpec& hw) {
   std::ostringstream gp;
   write_link_plots(gp, dir, reports, hw);
-  write_load_and_phase_plots(gp, dir, reports, hw.topology.nodes());
+  write_load_and_phase_plots(gp, dir, reports, hw);
   write_file_atomic(dir + "/plots.gp", gp.str());
+  std::remove((dir + "/plots.log").c_str());  // gnuplot appends; this run's messages only
   // gnuplot runs in the output directory and reads the script by name: no path or label reaches a shell.
   const ProcessResult r = run_program({"gnuplot", "plots.gp"}, dir, dir + "/plots.log");
   if (!r.started) return "plots skipped: gnuplot is not installed (bash .ci/install-deps.sh installs it)";

@@ -67,6 +67,7 @@ struct RunSpec {
 
 /// Reads a spec; every field is optional (defaults above), unknown keys are errors naming `where`.
 RunSpec run_spec_from_json(const nlohmann::json& j, const std::string& where);
+/// A spec file, or a summary.json (its "spec").
 RunSpec load_run_spec(const std::string& path);
 nlohmann::json run_spec_to_json(const RunSpec& s);
 

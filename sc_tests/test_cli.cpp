@@ -318,6 +318,15 @@ TEST(CliRun, TheSpecInSummaryJsonReproducesTheRun) {
   EXPECT_EQ(a["strategies"]["cb"]["layers"], b["strategies"]["cb"]["layers"]);  // bit for bit
   EXPECT_EQ(a["spec"]["strategies"][1]["options"]["regions"], 4);
   EXPECT_EQ(a["spec"]["trace"]["synthetic"]["seed"], 7);
+  // A summary.json is a spec too.
+  const CliRun direct = nmpsim("run --spec " + dir + "/a/summary.json --no-plots --out " + dir + "/d");
+  ASSERT_EQ(direct.code, 0) << direct.out;
+  EXPECT_EQ(nlohmann::json::parse(slurp(dir + "/d/summary.json"))["strategies"]["cb"]["layers"],
+            a["strategies"]["cb"]["layers"]);
+  // The example spec parses (overridden here to run briefly).
+  const CliRun example = nmpsim("run --spec " + std::string(NMPSIM_SOURCE_DIR) +
+                                "/examples/specs/hdmoe_4x8.json --strategy tp,ep --steps 1 --no-plots --out " + dir + "/e");
+  EXPECT_EQ(example.code, 0) << example.out;
   // Options given with --spec override its fields.
   const CliRun over = nmpsim("run --spec " + dir + "/spec.json --batch 8 --no-plots --out " + dir + "/c");
   ASSERT_EQ(over.code, 0) << over.out;

@@ -159,20 +159,100 @@ std::vector<int> assign_min_cost(const std::vector<double>& a, int n) {
   return result;
 }
 
+namespace {
+
+/// Feature of a mapping: the normalised physical coordinates of every logical node.
+Eigen::VectorXd mapping_features(const std::vector<int>& m, const Topology& t) {
+  const int n = static_cast<int>(m.size());
+  Eigen::VectorXd x(2 * n);
+  for (int c = 0; c < n; ++c) {
+    x(2 * c) = t.x(m[c]) / double(std::max(1, t.width - 1));
+    x(2 * c + 1) = t.y(m[c]) / double(std::max(1, t.height - 1));
+  }
+  return x;
+}
+
+/// Candidates around the incumbent: 48 of 1-3 swaps, 16 of its coordinates plus Gaussian noise made a
+/// valid permutation by assignment, and 8 random permutations.
+std::vector<std::vector<int>> bo_candidates(const std::vector<int>& incumbent, const Topology& t, Rng& rng) {
+  const int n = static_cast<int>(incumbent.size());
+  std::vector<std::vector<int>> cands;
+  for (int k = 0; k < 48; ++k) {
+    std::vector<int> c = incumbent;
+    const int swaps = 1 + static_cast<int>(rng.below(3));
+    for (int s = 0; s < swaps && n > 1; ++s) std::swap(c[rng.below(n)], c[rng.below(n)]);
+    cands.push_back(c);
+  }
+  for (int k = 0; k < 16; ++k) {
+    const double sigma = 0.5 + rng.uniform() * 1.5;  // in mesh hops
+    std::vector<double> a(static_cast<size_t>(n) * n);
+    std::vector<double> tx(static_cast<size_t>(n)), ty(static_cast<size_t>(n));
+    for (int c = 0; c < n; ++c) {
+      // Box-Muller noise around the incumbent's coordinates.
+      const double r = std::sqrt(-2 * std::log(1 - rng.uniform())), th = 2 * M_PI * rng.uniform();
+      tx[c] = t.x(incumbent[c]) + sigma * r * std::cos(th);
+      ty[c] = t.y(incumbent[c]) + sigma * r * std::sin(th);
+    }
+    for (int c = 0; c < n; ++c)
+      for (int p = 0; p < n; ++p)
+        a[static_cast<size_t>(c) * n + p] = (tx[c] - t.x(p)) * (tx[c] - t.x(p)) + (ty[c] - t.y(p)) * (ty[c] - t.y(p));
+    cands.push_back(assign_min_cost(a, n));
+  }
+  for (int k = 0; k < 8; ++k) {
+    std::vector<int> c = identity(n);
+    shuffle(c, rng);
+    cands.push_back(c);
+  }
+  return cands;
+}
+
+/// The candidate of highest expected improvement (minimisation) under a Gaussian process fitted to
+/// the observations (RBF kernel over mapping features, standardised costs).
+size_t best_expected_improvement(const std::vector<std::vector<int>>& X, const std::vector<double>& Y,
+                                 const std::vector<std::vector<int>>& cands, const Topology& t) {
+  const int m = static_cast<int>(Y.size()), n = static_cast<int>(X[0].size());
+  const double ell2 = 0.5 * n, noise = 1e-6;  // lengthscale relative to the feature dimension
+  auto kernel = [&](const Eigen::VectorXd& a, const Eigen::VectorXd& b) { return std::exp(-(a - b).squaredNorm() / (2 * ell2)); };
+  const double mean = std::accumulate(Y.begin(), Y.end(), 0.0) / m;
+  double var = 0;
+  for (double y : Y) var += (y - mean) * (y - mean);
+  const double sd = std::sqrt(var / m) + 1e-12;
+  std::vector<Eigen::VectorXd> F;
+  for (const auto& x : X) F.push_back(mapping_features(x, t));
+  Eigen::MatrixXd K(m, m);
+  Eigen::VectorXd y(m);
+  for (int i = 0; i < m; ++i) {
+    y(i) = (Y[i] - mean) / sd;
+    for (int j = 0; j < m; ++j) K(i, j) = kernel(F[i], F[j]) + (i == j ? noise : 0.0);
+  }
+  const Eigen::LLT<Eigen::MatrixXd> llt(K);
+  const Eigen::VectorXd alpha = llt.solve(y);
+  const double best = (*std::min_element(Y.begin(), Y.end()) - mean) / sd;
+  double best_ei = -1;
+  size_t pick = 0;
+  for (size_t k = 0; k < cands.size(); ++k) {
+    const Eigen::VectorXd f = mapping_features(cands[k], t);
+    Eigen::VectorXd ks(m);
+    for (int i = 0; i < m; ++i) ks(i) = kernel(f, F[i]);
+    const double mu = ks.dot(alpha);
+    const double s2 = std::max(1e-12, 1.0 + noise - ks.dot(llt.solve(ks)));
+    const double s = std::sqrt(s2), z = (best - mu) / s;
+    const double ei = (best - mu) * 0.5 * std::erfc(-z / std::sqrt(2.0)) + s * std::exp(-0.5 * z * z) / std::sqrt(2 * M_PI);
+    if (ei > best_ei) {
+      best_ei = ei;
+      pick = k;
+    }
+  }
+  return pick;
+}
+
+}  // namespace
+
 MappingResult map_bayesian(const MappingCost& cost, int evaluations, uint64_t seed, const Topology& t) {
   const auto t0 = Clock::now();
   Rng rng(seed);
   const int n = cost.nodes();
   Tracker tr{cost, {}};
-  // Feature of a mapping: the normalised physical coordinates of every logical node.
-  auto features = [&](const std::vector<int>& m) {
-    Eigen::VectorXd x(2 * n);
-    for (int c = 0; c < n; ++c) {
-      x(2 * c) = t.x(m[c]) / double(std::max(1, t.width - 1));
-      x(2 * c + 1) = t.y(m[c]) / double(std::max(1, t.height - 1));
-    }
-    return x;
-  };
   std::vector<std::vector<int>> X;
   std::vector<double> Y;
   auto observe = [&](const std::vector<int>& m) {
@@ -187,72 +267,9 @@ MappingResult map_bayesian(const MappingCost& cost, int evaluations, uint64_t se
     shuffle(m, rng);
     observe(m);
   }
-  // RBF kernel over features; lengthscale relative to the feature dimension.
-  const double ell2 = 0.5 * n, noise = 1e-6;
-  auto kernel = [&](const Eigen::VectorXd& a, const Eigen::VectorXd& b) { return std::exp(-(a - b).squaredNorm() / (2 * ell2)); };
   while (static_cast<int>(Y.size()) < evaluations) {
-    const int m = static_cast<int>(Y.size());
-    // Standardised observations.
-    const double mean = std::accumulate(Y.begin(), Y.end(), 0.0) / m;
-    double var = 0;
-    for (double y : Y) var += (y - mean) * (y - mean);
-    const double sd = std::sqrt(var / m) + 1e-12;
-    std::vector<Eigen::VectorXd> F;
-    for (const auto& x : X) F.push_back(features(x));
-    Eigen::MatrixXd K(m, m);
-    Eigen::VectorXd y(m);
-    for (int i = 0; i < m; ++i) {
-      y(i) = (Y[i] - mean) / sd;
-      for (int j = 0; j < m; ++j) K(i, j) = kernel(F[i], F[j]) + (i == j ? noise : 0.0);
-    }
-    const Eigen::LLT<Eigen::MatrixXd> llt(K);
-    const Eigen::VectorXd alpha = llt.solve(y);
-    const double best = (*std::min_element(Y.begin(), Y.end()) - mean) / sd;
-    // Candidates: swaps of the incumbent, noisy coordinates made valid by assignment, random.
-    std::vector<std::vector<int>> cands;
-    for (int k = 0; k < 48; ++k) {
-      std::vector<int> c = tr.r.node_map;
-      const int swaps = 1 + static_cast<int>(rng.below(3));
-      for (int s = 0; s < swaps && n > 1; ++s) std::swap(c[rng.below(n)], c[rng.below(n)]);
-      cands.push_back(c);
-    }
-    for (int k = 0; k < 16; ++k) {
-      const double sigma = 0.5 + rng.uniform() * 1.5;  // in mesh hops
-      std::vector<double> a(static_cast<size_t>(n) * n);
-      std::vector<double> tx(static_cast<size_t>(n)), ty(static_cast<size_t>(n));
-      for (int c = 0; c < n; ++c) {
-        // Box-Muller noise around the incumbent's coordinates.
-        const double r = std::sqrt(-2 * std::log(1 - rng.uniform())), th = 2 * M_PI * rng.uniform();
-        tx[c] = t.x(tr.r.node_map[c]) + sigma * r * std::cos(th);
-        ty[c] = t.y(tr.r.node_map[c]) + sigma * r * std::sin(th);
-      }
-      for (int c = 0; c < n; ++c)
-        for (int p = 0; p < n; ++p)
-          a[static_cast<size_t>(c) * n + p] = (tx[c] - t.x(p)) * (tx[c] - t.x(p)) + (ty[c] - t.y(p)) * (ty[c] - t.y(p));
-      cands.push_back(assign_min_cost(a, n));
-    }
-    for (int k = 0; k < 8; ++k) {
-      std::vector<int> c = identity(n);
-      shuffle(c, rng);
-      cands.push_back(c);
-    }
-    // Expected improvement (minimisation) under the GP posterior.
-    double best_ei = -1;
-    size_t pick = 0;
-    for (size_t k = 0; k < cands.size(); ++k) {
-      const Eigen::VectorXd f = features(cands[k]);
-      Eigen::VectorXd ks(m);
-      for (int i = 0; i < m; ++i) ks(i) = kernel(f, F[i]);
-      const double mu = ks.dot(alpha);
-      const double s2 = std::max(1e-12, 1.0 + noise - ks.dot(llt.solve(ks)));
-      const double s = std::sqrt(s2), z = (best - mu) / s;
-      const double ei = (best - mu) * 0.5 * std::erfc(-z / std::sqrt(2.0)) + s * std::exp(-0.5 * z * z) / std::sqrt(2 * M_PI);
-      if (ei > best_ei) {
-        best_ei = ei;
-        pick = k;
-      }
-    }
-    observe(cands[pick]);
+    const std::vector<std::vector<int>> cands = bo_candidates(tr.r.node_map, t, rng);
+    observe(cands[best_expected_improvement(X, Y, cands, t)]);
   }
   tr.r.method = "bayesian";
   tr.r.seconds = since(t0);

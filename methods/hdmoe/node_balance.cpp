@@ -91,193 +91,223 @@ NodeBalanceEval evaluate(const NodeBalanceProblem& pb, const std::vector<double>
   return ev;
 }
 
-NodeBalanceResult solve_node_balance(const NodeBalanceProblem& pb, const std::vector<double>& warm, double time_limit_s) {
-  const auto t0 = std::chrono::steady_clock::now();
-  const int E = pb.experts, D = pb.nodes;
-  const int G = static_cast<int>(pb.groups.experts.size());
-  // Columns: P[i][c], Z[i][c], y[g][c], t_comp[s] per scenario, t_comm, node compute time u[s][c].
-  const auto sc = pb.scenarios();
-  const int S = static_cast<int>(sc.size());
-  const int nP = E * D, nZ = E * D, nY = G * D;
-  const int cP = 0, cZ = nP, cY = nP + nZ, cTc = nP + nZ + nY, cTm = cTc + S, cU = cTm + 1, ncols = cU + S * D;
-  auto P = [&](int i, int c) { return cP + i * D + c; };
-  auto Z = [&](int i, int c) { return cZ + i * D + c; };
-  auto Y = [&](int g, int c) { return cY + g * D + c; };
-  std::vector<double> collb(static_cast<size_t>(ncols), 0.0), colub(static_cast<size_t>(ncols), 1.0),
-      obj(static_cast<size_t>(ncols), 0.0);
-  for (int k = cTc; k < ncols; ++k)
-    colub[k] = 1e30;
-  // Scale times to microseconds so the LP is well conditioned.
-  const double us = 1e6;
-  for (int k = 0; k < S; ++k) obj[cTc + k] = 1.0 / S;  // mean over batches of the busiest node
-  obj[cTm] = 2.0 * pb.gamma;
+namespace {
+
+/// Column layout of the node-balance MILP: P[i][c], Z[i][c], y[g][c], t_comp[s] per scenario, t_comm,
+/// node compute time u[s][c]. Times are in microseconds so the LP is well conditioned.
+struct MilpColumns {
+  int E, D, G, S, nP, cP, cZ, cY, cTc, cTm, cU, ncols;
+  MilpColumns(const NodeBalanceProblem& pb, int scenarios)
+      : E(pb.experts), D(pb.nodes), G(static_cast<int>(pb.groups.experts.size())), S(scenarios), nP(E * D), cP(0),
+        cZ(nP), cY(2 * nP), cTc(2 * nP + G * D), cTm(cTc + S), cU(cTm + 1), ncols(cU + S * D) {}
+  int P(int i, int c) const { return cP + i * D + c; }
+  int Z(int i, int c) const { return cZ + i * D + c; }
+  int Y(int g, int c) const { return cY + g * D + c; }
+};
+constexpr double kUs = 1e6;
+constexpr double kInf = 1e30;
+
+struct MilpRows {
+  CoinPackedMatrix m{false, 0, 0};
+  std::vector<double> lb, ub;
+  void add(const std::vector<int>& idx, const std::vector<double>& val, double lo, double hi) {
+    m.appendRow(static_cast<int>(idx.size()), idx.data(), val.data());
+    lb.push_back(lo);
+    ub.push_back(hi);
+  }
+};
+
+/// The largest node load (sum of shares x frequency) of a placement: Eq. 9's left side.
+double max_load(const NodeBalanceProblem& pb, const std::vector<double>& P) {
+  double most = 0;
+  for (int c = 0; c < pb.nodes; ++c) {
+    double load = 0;
+    for (int i = 0; i < pb.experts; ++i) load += P[static_cast<size_t>(i) * pb.nodes + c] * pb.freq[i];
+    most = std::max(most, load);
+  }
+  return most;
+}
+
+/// Rows of node c: its compute time per scenario (7), its communication (8) with the OR linearisation,
+/// the workload cap (9) and memory.
+void node_rows(const NodeBalanceProblem& pb, const MilpColumns& k, const std::vector<std::vector<double>>& sc, int c,
+               double cap, MilpRows& rows) {
+  for (int s = 0; s < k.S; ++s) {
+    std::vector<int> idx{k.cU + s * k.D + c};
+    std::vector<double> val{1.0};
+    for (int i = 0; i < k.E; ++i) {
+      idx.push_back(k.P(i, c));
+      val.push_back(-pb.unit_compute(i, sc[s]) * kUs);
+    }
+    rows.add(idx, val, 0.0, kInf);                                 // u[s][c] >= node c's compute time in batch s
+    rows.add({k.cTc + s, k.cU + s * k.D + c}, {1.0, -1.0}, 0.0, kInf);  // (7): t_comp[s] >= u[s][c]
+  }
+  const double comm_coef = pb.token_bytes * pb.batch / pb.link_bytes_per_s * kUs;
+  std::vector<int> idx{k.cTm};
+  std::vector<double> val{1.0};
+  for (int g = 0; g < k.G; ++g) {
+    idx.push_back(k.Y(g, c));
+    val.push_back(-pb.groups.freq[g] * comm_coef);
+  }
+  for (int i = 0; i < k.E; ++i)
+    if (pb.groups.residual[i] > 0) {
+      idx.push_back(k.Z(i, c));
+      val.push_back(-pb.groups.residual[i] * comm_coef);
+    }
+  rows.add(idx, val, 0.0, kInf);  // (8)
+  for (int g = 0; g < k.G; ++g)
+    for (int i : pb.groups.experts[g]) rows.add({k.Y(g, c), k.Z(i, c)}, {1.0, -1.0}, 0.0, kInf);  // OR linearisation
+  idx.clear();
+  val.clear();
+  for (int i = 0; i < k.E; ++i) {
+    idx.push_back(k.P(i, c));
+    val.push_back(pb.freq[i]);
+  }
+  if (pb.workload_bound) rows.add(idx, val, 0.0, cap);                        // (9)
+  rows.add(idx, std::vector<double>(idx.size(), 1.0), 0.0, pb.max_shares_per_node);  // memory
+}
+
+/// The objective (Eq. 11-12 plus a tie-breaker) and every constraint, loaded into a solver.
+void load_milp(const NodeBalanceProblem& pb, const MilpColumns& k, const std::vector<std::vector<double>>& sc,
+               double cap, OsiClpSolverInterface& si, int& constraints) {
+  std::vector<double> collb(static_cast<size_t>(k.ncols), 0.0), colub(static_cast<size_t>(k.ncols), 1.0),
+      obj(static_cast<size_t>(k.ncols), 0.0);
+  for (int c = k.cTc; c < k.ncols; ++c) colub[c] = kInf;
+  for (int s = 0; s < k.S; ++s) obj[k.cTc + s] = 1.0 / k.S;  // mean over batches of the busiest node
+  obj[k.cTm] = 2.0 * pb.gamma;
   // Tie-breaker: the objective only sees the busiest node, so among equal optima prefer the one that
   // also balances the others (1e-3 of the mean node time).
-  for (int k = 0; k < S * D; ++k) obj[cU + k] = kTieBreak / (D * S);
-  CoinPackedMatrix m(false, 0, 0);
-  m.setDimensions(0, ncols);
-  std::vector<double> rlb, rub;
-  auto row = [&](const std::vector<int>& idx, const std::vector<double>& val, double lo, double hi) {
-    m.appendRow(static_cast<int>(idx.size()), idx.data(), val.data());
-    rlb.push_back(lo);
-    rub.push_back(hi);
-  };
-  const double inf = 1e30;
-  for (int i = 0; i < E; ++i)
-    for (int c = 0; c < D; ++c) row({Z(i, c), P(i, c)}, {1.0, -1.0}, 0.0, inf);  // (5)
-  for (int i = 0; i < E; ++i) {                                                     // (6)
+  for (int u = 0; u < k.S * k.D; ++u) obj[k.cU + u] = kTieBreak / (k.D * k.S);
+  MilpRows rows;
+  rows.m.setDimensions(0, k.ncols);
+  for (int i = 0; i < k.E; ++i)
+    for (int c = 0; c < k.D; ++c) rows.add({k.Z(i, c), k.P(i, c)}, {1.0, -1.0}, 0.0, kInf);  // (5)
+  for (int i = 0; i < k.E; ++i) {                                                            // (6)
     std::vector<int> idx;
-    for (int c = 0; c < D; ++c) idx.push_back(P(i, c));
-    row(idx, std::vector<double>(idx.size(), 1.0), 1.0, 1.0);
+    for (int c = 0; c < k.D; ++c) idx.push_back(k.P(i, c));
+    rows.add(idx, std::vector<double>(idx.size(), 1.0), 1.0, 1.0);
   }
-  const double comm_coef = pb.token_bytes * pb.batch / pb.link_bytes_per_s * us;
-  // Workload cap of Eq. 9, relaxed if the EP warm start exceeds it (so EP stays feasible).
-  double cap = pb.workload_cap();
-  double warm_max_load = 0;
-  for (int c = 0; c < D; ++c) {
-    double load = 0;
-    for (int i = 0; i < E; ++i) load += warm[static_cast<size_t>(i) * D + c] * pb.freq[i];
-    warm_max_load = std::max(warm_max_load, load);
-  }
-  cap = std::max(cap, warm_max_load);
-  for (int c = 0; c < D; ++c) {
-    for (int k = 0; k < S; ++k) {
-      std::vector<int> idx{cU + k * D + c};
-      std::vector<double> val{1.0};
-      for (int i = 0; i < E; ++i) {
-        idx.push_back(P(i, c));
-        val.push_back(-pb.unit_compute(i, sc[k]) * us);
-      }
-      row(idx, val, 0.0, inf);                             // u[s][c] >= node c's compute time in batch s
-      row({cTc + k, cU + k * D + c}, {1.0, -1.0}, 0.0, inf);  // (7): t_comp[s] >= u[s][c]
-    }
-    std::vector<int> idx{cTm};
-    std::vector<double> val{1.0};
-    for (int g = 0; g < G; ++g) {
-      idx.push_back(Y(g, c));
-      val.push_back(-pb.groups.freq[g] * comm_coef);
-    }
-    for (int i = 0; i < E; ++i)
-      if (pb.groups.residual[i] > 0) {
-        idx.push_back(Z(i, c));
-        val.push_back(-pb.groups.residual[i] * comm_coef);
-      }
-    row(idx, val, 0.0, inf);  // (8)
-    for (int g = 0; g < G; ++g)
-      for (int i : pb.groups.experts[g]) row({Y(g, c), Z(i, c)}, {1.0, -1.0}, 0.0, inf);  // OR linearisation
-    idx.clear();
-    val.clear();
-    for (int i = 0; i < E; ++i) {
-      idx.push_back(P(i, c));
-      val.push_back(pb.freq[i]);
-    }
-    if (pb.workload_bound) row(idx, val, 0.0, cap);  // (9)
-    row(idx, std::vector<double>(idx.size(), 1.0), 0.0, pb.max_shares_per_node);  // memory
-  }
-  OsiClpSolverInterface si;
-  si.loadProblem(m, collb.data(), colub.data(), obj.data(), rlb.data(), rub.data());
-  for (int i = 0; i < E; ++i)
-    for (int c = 0; c < D; ++c) si.setInteger(Z(i, c));
+  for (int c = 0; c < k.D; ++c) node_rows(pb, k, sc, c, cap, rows);
+  si.loadProblem(rows.m, collb.data(), colub.data(), obj.data(), rows.lb.data(), rows.ub.data());
+  for (int i = 0; i < k.E; ++i)
+    for (int c = 0; c < k.D; ++c) si.setInteger(k.Z(i, c));
   si.messageHandler()->setLogLevel(0);
-  // LP-and-round heuristic: solve the relaxation (Clp's barrier: on these degenerate LPs the simplex
-  // took 10x longer) and keep its shares P; with Z = their support the point is feasible for the
-  // MILP and usually far better than EP. It is a candidate, and CBC's start when better than EP.
-  std::vector<double> lp_fix;
-  double relaxation_bound = 0;
-  {
-    ClpSolve barrier;
-    barrier.setSolveType(ClpSolve::useBarrier);
-    OsiClpSolverInterface relax(si);
-    relax.messageHandler()->setLogLevel(0);
-    relax.setSolveOptions(barrier);
-    relax.initialSolve();
-    if (relax.isProvenOptimal()) {
-      // The relaxation's P with Z = its support (and y = OR of Z) is feasible for the MILP.
-      relaxation_bound = relax.getObjValue();
-      lp_fix.assign(relax.getColSolution(), relax.getColSolution() + ncols);
+  constraints = static_cast<int>(rows.lb.size());
+}
+
+/// LP-and-round heuristic: solve the relaxation (Clp's barrier: on these degenerate LPs the simplex
+/// took 10x longer). Its shares P with Z = their support (and y = OR of Z) are feasible for the MILP.
+/// Returns the relaxation's column values (empty if not solved) and sets its objective (a lower bound).
+std::vector<double> solve_relaxation(const OsiClpSolverInterface& si, double& bound) {
+  ClpSolve barrier;
+  barrier.setSolveType(ClpSolve::useBarrier);
+  OsiClpSolverInterface relax(si);
+  relax.messageHandler()->setLogLevel(0);
+  relax.setSolveOptions(barrier);
+  relax.initialSolve();
+  if (!relax.isProvenOptimal()) return {};
+  bound = relax.getObjValue();
+  return std::vector<double>(relax.getColSolution(), relax.getColSolution() + relax.getNumCols());
+}
+
+/// A complete MILP point for given shares: Z = their support, y = OR of Z, all times; and its objective.
+std::vector<double> column_point(const NodeBalanceProblem& pb, const MilpColumns& k,
+                                 const std::vector<std::vector<double>>& sc, const std::vector<double>& shares,
+                                 double& objective) {
+  std::vector<double> x(static_cast<size_t>(k.ncols), 0.0);
+  for (int i = 0; i < k.E; ++i)
+    for (int c = 0; c < k.D; ++c) {
+      const double v = shares[static_cast<size_t>(i) * k.D + c];
+      x[k.P(i, c)] = v;
+      x[k.Z(i, c)] = v > 0 ? 1.0 : 0.0;
     }
+  for (int g = 0; g < k.G; ++g)
+    for (int c = 0; c < k.D; ++c)
+      for (int i : pb.groups.experts[g]) x[k.Y(g, c)] = std::max(x[k.Y(g, c)], x[k.Z(i, c)]);
+  x[k.cTm] = evaluate(pb, shares).t_comm * kUs;
+  objective = 2.0 * pb.gamma * x[k.cTm];
+  for (int s = 0; s < k.S; ++s) {
+    for (int c = 0; c < k.D; ++c) {
+      double u = 0;
+      for (int i = 0; i < k.E; ++i) u += x[k.P(i, c)] * pb.unit_compute(i, sc[s]) * kUs;
+      x[k.cU + s * k.D + c] = u;
+      x[k.cTc + s] = std::max(x[k.cTc + s], u);
+      objective += kTieBreak / (k.D * k.S) * u;
+    }
+    objective += x[k.cTc + s] / k.S;
   }
+  return x;
+}
+
+/// A solver's shares, cleaned: numerical dust removed, rows renormalised.
+std::vector<double> clean_shares(const MilpColumns& k, const double* x) {
+  std::vector<double> P(static_cast<size_t>(k.nP));
+  for (int j = 0; j < k.nP; ++j) P[j] = std::clamp(x[k.cP + j], 0.0, 1.0);
+  for (int i = 0; i < k.E; ++i) {
+    double sum = 0;
+    for (int c = 0; c < k.D; ++c) {
+      double& v = P[static_cast<size_t>(i) * k.D + c];
+      if (v < 1e-7) v = 0;
+      sum += v;
+    }
+    for (int c = 0; c < k.D; ++c) P[static_cast<size_t>(i) * k.D + c] /= sum;
+  }
+  return P;
+}
+
+/// CBC's start: the better of EP and the rounded LP point.
+std::vector<double> start_point(const NodeBalanceProblem& pb, const MilpColumns& k,
+                                const std::vector<std::vector<double>>& sc, const std::vector<double>& warm,
+                                const std::vector<double>& lp, double& start_obj) {
+  std::vector<double> w = column_point(pb, k, sc, warm, start_obj);
+  if (lp.empty()) return w;
+  std::vector<double> shares(static_cast<size_t>(k.nP));
+  for (int j = 0; j < k.nP; ++j) shares[j] = lp[k.cP + j] > 1e-9 ? lp[k.cP + j] : 0.0;
+  double rounded_obj = 0;
+  std::vector<double> r = column_point(pb, k, sc, shares, rounded_obj);
+  if (rounded_obj < start_obj) {
+    start_obj = rounded_obj;
+    return r;
+  }
+  return w;
+}
+
+}  // namespace
+
+NodeBalanceResult solve_node_balance(const NodeBalanceProblem& pb, const std::vector<double>& warm, double time_limit_s) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto sc = pb.scenarios();
+  const MilpColumns k(pb, static_cast<int>(sc.size()));
+  NodeBalanceResult res;
+  // Workload cap of Eq. 9, relaxed if the EP warm start exceeds it (so EP stays feasible).
+  res.workload_cap = std::max(pb.workload_cap(), max_load(pb, warm));
+  OsiClpSolverInterface si;
+  load_milp(pb, k, sc, res.workload_cap, si, res.constraints);
+  res.variables = k.ncols;
+  double relaxation_bound = 0;
+  const std::vector<double> lp = solve_relaxation(si, relaxation_bound);
   CbcModel model(si);
-  // The stand-alone solver's defaults (cut generators, primal heuristics) via CbcMain0/1.
-  CbcMain0(model);
+  CbcMain0(model);  // the stand-alone solver's defaults (cut generators, primal heuristics)
   model.setLogLevel(0);
   model.messageHandler()->setLogLevel(0);
-
-  // A complete MILP point for given shares: Z = their support, y = OR of Z, all times; and its objective.
-  auto column_point = [&](const std::vector<double>& shares, double& objective) {
-    std::vector<double> x(static_cast<size_t>(ncols), 0.0);
-    for (int i = 0; i < E; ++i)
-      for (int c = 0; c < D; ++c) {
-        const double v = shares[static_cast<size_t>(i) * D + c];
-        x[P(i, c)] = v;
-        x[Z(i, c)] = v > 0 ? 1.0 : 0.0;
-      }
-    for (int g = 0; g < G; ++g)
-      for (int c = 0; c < D; ++c)
-        for (int i : pb.groups.experts[g]) x[Y(g, c)] = std::max(x[Y(g, c)], x[Z(i, c)]);
-    x[cTm] = evaluate(pb, shares).t_comm * us;
-    objective = 2.0 * pb.gamma * x[cTm];
-    for (int k = 0; k < S; ++k) {
-      for (int c = 0; c < D; ++c) {
-        double u = 0;
-        for (int i = 0; i < E; ++i) u += x[P(i, c)] * pb.unit_compute(i, sc[k]) * us;
-        x[cU + k * D + c] = u;
-        x[cTc + k] = std::max(x[cTc + k], u);
-        objective += kTieBreak / (D * S) * u;
-      }
-      objective += x[cTc + k] / S;
-    }
-    return x;
-  };
-  NodeBalanceResult res;
   const NodeBalanceEval warm_eval = evaluate(pb, warm);
   res.warm_objective = warm_eval.objective;
-  // CBC starts from the better of EP and the rounded LP point.
   double start_obj = 0;
-  std::vector<double> w = column_point(warm, start_obj);
-  if (!lp_fix.empty()) {
-    std::vector<double> shares(static_cast<size_t>(nP));
-    for (int k = 0; k < nP; ++k) shares[k] = lp_fix[cP + k] > 1e-9 ? lp_fix[cP + k] : 0.0;
-    double rounded_obj = 0;
-    std::vector<double> r = column_point(shares, rounded_obj);
-    if (rounded_obj < start_obj) {
-      w = std::move(r);
-      start_obj = rounded_obj;
-    }
-  }
-  model.setBestSolution(w.data(), ncols, start_obj * (1 + 1e-9), true);
+  const std::vector<double> w = start_point(pb, k, sc, warm, lp, start_obj);
+  model.setBestSolution(w.data(), k.ncols, start_obj * (1 + 1e-9), true);
   const std::string seconds = std::to_string(std::max(0.1, time_limit_s));
   // CBC's preprocessing is off: in Debian's CBC 2.10 it overran the time limit many times over on
   // these models and crashed in CglPreProcess::postProcess on some. Branch and bound runs only on
   // instances small enough for its simplex root to respect the limit (docs/MODEL.md).
-  const bool run_cbc = ncols <= kMaxCbcColumns;
+  const bool run_cbc = k.ncols <= kMaxCbcColumns;
   if (run_cbc) {
     const char* argv[] = {"nmpsim", "-log", "0", "-preprocess", "off", "-sec", seconds.c_str(), "-solve", "-quit"};
     CbcMain1(9, argv, model);
   }
-
-  res.variables = ncols;
-  res.constraints = static_cast<int>(rlb.size());
-  res.workload_cap = cap;
-  // Candidates: CBC's incumbent, the LP-and-fix solution, the EP warm start. Each is cleaned (numerical
-  // dust removed, rows renormalised) and the best under the analytical model is returned.
-  auto clean = [&](const double* x) {
-    std::vector<double> P(static_cast<size_t>(nP));
-    for (int k = 0; k < nP; ++k) P[k] = std::clamp(x[cP + k], 0.0, 1.0);
-    for (int i = 0; i < E; ++i) {
-      double sum = 0;
-      for (int c = 0; c < D; ++c) {
-        double& v = P[static_cast<size_t>(i) * D + c];
-        if (v < 1e-7) v = 0;
-        sum += v;
-      }
-      for (int c = 0; c < D; ++c) P[static_cast<size_t>(i) * D + c] /= sum;
-    }
-    return P;
-  };
+  // Candidates: CBC's incumbent, the LP-and-fix solution, the EP warm start; the best under the model wins.
   std::vector<std::vector<double>> cands{warm};
-  if (run_cbc && model.bestSolution()) cands.push_back(clean(model.bestSolution()));
-  if (!lp_fix.empty()) cands.push_back(clean(lp_fix.data()));
+  if (run_cbc && model.bestSolution()) cands.push_back(clean_shares(k, model.bestSolution()));
+  if (!lp.empty()) cands.push_back(clean_shares(k, lp.data()));
   res.P = warm;
   res.eval = warm_eval;
   for (const auto& c : cands) {
@@ -291,7 +321,7 @@ NodeBalanceResult solve_node_balance(const NodeBalanceProblem& pb, const std::ve
   // tie-breaker, which is at most kTieBreak of the main objective, hence the division.
   double bound = relaxation_bound;
   if (run_cbc) bound = std::max(bound, model.getBestPossibleObjValue());
-  res.best_bound = bound / (1 + kTieBreak) / us;
+  res.best_bound = bound / (1 + kTieBreak) / kUs;
   res.optimal = run_cbc && model.isProvenOptimal();
   res.used_cbc = run_cbc;
   res.gap = res.eval.objective > 0 ? std::max(0.0, (res.eval.objective - res.best_bound) / res.eval.objective) : 0.0;

@@ -113,6 +113,37 @@ double broadcast_chunk(const AnalyticalHardware& hw, double W, int scope, int k)
 
 }  // namespace
 
+namespace {
+
+/// Eq. 13: the expert of highest priority 2 P f IS / comp on the most loaded node (-1 if none).
+int hottest_expert(const PolicyContext& ctx, const std::vector<std::vector<double>>& rows, const std::vector<double>& f,
+                   const std::vector<double>& load, const std::vector<char>& chosen) {
+  const int hot = static_cast<int>(std::max_element(load.begin(), load.end()) - load.begin());
+  int pick = -1;
+  double best = 0;
+  for (int e = 0; e < ctx.model.experts; ++e) {
+    const double prio = 2 * rows[e][hot] * f[e] * ctx.model.intermediate / ctx.hw.peak_flops;
+    if (!chosen[e] && prio > best) {
+      best = prio;
+      pick = e;
+    }
+  }
+  return pick;
+}
+
+/// The `count` least-loaded nodes (all nodes when count >= n).
+std::vector<char> least_loaded(const std::vector<double>& load, int count) {
+  const int n = static_cast<int>(load.size());
+  std::vector<int> order(static_cast<size_t>(n));
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return load[a] < load[b]; });
+  std::vector<char> target(static_cast<size_t>(n), 0);
+  for (int q = 0; q < std::min(count, n); ++q) target[order[q]] = 1;
+  return target;
+}
+
+}  // namespace
+
 void PrebroadcastPolicy::issue(PolicyContext& ctx, LayerSchedule& s, uint64_t serial, int after) {
   const Topology& t = ctx.hw.topology;
   const int n = t.nodes(), E = ctx.model.experts, B = ctx.cfg.shape.batch;
@@ -139,26 +170,12 @@ void PrebroadcastPolicy::issue(PolicyContext& ctx, LayerSchedule& s, uint64_t se
   const std::vector<int> ring = ring_order(t, 0, 0, t.width, t.height);
   std::vector<char> chosen(static_cast<size_t>(E), 0);
   for (int it = 0; it < k; ++it) {
-    const int hot = static_cast<int>(std::max_element(load.begin(), load.end()) - load.begin());
-    int pick = -1;  // Eq. 13: priority 2 P f IS / comp, on the most loaded node
-    double best = 0;
-    for (int e = 0; e < E; ++e) {
-      const double prio = 2 * rows[e][hot] * f[e] *
-                          ctx.model.intermediate / ctx.hw.peak_flops;
-      if (!chosen[e] && prio > best) {
-        best = prio;
-        pick = e;
-      }
-    }
+    const int pick = hottest_expert(ctx, rows, f, load, chosen);
     if (pick < 0) break;
     chosen[pick] = 1;
     // Targets: the least-loaded nodes (or all). Every holder of a share streams it along the mesh ring
     // through the targets; afterwards every target holds the whole expert.
-    std::vector<int> order(static_cast<size_t>(n));
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return load[a] < load[b]; });
-    std::vector<char> target(static_cast<size_t>(n), 0);
-    for (int q = 0; q < (scope < n ? scope - 1 : n); ++q) target[order[q]] = 1;
+    const std::vector<char> target = least_loaded(load, scope < n ? scope - 1 : n);
     Pending pend{pick, {}, {}};
     for (int h = 0; h < n; ++h) {
       const double share = rows[pick][h];
@@ -166,7 +183,7 @@ void PrebroadcastPolicy::issue(PolicyContext& ctx, LayerSchedule& s, uint64_t se
       const auto pos = std::find(ring.begin(), ring.end(), h) - ring.begin();
       std::vector<PhysicalNode> chain;
       for (int st = 1; st < n; ++st) {
-        const int v = ring[static_cast<size_t>((pos + st) % n)];
+        const int v = ring[(pos + st) % n];
         if (target[v]) chain.push_back(PhysicalNode(v));
       }
       if (chain.empty()) continue;
@@ -180,8 +197,7 @@ void PrebroadcastPolicy::issue(PolicyContext& ctx, LayerSchedule& s, uint64_t se
       if (target[v]) pend.holders.push_back(v);
     // Assume it lands: its load spreads evenly over the targets for the next pick.
     const double spread = unit(pick) / static_cast<double>(pend.holders.size());
-    for (int v = 0; v < n; ++v)
-      load[v] += (target[v] ? spread : 0.0) - rows[pick][v] * unit(pick);
+    for (int v = 0; v < n; ++v) load[v] += (target[v] ? spread : 0.0) - rows[pick][v] * unit(pick);
     pending_[next].push_back(std::move(pend));
     ++issued_;
   }

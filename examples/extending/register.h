@@ -1,0 +1,10 @@
+// The folder's entry point: methods::register_all() calls it once the folder sits under methods/.
+#pragma once
+
+#include "mapping/registry.h"
+
+namespace nmpsim::methods::extending_example {
+
+void register_methods(mapping::Registry& r);
+
+}  // namespace nmpsim::methods::extending_example

@@ -1,0 +1,251 @@
+// Layer schedules (plain C++): collective expansion, the tracker, critical-path attribution and the
+// flow back end, against hand-computed small cases.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "mapping/flow_executor.h"
+#include "mapping/layer_runner.h"
+#include "mapping/moe_layer.h"
+
+namespace nmpsim::mapping {
+namespace {
+
+PhysicalNode N(int v) { return PhysicalNode(v); }
+
+AnalyticalHardware line_hw(int nodes) {
+  AnalyticalHardware hw;
+  hw.topology.width = hw.topology.die_width = hw.topology.wafer_width = nodes;
+  hw.topology.links[0].gbytes_per_s = 50;
+  hw.topology.links[0].latency_ns = 1;
+  hw.peak_flops = 1e12;
+  hw.startup_s = 0;
+  hw.flit_bytes = 50;
+  return hw;
+}
+
+TEST(Schedules, RingAllGatherIsGMinusOneStepsOfOneTransferPerMember) {
+  LayerSchedule s;
+  const int ph = s.phase("ag", PhaseFamily::kAllReduce);
+  Collective c;
+  c.ring = {N(0), N(1), N(2)};
+  c.chunk_bytes = {100, 200, 300};
+  const OpId j = s.collective(ph, c);
+  // 3 members: 2 steps x 3 transfers, then the join.
+  ASSERT_EQ(s.size(), 7);
+  EXPECT_EQ(s.op(j).kind, OpKind::kJoin);
+  EXPECT_EQ(s.op(j).collective, 0);
+  // Step 0: member p forwards its own chunk; step 1: the chunk it received (p - 1's).
+  const double step0[3] = {100, 200, 300}, step1[3] = {300, 100, 200};
+  for (int p = 0; p < 3; ++p) {
+    const Op& t0 = s.op(p);
+    EXPECT_EQ(t0.kind, OpKind::kTransfer);
+    EXPECT_EQ(t0.node, N(p));
+    EXPECT_EQ(t0.peer, N((p + 1) % 3));
+    EXPECT_EQ(t0.bytes, step0[p]);
+    EXPECT_TRUE(t0.deps.empty());
+    const Op& t1 = s.op(3 + p);
+    EXPECT_EQ(t1.bytes, step1[p]);
+    ASSERT_EQ(t1.deps.size(), 1u);
+    EXPECT_EQ(t1.deps[0], (p + 2) % 3);  // waits for what p received in step 0 (from p - 1)
+  }
+  EXPECT_NO_THROW(s.validate(3));
+}
+
+TEST(Schedules, RingReduceScatterAddsWhatArrivesBeforeSendingOn) {
+  LayerSchedule s;
+  const int ph = s.phase("rs", PhaseFamily::kAllReduce);
+  Collective c;
+  c.kind = CollectiveKind::kRingReduceScatter;
+  c.ring = {N(0), N(1), N(2)};
+  c.chunk_bytes = {100, 200, 300};
+  c.element_bytes = 2;
+  s.collective(ph, c);
+  // Per step: 3 transfers, then 3 adds (one per member, of the chunk it received); 2 steps; a join.
+  ASSERT_EQ(s.size(), 13);
+  // Step 0: member p sends chunk p - 1 and adds chunk p - 2 (what p - 1 sent).
+  const double sent0[3] = {300, 100, 200};
+  for (int p = 0; p < 3; ++p) {
+    EXPECT_EQ(s.op(p).bytes, sent0[p]);
+    const Op& add = s.op(3 + p);
+    EXPECT_EQ(add.kind, OpKind::kCompute);
+    EXPECT_EQ(add.node, N(p));
+    EXPECT_EQ(add.flops, s.op((p + 2) % 3).bytes / 2);
+    EXPECT_EQ(add.deps, std::vector<OpId>{(p + 2) % 3});
+    EXPECT_EQ(s.op(6 + p).deps, std::vector<OpId>{3 + p});  // the next send waits for the add
+  }
+}
+
+TEST(Schedules, MalformedSchedulesAreRejected) {
+  LayerSchedule s;
+  const int ph = s.phase("x", PhaseFamily::kOther);
+  const OpId a = s.compute(ph, N(0), 1, 0);
+  const OpId b = s.compute(ph, N(1), 1, 0, {a});
+  s.add_dep(a, b);
+  EXPECT_THROW(s.validate(2), std::logic_error);  // a cycle
+  LayerSchedule t;
+  t.transfer(t.phase("y", PhaseFamily::kOther), N(0), N(5), 8);
+  EXPECT_THROW(t.validate(4), std::logic_error);  // off the mesh
+  LayerSchedule u;
+  u.compute(u.phase("bg", PhaseFamily::kOther, 1), N(0), 1, 0);
+  EXPECT_THROW(u.validate(4), std::logic_error);  // compute belongs to the foreground
+  EXPECT_THROW(u.phase("bg", PhaseFamily::kMoeComm, 1), std::logic_error);  // one family per phase
+  EXPECT_THROW(u.phase("a b", PhaseFamily::kOther), std::logic_error);     // names name files
+}
+
+TEST(Tracker, JoinsCompleteAtOnceAndPhasesEndOnce) {
+  ScheduleTracker tr;
+  std::vector<std::pair<int, double>> ended;
+  tr.set_phase_done([&](uint64_t, int phase, double t) { ended.emplace_back(phase, t); });
+  auto s = std::make_shared<LayerSchedule>();
+  const int p0 = s->phase("a", PhaseFamily::kOther), p1 = s->phase("b", PhaseFamily::kOther);
+  const OpId x = s->compute(p0, N(0), 1, 0), y = s->compute(p0, N(1), 1, 0);
+  const OpId j = s->join(p0, {x, y});
+  const OpId z = s->compute(p1, N(0), 1, 0, {j});
+  const uint64_t serial = tr.begin(s, 0.0, 2);
+  ASSERT_EQ(tr.ready().size(), 2u);  // x, y
+  tr.ready().clear();
+  tr.complete({serial, x}, 1.0);
+  EXPECT_FALSE(tr.done({serial, j}));
+  tr.complete({serial, y}, 3.0);
+  EXPECT_TRUE(tr.done({serial, j}));
+  EXPECT_EQ(tr.timings(serial)[static_cast<size_t>(j)].end_s, 3.0);
+  ASSERT_EQ(tr.ready().size(), 1u);
+  EXPECT_EQ(tr.ready().front().op, z);
+  EXPECT_EQ(tr.timings(serial)[static_cast<size_t>(z)].ready_s, 3.0);
+  EXPECT_EQ(ended, (std::vector<std::pair<int, double>>{{p0, 3.0}}));
+  tr.complete({serial, z}, 4.0);
+  EXPECT_EQ(tr.foreground_left(serial), 0);
+  EXPECT_EQ(ended.back(), (std::pair<int, double>{p1, 4.0}));
+}
+
+TEST(Tracker, ExternalOpsWaitForEarlierSchedulesAndHooksMayAddOps) {
+  ScheduleTracker tr;
+  auto first = std::make_shared<LayerSchedule>();
+  const OpId bg = first->transfer(first->phase("copy", PhaseFamily::kOther, 1), N(0), N(1), 64);
+  const uint64_t s1 = tr.begin(first, 0.0, 2);
+  tr.ready().clear();
+  auto second = std::make_shared<LayerSchedule>();
+  const int ph = second->phase("use", PhaseFamily::kOther);
+  const OpId ext = second->external(ph, OpRef{s1, bg});
+  const OpId use = second->compute(ph, N(1), 1, 0, {ext});
+  // A hook adds an op to the schedule when its phase ends.
+  bool added = false;
+  const uint64_t expect = tr.next_serial();
+  tr.set_phase_done([&](uint64_t serial, int phase, double) {
+    if (serial != expect || phase != ph || added) return;
+    added = true;
+    LayerSchedule& s = tr.schedule(serial);
+    s.compute(s.phase("after", PhaseFamily::kOther), N(0), 1, 0);
+  });
+  const uint64_t s2 = tr.begin(second, 1.0, 2);
+  EXPECT_TRUE(tr.ready().empty());  // `use` waits for the copy of schedule 1
+  tr.complete({s1, bg}, 2.5);
+  EXPECT_TRUE(tr.done({s2, ext}));
+  ASSERT_EQ(tr.ready().size(), 1u);
+  EXPECT_EQ(tr.ready().front().op, use);
+  tr.ready().clear();
+  tr.complete({s2, use}, 3.0);
+  EXPECT_TRUE(added);
+  EXPECT_EQ(tr.foreground_left(s2), 1);  // the op the hook added
+  ASSERT_EQ(tr.ready().size(), 1u);
+  EXPECT_EQ(tr.timings(s2)[static_cast<size_t>(tr.ready().front().op)].ready_s, 3.0);
+}
+
+TEST(FlowExecutor, WavesSerialiseComputePerNodeAndShareTheNetwork) {
+  const AnalyticalHardware hw = line_hw(3);
+  FlowExecutor ex(hw);
+  auto s = std::make_shared<LayerSchedule>();
+  const int ph = s->phase("work", PhaseFamily::kMoeCompute), net = s->phase("send", PhaseFamily::kMoeComm);
+  const OpId a = s->compute(ph, N(0), 1e6, 0), b = s->compute(ph, N(0), 2e6, 0), c = s->compute(ph, N(1), 1e6, 0);
+  const OpId j = s->join(ph, {a, b, c});
+  // Two 1 MB messages over the same link 0 -> 1 (the second continues to 2): 2 MB / 50 GB/s + latency.
+  s->transfer(net, N(0), N(1), 1e6, {j});
+  s->transfer(net, N(0), N(2), 1e6, {j});
+  const uint64_t serial = ex.execute(s);
+  const auto& t = ex.tracker().timings(serial);
+  EXPECT_DOUBLE_EQ(t[static_cast<size_t>(a)].end_s, 1e-6);  // 1 MFLOP at 1 TFLOP/s
+  EXPECT_DOUBLE_EQ(t[static_cast<size_t>(b)].end_s, 3e-6);  // after a, on the same node
+  EXPECT_DOUBLE_EQ(t[static_cast<size_t>(c)].end_s, 1e-6);
+  const double latency = (1 + 2) * 1e-9 + 2 * (2 * 1e-9 + 1e-9);  // injection + R, then R + link per hop (2 hops)
+  EXPECT_NEAR(ex.now_s(), 3e-6 + 2e6 / 50e9 + latency, 1e-15);
+  EXPECT_EQ(ex.node_flops()[0], 3e6);
+  EXPECT_EQ(ex.link_bytes()[0 * 4 + 1], 2e6);  // east out of node 0
+  EXPECT_EQ(ex.link_bytes()[1 * 4 + 1], 1e6);
+}
+
+TEST(CriticalPath, PhaseTimesAddUpToTheLayerAndSkipOffPathWork) {
+  // Foreground: x (2 s) -> join -> y (1 s). Background: z (10 s) from the start. The layer takes
+  // 3 s: the background op is on no foreground path, so no phase gets its time.
+  const AnalyticalHardware hw = line_hw(2);
+  FlowExecutor ex(hw);
+  auto s = std::make_shared<LayerSchedule>();
+  const int p0 = s->phase("first", PhaseFamily::kAttention), p1 = s->phase("second", PhaseFamily::kMoeComm);
+  const int bg = s->phase("side", PhaseFamily::kOther, 1);
+  const OpId x = s->compute(p0, N(0), 2e12, 0);
+  const OpId j = s->join(p0, {x});
+  s->compute(p1, N(1), 1e12, 0, {j});
+  s->transfer(bg, N(0), N(1), 50e9 * 10);  // 10 s alone on the link
+  const uint64_t serial = ex.execute(s);
+  StrategyResult r("x", Fidelity::kFlow, 2);
+  std::vector<double> node_s(2, 0.0);
+  const LayerRecord rec = record_layer(r, ex.tracker(), serial, node_s);
+  EXPECT_DOUBLE_EQ(r.phase_s(rec, "first"), 2.0);
+  EXPECT_DOUBLE_EQ(r.phase_s(rec, "second"), 1.0);
+  EXPECT_DOUBLE_EQ(r.phase_s(rec, "side"), 0.0);
+  EXPECT_DOUBLE_EQ(rec.total_s(), 3.0);
+  EXPECT_DOUBLE_EQ(r.bytes_of("side"), 50e9 * 10);
+  // The background op outlives the layer; a foreground op of the next layer that needs it waits, and
+  // that wait is the background phase's exposed time.
+  auto next = std::make_shared<LayerSchedule>();
+  const int wait = next->phase("side", PhaseFamily::kOther, 1), use = next->phase("use", PhaseFamily::kOther);
+  const OpId ext = next->external(wait, OpRef{serial, 3});
+  next->compute(use, N(1), 1e12, 0, {ext});
+  const uint64_t s2 = ex.execute(next);
+  const LayerRecord rec2 = record_layer(r, ex.tracker(), s2, node_s);
+  EXPECT_NEAR(r.phase_s(rec2, "side"), 10.0 + 6e-9 - 3.0, 1e-12);  // 10 s + 6 ns latency, less the 3 s elapsed
+  EXPECT_DOUBLE_EQ(r.phase_s(rec2, "use"), 1.0);
+}
+
+TEST(FlowExecutor, AScheduleThatCanNeverFinishIsAnErrorNotAHang) {
+  FlowExecutor ex(line_hw(2));
+  auto s = std::make_shared<LayerSchedule>();
+  const int ph = s->phase("wait", PhaseFamily::kOther);
+  const OpId never = s->external(ph, OpRef{999, 0});
+  s->compute(ph, N(0), 1, 0, {never});
+  EXPECT_THROW(ex.execute(s), std::logic_error);
+}
+
+TEST(MoeLayer, ScheduleHasTheDocumentedPhasesAndConservesTheirBytes) {
+  ModelSpec m = model_preset("deepseek-v2-lite");  // shared experts: 10 phases in an MoE layer
+  Topology t;
+  t.width = t.die_width = t.wafer_width = 4;
+  t.height = t.die_height = t.wafer_height = 4;
+  SyntheticTraceConfig c;
+  c.layers = m.moe_layers;
+  c.experts = m.experts;
+  c.top_k = m.top_k;
+  c.tokens = 256;
+  const RoutingTrace tr = synthetic_trace(c);
+  const Groups g = make_groups(t, 4);
+  const LayerPlan plan = plan_layer(m, physical_shares(make_ep(m, 16)), 1, tr, 0, g, RunShape{32, 128});
+  const LayerSchedule s = build_moe_layer(m, plan, g, 2);
+  std::vector<std::string> names;
+  for (const Phase& p : s.phases()) names.push_back(p.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"allgather", "attention", "reduce_scatter", "gate", "shared_allgather",
+                                             "shared_experts", "shared_reduce_scatter", "dispatch", "experts", "combine"}));
+  double dispatch = 0, combine = 0;
+  for (const Op& o : s.ops()) {
+    if (o.phase == s.find_phase("dispatch")) dispatch += o.bytes;
+    if (o.phase == s.find_phase("combine") && o.kind == OpKind::kTransfer) combine += o.bytes;
+  }
+  EXPECT_DOUBLE_EQ(dispatch, plan.dispatch_total());
+  EXPECT_DOUBLE_EQ(combine, plan.combine_total());
+  EXPECT_NO_THROW(s.validate(16));
+  // A dense layer stops after the reduce-scatter.
+  const LayerPlan dense = plan_layer(m, physical_shares(make_ep(m, 16)), 0, tr, 0, g, RunShape{32, 128});
+  EXPECT_EQ(build_moe_layer(m, dense, g, 2).phases().size(), 3u);
+}
+
+}  // namespace
+}  // namespace nmpsim::mapping

@@ -16,6 +16,7 @@ PACKAGES=(
   libeigen3-dev             # Gaussian-process surrogate (HD-MoE link balance)
   gnuplot-nox               # PNG plots
   time                      # /usr/bin/time -v in bench/
+  clang-format              # ctest clang_format: the code follows .clang-format
 )
 
 missing=()

@@ -27,8 +27,7 @@ void parse_mesh(const std::string& text, int& width, int& height) {
   };
   if (x == std::string::npos || !number(0, x, width) || !number(x + 1, text.size(), height))
     throw UsageError("--mesh: expected WxH such as 8x8, got '" + text + "'");
-  if (width < 1 || height < 1)
-    throw UsageError("--mesh: both dimensions must be at least 1, got '" + text + "'");
+  if (width < 1 || height < 1) throw UsageError("--mesh: both dimensions must be at least 1, got '" + text + "'");
 }
 
 po::variables_map parse_options(const std::vector<std::string>& args, const po::options_description& desc) {

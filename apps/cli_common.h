@@ -3,7 +3,6 @@
 
 #include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
-
 #include <stdexcept>
 #include <string>
 #include <vector>

@@ -75,7 +75,8 @@ int cmd_hw(const std::vector<std::string>& args) {
     return kExitOk;
   }
   if (vm.count("list-presets")) {
-    for (const auto& name : hw::preset_names()) std::printf("%-26s %s\n", name.c_str(), hw::preset_summary(name).c_str());
+    for (const auto& name : hw::preset_names())
+      std::printf("%-26s %s\n", name.c_str(), hw::preset_summary(name).c_str());
     return kExitOk;
   }
   if (preset.empty() == file.empty()) throw UsageError("give exactly one of --preset NAME or --hw FILE");
@@ -99,19 +100,19 @@ int cmd_hw(const std::vector<std::string>& args) {
   std::printf("  energy: %.4g uJ total = DRAM %.4g uJ + NoC %.4g uJ + compute %.4g uJ\n", e.total_pj() / 1e6,
               e.dram_pj / 1e6, e.noc_pj / 1e6, e.compute_pj / 1e6);
   if (!json_path.empty()) {
-    write_json_atomic(json_path, {{"hardware", spec.name},
-                                  {"nodes", sys.nodes()},
-                                  {"total_us", r.total_us},
-                                  {"gemv_us", r.compute_us},
-                                  {"all_to_all_us", r.all_to_all_us},
-                                  {"dram_bytes", r.dram_bytes},
-                                  {"energy_pj",
-                                   {{"dram", e.dram_pj}, {"noc", e.noc_pj}, {"compute", e.compute_pj},
-                                    {"total", e.total_pj()}}},
-                                  {"noc_flit_hops",
-                                   {{"on_die", e.noc_flit_hops[0]},
-                                    {"die_to_die", e.noc_flit_hops[1]},
-                                    {"wafer_to_wafer", e.noc_flit_hops[2]}}}});
+    write_json_atomic(
+        json_path,
+        {{"hardware", spec.name},
+         {"nodes", sys.nodes()},
+         {"total_us", r.total_us},
+         {"gemv_us", r.compute_us},
+         {"all_to_all_us", r.all_to_all_us},
+         {"dram_bytes", r.dram_bytes},
+         {"energy_pj", {{"dram", e.dram_pj}, {"noc", e.noc_pj}, {"compute", e.compute_pj}, {"total", e.total_pj()}}},
+         {"noc_flit_hops",
+          {{"on_die", e.noc_flit_hops[0]},
+           {"die_to_die", e.noc_flit_hops[1]},
+           {"wafer_to_wafer", e.noc_flit_hops[2]}}}});
   }
   const std::string err = sys.mesh().network().check_conservation();
   if (!err.empty() || sys.mesh().network().stalled()) {

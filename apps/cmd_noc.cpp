@@ -72,8 +72,8 @@ RouterChoice router_choice(const po::variables_map& vm, const noc::NocConfig& no
   if (router != "rtl" && router != "mixed") throw UsageError("--vcd dumps an RTL router: use --router rtl or mixed");
   if (!vm.count("vcd-node")) vcd_node = geo.id(noc.width / 2, noc.height / 2);
   if (vcd_node < 0 || vcd_node >= noc.nodes())
-    throw UsageError("--vcd-node: node " + std::to_string(vcd_node) + " is outside the " +
-                     std::to_string(noc.nodes()) + "-node mesh");
+    throw UsageError("--vcd-node: node " + std::to_string(vcd_node) + " is outside the " + std::to_string(noc.nodes()) +
+                     "-node mesh");
   if (!rc.rtl_at(vcd_node))
     throw UsageError("--vcd-node: node " + std::to_string(vcd_node) +
                      " has a SystemC router, not an RTL one (see --rtl-nodes)");
@@ -113,7 +113,8 @@ nlohmann::json result_json(const noc::TestbenchConfig& cfg, const noc::Testbench
         {"measured_cycles", cfg.measure_cycles},
         {"seed", cfg.traffic.seed},
         {"router", rc.kind},
-        {"rtl_nodes", [&] {
+        {"rtl_nodes",
+         [&] {
            nlohmann::json a = nlohmann::json::array();
            for (int n = 0; n < cfg.noc.nodes(); ++n)
              if (rc.rtl_at(n)) a.push_back(n);
@@ -253,10 +254,11 @@ int cmd_noc(const std::vector<std::string>& args) {
                 static_cast<unsigned long long>(r.simulated_cycles), r.wall_seconds, r.simulated_cycles_per_second());
     if (!vcd_path.empty()) std::printf("  RTL router %d signals written to %s\n", vcd_node, vcd_path.c_str());
     if (s.measured_packets_undelivered)
-      std::printf("  warning: %llu measured packets were still undelivered after %llu drain cycles "
-                  "(offered load beyond saturation); latency covers delivered packets only\n",
-                  static_cast<unsigned long long>(s.measured_packets_undelivered),
-                  static_cast<unsigned long long>(cfg.max_drain_cycles));
+      std::printf(
+          "  warning: %llu measured packets were still undelivered after %llu drain cycles "
+          "(offered load beyond saturation); latency covers delivered packets only\n",
+          static_cast<unsigned long long>(s.measured_packets_undelivered),
+          static_cast<unsigned long long>(cfg.max_drain_cycles));
   }
   if (!json_path.empty()) write_json_atomic(json_path, result_json(cfg, r, rc));
   if (r.stalled) {

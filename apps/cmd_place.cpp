@@ -81,8 +81,9 @@ methods::hdmoe::HdmoeOptions hdmoe_options(const PreparedExperiment& e) {
 int fit_gamma(const PreparedExperiment& e, const std::string& fidelity) {
   const mapping::Fidelity f = mapping::parse_fidelity(fidelity, "--fit-gamma");
   const auto r = methods::hdmoe::fit_gamma(e.model, e.hardware, e.profile, hdmoe_options(e), f);
-  std::printf("gamma = %.4f   R^2 = %.4f   (%d samples: %d placements x 3 batches; %s-level dispatch time vs Eq. 2 estimate)\n",
-              r.fit.gamma, r.fit.r2, r.fit.samples, r.placements, fidelity.c_str());
+  std::printf(
+      "gamma = %.4f   R^2 = %.4f   (%d samples: %d placements x 3 batches; %s-level dispatch time vs Eq. 2 estimate)\n",
+      r.fit.gamma, r.fit.r2, r.fit.samples, r.placements, fidelity.c_str());
   return kExitOk;
 }
 
@@ -120,7 +121,8 @@ int cmd_place(const std::vector<std::string>& args) {
   }
   const std::string name = vm["strategy"].as<std::string>();
   if (split_list(name).size() != 1 || name == "all" || !registry.strategy(name))
-    throw UsageError("--strategy: expected one registered strategy (nmpsim place --list-strategies), got '" + name + "'");
+    throw UsageError("--strategy: expected one registered strategy (nmpsim place --list-strategies), got '" + name +
+                     "'");
   if (vm.count("policy")) throw UsageError("--policy: runtime policies act during nmpsim run, not place");
   flags.alias(vm, name, so);
   RunSpec spec;

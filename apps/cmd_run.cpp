@@ -129,12 +129,15 @@ int cmd_run(const std::vector<std::string>& args) {
   legacy.add_to(desc);
   const po::variables_map vm = parse_options(args, desc);
   if (vm.count("help")) {
-    std::cout << desc << "\nOutputs and their units: docs/FORMATS.md. Exit codes: 0 ok, 1 simulation failure, 2 bad input.\n";
+    std::cout << desc
+              << "\nOutputs and their units: docs/FORMATS.md. Exit codes: 0 ok, 1 simulation failure, 2 bad input.\n";
     return kExitOk;
   }
   if (vm.count("list-strategies") || vm.count("list-policies")) {
-    if (vm.count("list-strategies")) std::cout << "strategies (--strategy, --strategy-opt NAME.KEY=VALUE):\n" << registry.describe_strategies();
-    if (vm.count("list-policies")) std::cout << "runtime policies (--policy, --policy-opt NAME.KEY=VALUE):\n" << registry.describe_policies();
+    if (vm.count("list-strategies"))
+      std::cout << "strategies (--strategy, --strategy-opt NAME.KEY=VALUE):\n" << registry.describe_strategies();
+    if (vm.count("list-policies"))
+      std::cout << "runtime policies (--policy, --policy-opt NAME.KEY=VALUE):\n" << registry.describe_policies();
     return kExitOk;
   }
   const bool quiet = vm.count("quiet") > 0;
@@ -157,7 +160,8 @@ int cmd_run(const std::vector<std::string>& args) {
   int layers = 0, steps = 0;
   opt.on_layer = [&](const std::string& strategy, int s, int l) {
     if (quiet || (!tty && l + 1 != layers)) return;
-    std::fprintf(stderr, "%s  %-12s step %d/%d layer %d/%d", tty ? "\r" : "", strategy.c_str(), s + 1, steps, l + 1, layers);
+    std::fprintf(stderr, "%s  %-12s step %d/%d layer %d/%d", tty ? "\r" : "", strategy.c_str(), s + 1, steps, l + 1,
+                 layers);
     if (!tty) std::fprintf(stderr, "\n");
   };
   Experiment x;

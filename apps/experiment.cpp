@@ -87,10 +87,12 @@ mapping::Placement placement_from_file(StrategySpec& st, const mapping::ModelSpe
   return p;
 }
 
-mapping::Placement build_strategy(StrategySpec& st, const mapping::StrategyContext& base, const ExperimentOptions& opt) {
+mapping::Placement build_strategy(StrategySpec& st, const mapping::StrategyContext& base,
+                                  const ExperimentOptions& opt) {
   const mapping::PlacementStrategy* s = opt.registry->strategy(st.name);
   if (!s)
-    throw InputError("unknown strategy '" + st.name + "' (registered: " + join_names(opt.registry->strategy_names()) + ")");
+    throw InputError("unknown strategy '" + st.name + "' (registered: " + join_names(opt.registry->strategy_names()) +
+                     ")");
   mapping::StrategyContext ctx = base;
   ctx.where = "strategy " + st.name + " options";
   st.options = s->resolve_options(st.options, ctx.where, ctx);
@@ -131,9 +133,12 @@ void build_placements(PreparedExperiment& e, const ExperimentOptions& opt) {
 void resolve_policies(PreparedExperiment& e, const ExperimentOptions& opt) {
   for (PolicySpec& p : e.spec.policies) {
     const mapping::PolicyFactory* f = opt.registry->policy(p.name);
-    if (!f) throw InputError("unknown policy '" + p.name + "' (registered: " + join_names(opt.registry->policy_names()) + ")");
+    if (!f)
+      throw InputError("unknown policy '" + p.name + "' (registered: " + join_names(opt.registry->policy_names()) +
+                       ")");
     if (f->cycle_only && e.spec.fidelity != mapping::Fidelity::kCycle)
-      throw InputError("policy " + p.name + " needs cycle fidelity (its effect depends on contention the flow model does not charge)");
+      throw InputError("policy " + p.name +
+                       " needs cycle fidelity (its effect depends on contention the flow model does not charge)");
     p.options = f->resolve(p.options, "policy " + p.name + " options");
   }
 }
@@ -198,7 +203,7 @@ std::vector<StrategyReport> run_prepared(const PreparedExperiment& e, const Expe
     mapping::StrategyResult r = mapping::run_placement(ex, in, p, policies, progress);
     const hw::EnergyReport after = sys.energy();
     out.push_back(StrategyReport{std::move(r), EnergyPj{after.dram_pj - before.dram_pj, after.noc_pj - before.noc_pj,
-                                                         after.compute_pj - before.compute_pj}});
+                                                        after.compute_pj - before.compute_pj}});
   }
   const std::string err = sys.mesh().network().check_conservation();
   if (!err.empty()) throw std::runtime_error("NoC conservation violated: " + err);

@@ -18,9 +18,9 @@
 namespace nmpsim::apps {
 
 struct ExperimentOptions {
-  const mapping::Registry* registry = nullptr;  ///< strategies and policies (required)
-  mapping::PlacementCache* cache = nullptr;     ///< solved placements (may be null)
-  std::string vcd;                              ///< cycle fidelity: trace to this VCD file
+  const mapping::Registry* registry = nullptr;   ///< strategies and policies (required)
+  mapping::PlacementCache* cache = nullptr;      ///< solved placements (may be null)
+  std::string vcd;                               ///< cycle fidelity: trace to this VCD file
   std::function<void(const std::string&)> note;  ///< progress notes (solves, cache hits)
   /// After every layer: (strategy, step, layer).
   std::function<void(const std::string&, int, int)> on_layer;

@@ -1,11 +1,10 @@
 // nmpsim: cycle-approximate SystemC model of MoE inference on NMP and wafer-scale hardware.
-#include <systemc>
-
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <string>
+#include <systemc>
 #include <vector>
 
 #include "apps/cli_common.h"

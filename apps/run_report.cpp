@@ -20,7 +20,8 @@ constexpr mapping::PhaseFamily kFamilies[] = {mapping::PhaseFamily::kAttention, 
 std::string us_key(const std::string& name) { return name + "_us"; }
 
 nlohmann::json layer_json(const mapping::StrategyResult& r, int l, const mapping::LayerRecord& rec) {
-  nlohmann::json j = {{"layer", l}, {"total_us", rec.total_s() * kUs}, {"expert_imbalance_us", rec.expert_imbalance_s * kUs}};
+  nlohmann::json j = {
+      {"layer", l}, {"total_us", rec.total_s() * kUs}, {"expert_imbalance_us", rec.expert_imbalance_s * kUs}};
   for (mapping::PhaseFamily f : kFamilies) j[us_key(mapping::family_name(f))] = r.family_s(rec, f) * kUs;
   nlohmann::json phases = nlohmann::json::object();
   for (size_t p = 0; p < r.phases.size(); ++p) phases[r.phases[p].name] = rec.phase(p) * kUs;
@@ -96,8 +97,9 @@ void write_link_plots(std::ostream& gp, const std::string& dir, const std::vecto
         out << x << " " << y << " " << 0.7 * kDx[d] << " " << 0.7 * kDy[d] << " " << utilisation(r, hw, v, d) << "\n";
       }
     gp << "set output " << gp_quote("links_" + r.strategy + ".png") << "\n"
-       << "set title " << gp_quote("link utilisation: " + r.strategy + " on " + hw.name + " (" +
-                                   mapping::fidelity_name(r.fidelity) + " fidelity; arrows along the traffic)")
+       << "set title "
+       << gp_quote("link utilisation: " + r.strategy + " on " + hw.name + " (" + mapping::fidelity_name(r.fidelity) +
+                   " fidelity; arrows along the traffic)")
        << "\nplot " << gp_quote(dat) << " using 1:2:3:4:5 with vectors head filled size 0.08,20 lw 4 lc palette\n";
   }
 }
@@ -106,7 +108,8 @@ void write_load_and_phase_plots(std::ostream& gp, const std::string& dir, const 
                                 const hw::HardwareSpec& hw) {
   const int nodes = hw.topology.nodes();
   const std::string context =
-      " on " + hw.name + (reports.empty() ? "" : std::string(", ") + mapping::fidelity_name(reports[0].result.fidelity) + " fidelity");
+      " on " + hw.name +
+      (reports.empty() ? "" : std::string(", ") + mapping::fidelity_name(reports[0].result.fidelity) + " fidelity");
   {
     std::ofstream out(dir + "/node_load.dat");
     out << "node";
@@ -166,10 +169,11 @@ nlohmann::json strategy_json(const StrategyReport& s, double baseline_tbt_s, dou
                       {"stream", r.phases[p].stream},
                       {"us", per_phase[p] * kUs},
                       {"bytes", r.phase_bytes[p]}});
-  nlohmann::json j = {{"fidelity", mapping::fidelity_name(r.fidelity)},
-                      {"mean_tbt_us", r.mean_tbt_s() * kUs},
-                      {"tbt_us", tbt},
-                      {"speedup_vs_tp", baseline_tbt_s > 0 ? nlohmann::json(baseline_tbt_s / r.mean_tbt_s()) : nlohmann::json()}};
+  nlohmann::json j = {
+      {"fidelity", mapping::fidelity_name(r.fidelity)},
+      {"mean_tbt_us", r.mean_tbt_s() * kUs},
+      {"tbt_us", tbt},
+      {"speedup_vs_tp", baseline_tbt_s > 0 ? nlohmann::json(baseline_tbt_s / r.mean_tbt_s()) : nlohmann::json()}};
   for (mapping::PhaseFamily f : kFamilies) j[us_key(mapping::family_name(f))] = r.mean_family_s(f) * kUs;
   j["expert_imbalance_us"] = r.mean_expert_imbalance_s() * kUs;
   j["phases"] = phases;
@@ -179,8 +183,8 @@ nlohmann::json strategy_json(const StrategyReport& s, double baseline_tbt_s, dou
   j["policies"] = r.policies;
   j["wall_seconds"] = r.wall_s;
   if (s.energy) {
-    j["energy_pj"] = {{"dram", s.energy->dram}, {"noc", s.energy->noc}, {"compute", s.energy->compute},
-                      {"total", s.energy->total()}};
+    j["energy_pj"] = {
+        {"dram", s.energy->dram}, {"noc", s.energy->noc}, {"compute", s.energy->compute}, {"total", s.energy->total()}};
     j["energy_per_token_uj"] = s.energy->total() / tokens / 1e6;
   }
   j["layers"] = layers;

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
-
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,7 +34,6 @@ std::string layers_csv(const std::vector<StrategyReport>& reports);
 std::string links_csv(const std::vector<StrategyReport>& reports, const hw::HardwareSpec& hw);
 /// Draws links_<strategy>.png (mesh heatmap), node_load.png and phases.png (TBT by phase) in `dir` with
 /// gnuplot, run by argv (no shell). Returns "" or a one-line warning (gnuplot missing or failed).
-std::string write_plots(const std::string& dir, const std::vector<StrategyReport>& reports,
-                        const hw::HardwareSpec& hw);
+std::string write_plots(const std::string& dir, const std::vector<StrategyReport>& reports, const hw::HardwareSpec& hw);
 
 }  // namespace nmpsim::apps

@@ -132,7 +132,8 @@ RunSpec run_spec_from_json(const nlohmann::json& j, const std::string& where) {
 RunSpec load_run_spec(const std::string& path) {
   const nlohmann::json j = mapping::read_json_file(path);
   // A run's summary.json carries its complete spec: rerun it directly.
-  if (j.is_object() && j.contains("spec") && j.contains("strategies")) return run_spec_from_json(j["spec"], path + ": spec");
+  if (j.is_object() && j.contains("spec") && j.contains("strategies"))
+    return run_spec_from_json(j["spec"], path + ": spec");
   return run_spec_from_json(j, path);
 }
 

@@ -3,9 +3,8 @@
 // summary.json under "spec", and rerunning that spec reproduces the results.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -42,18 +41,18 @@ struct PolicySpec {
 };
 
 struct TraceSpec {
-  std::string file;  ///< empty: synthetic; else a vendored trace name or a path
+  std::string file;                         ///< empty: synthetic; else a vendored trace name or a path
   mapping::SyntheticTraceConfig synthetic;  ///< used when `file` is empty (layers/experts/top_k from the model)
-  std::string fingerprint;  ///< if set, the loaded trace must match it
+  std::string fingerprint;                  ///< if set, the loaded trace must match it
 };
 
 struct RunSpec {
-  nlohmann::json hardware = "hdmoe-4x8-5t50g";  ///< a preset name or a full description (object)
-  std::string model = "mixtral-8x7b";           ///< a preset
+  nlohmann::json hardware = "hdmoe-4x8-5t50g";    ///< a preset name or a full description (object)
+  std::string model = "mixtral-8x7b";             ///< a preset
   double weight_bytes = 0, activation_bytes = 0;  ///< 0: the model's own
   TraceSpec trace;
   uint64_t profile_tokens = 0;  ///< strategies build from the trace's first N tokens (0: all of it)
-  bool all_strategies = true;  ///< every registered strategy (then `strategies` is ignored)
+  bool all_strategies = true;   ///< every registered strategy (then `strategies` is ignored)
   std::vector<StrategySpec> strategies;
   std::vector<PolicySpec> policies;  ///< applied to every strategy's run
   int batch = 32;

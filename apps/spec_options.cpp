@@ -119,7 +119,8 @@ StrategySpec strategy_item(const std::string& item, const mapping::Registry& r) 
   if (std::ifstream(item)) return StrategySpec::file(item);
   std::string names;
   for (const std::string& n : r.strategy_names()) names += (names.empty() ? "" : ", ") + n;
-  throw UsageError("--strategy: '" + item + "' is neither a strategy (" + names + ", all) nor a readable placement file");
+  throw UsageError("--strategy: '" + item + "' is neither a strategy (" + names +
+                   ", all) nor a readable placement file");
 }
 }  // namespace
 

@@ -8,20 +8,20 @@
 namespace nmpsim::dram {
 
 struct DramSpec {
-  std::string kind = "hb-dram";       ///< "hb-dram" (hybrid-bonded bank) or "hbm" (stack)
+  std::string kind = "hb-dram";  ///< "hb-dram" (hybrid-bonded bank) or "hbm" (stack)
   uint64_t capacity_bytes = 8ULL << 30;
-  double peak_gbytes_per_s = 625.0;   ///< peak data bandwidth of the device (1 GB = 1e9 bytes)
-  int banks = 32;                     ///< independent row buffers (banks across all channels)
-  uint32_t row_bytes = 2048;          ///< row (page) size per bank
-  double t_rcd_ns = 14.0;             ///< activate -> column command
-  double t_rp_ns = 14.0;              ///< precharge
-  double t_cl_ns = 14.0;              ///< column command -> first data
-  double t_rc_ns = 45.0;              ///< activate -> activate, same bank (row cycle)
-  double refresh_overhead = 0.05;     ///< fraction of time the device refreshes (tRFC / tREFI)
-  double array_pj_per_bit = 1.0;      ///< DRAM array access energy
-  double interface_pj_per_bit = 0.88; ///< logic-to-DRAM interface energy (hybrid bond: 0.88)
-  double activate_pj = 900.0;         ///< energy of one row activation + precharge
-  int queue_depth = 8;                ///< requests accepted before END_REQ is withheld
+  double peak_gbytes_per_s = 625.0;    ///< peak data bandwidth of the device (1 GB = 1e9 bytes)
+  int banks = 32;                      ///< independent row buffers (banks across all channels)
+  uint32_t row_bytes = 2048;           ///< row (page) size per bank
+  double t_rcd_ns = 14.0;              ///< activate -> column command
+  double t_rp_ns = 14.0;               ///< precharge
+  double t_cl_ns = 14.0;               ///< column command -> first data
+  double t_rc_ns = 45.0;               ///< activate -> activate, same bank (row cycle)
+  double refresh_overhead = 0.05;      ///< fraction of time the device refreshes (tRFC / tREFI)
+  double array_pj_per_bit = 1.0;       ///< DRAM array access energy
+  double interface_pj_per_bit = 0.88;  ///< logic-to-DRAM interface energy (hybrid bond: 0.88)
+  double activate_pj = 900.0;          ///< energy of one row activation + precharge
+  int queue_depth = 8;                 ///< requests accepted before END_REQ is withheld
 
   /// Sustained bandwidth of a long sequential stream (bytes/s): the peak, derated by refresh and,
   /// when the banks cannot activate rows fast enough, by the activation rate banks*row/tRC.

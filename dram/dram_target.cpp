@@ -4,8 +4,8 @@
 
 namespace nmpsim::dram {
 
-using sc_core::sc_time;
 using sc_core::SC_NS;
+using sc_core::sc_time;
 using sc_core::SC_ZERO_TIME;
 
 DramTarget::DramTarget(sc_core::sc_module_name name, const DramSpec& spec)

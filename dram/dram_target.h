@@ -7,13 +7,13 @@
 // a time (response exclusion rule). Timing per request: see DramTarget::service() and docs/MODEL.md.
 #pragma once
 
-#include <systemc>
-#include <tlm>
 #include <tlm_utils/peq_with_cb_and_phase.h>
 #include <tlm_utils/simple_target_socket.h>
 
 #include <cstdint>
 #include <deque>
+#include <systemc>
+#include <tlm>
 #include <vector>
 
 #include "dram/dram_spec.h"
@@ -67,7 +67,7 @@ class DramTarget : public sc_core::sc_module {
   std::deque<std::pair<sc_core::sc_time, tlm::tlm_generic_payload*>> completions_;  // ordered by time
   sc_core::sc_event done_event_;
   std::deque<tlm::tlm_generic_payload*> responses_;  // completed, waiting for the response channel
-  bool resp_busy_ = false;                          // BEGIN_RESP sent, END_RESP not yet received
+  bool resp_busy_ = false;                           // BEGIN_RESP sent, END_RESP not yet received
   DramStats stats_;
 };
 

@@ -3,9 +3,8 @@
 // large enough for the biggest transaction; the DRAM targets never read or write it.
 #pragma once
 
-#include <tlm>
-
 #include <cstdint>
+#include <tlm>
 #include <vector>
 
 namespace nmpsim::dram {

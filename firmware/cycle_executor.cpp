@@ -23,9 +23,7 @@ mapping::AnalyticalHardware to_analytical(const hw::HardwareSpec& spec) {
 }
 
 CycleExecutor::CycleExecutor(hw::System& sys)
-    : sys_(sys),
-      t0_s_(sc_core::sc_time_stamp().to_seconds()),
-      weight_cursor_(static_cast<size_t>(sys.nodes()), 0) {
+    : sys_(sys), t0_s_(sc_core::sc_time_stamp().to_seconds()), weight_cursor_(static_cast<size_t>(sys.nodes()), 0) {
   links0_ = link_bytes();  // counters so far (links0_ is still empty)
   flops0_ = node_flops();
   for (int v = 0; v < sys_.nodes(); ++v) sys_.pe(v).set_logging(false);

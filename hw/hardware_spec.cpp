@@ -236,7 +236,8 @@ HardwareSpec hardware_from_json(const nlohmann::json& j, const std::string& wher
   s.compute.peak_flops = c.positive("peak_tflops") * 1e12;
   s.compute.startup_ns = c.non_negative("startup_ns", s.compute.startup_ns);
   s.compute.pj_per_flop = c.non_negative("pj_per_flop", s.compute.pj_per_flop);
-  s.compute.dma_chunk_bytes = static_cast<uint32_t>(c.integer("dma_chunk_bytes", 64, 1 << 30, s.compute.dma_chunk_bytes));
+  s.compute.dma_chunk_bytes =
+      static_cast<uint32_t>(c.integer("dma_chunk_bytes", 64, 1 << 30, s.compute.dma_chunk_bytes));
   s.compute.copy_chunk_bytes =
       static_cast<uint32_t>(c.integer("copy_chunk_bytes", 64, 1 << 30, s.compute.copy_chunk_bytes));
   s.compute.element_bytes = static_cast<uint32_t>(c.integer("element_bytes", 1, 16, s.compute.element_bytes));
@@ -276,9 +277,9 @@ HardwareSpec hardware_from_json(const nlohmann::json& j, const std::string& wher
   for (int l = 0; l < mapping::kNumLinkLevels; ++l) {
     auto& p = s.topology.links[l];
     if (!links.has(kLevelKeys[l])) {
-      if (used[l]) links.fail(kLevelKeys[l], "missing (this topology has " +
-                                                 std::string(mapping::link_level_name(static_cast<LinkLevel>(l))) +
-                                                 " links)");
+      if (used[l])
+        links.fail(kLevelKeys[l], "missing (this topology has " +
+                                      std::string(mapping::link_level_name(static_cast<LinkLevel>(l))) + " links)");
       continue;
     }
     const JsonFields lf = links.object(kLevelKeys[l]);

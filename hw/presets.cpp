@@ -21,8 +21,9 @@ HardwareSpec hdmoe(int w, int h, const HdmoePoint& p) {
   HardwareSpec s;
   s.name = "hdmoe-" + std::to_string(w) + "x" + std::to_string(h) + "-" + p.tag;
   char desc[160];
-  std::snprintf(desc, sizeof desc, "HD-MoE 3D-NMP chip, %dx%d PEs at %g TFLOP/s, %g GB/s NoC links, 625 GB/s hybrid-bonded DRAM per PE",
-                w, h, p.tflops, p.link_gbytes_per_s);
+  std::snprintf(desc, sizeof desc,
+                "HD-MoE 3D-NMP chip, %dx%d PEs at %g TFLOP/s, %g GB/s NoC links, 625 GB/s hybrid-bonded DRAM per PE", w,
+                h, p.tflops, p.link_gbytes_per_s);
   s.description = desc;
   s.node_kind = "nmp-pe";
   s.topology.width = s.topology.die_width = s.topology.wafer_width = w;

@@ -2,11 +2,10 @@
 // processing element per node (a PE on its hybrid-bonded bank, or a compute die with its HBM).
 #pragma once
 
-#include <systemc>
-
 #include <functional>
 #include <memory>
 #include <string>
+#include <systemc>
 #include <vector>
 
 #include "dram/dram_target.h"

@@ -9,7 +9,7 @@
 namespace nmpsim::mapping {
 
 namespace {
-const char* const kCategories[] = {"coding",   "extraction", "humanities", "math",
+const char* const kCategories[] = {"coding",    "extraction", "humanities", "math",
                                    "reasoning", "roleplay",   "stem",       "writing"};
 constexpr const char* kPrefix = "mtbench-";
 }  // namespace

@@ -85,7 +85,8 @@ double traffic_seconds(const AnalyticalHardware& hw, const std::vector<Message>&
   }
   double busiest = 0.0;
   for (double lt : link_time) busiest = std::max(busiest, lt);
-  for (int v = 0; v < n; ++v) busiest = std::max({busiest, inject[v] / hw.ni_bytes_per_s(), eject[v] / hw.ni_bytes_per_s()});
+  for (int v = 0; v < n; ++v)
+    busiest = std::max({busiest, inject[v] / hw.ni_bytes_per_s(), eject[v] / hw.ni_bytes_per_s()});
   return busiest > 0 ? busiest + latency : 0.0;
 }
 

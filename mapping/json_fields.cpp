@@ -10,7 +10,8 @@ namespace nmpsim::mapping {
 
 JsonFields::JsonFields(const nlohmann::json& obj, std::string where, std::string path)
     : obj_(obj), where_(std::move(where)), path_(std::move(path)) {
-  if (!obj_.is_object()) throw InputError(where_ + ": " + (path_.empty() ? "top level" : path_) + ": expected an object");
+  if (!obj_.is_object())
+    throw InputError(where_ + ": " + (path_.empty() ? "top level" : path_) + ": expected an object");
 }
 
 void JsonFields::fail(const std::string& key, const std::string& why) const {

@@ -3,9 +3,8 @@
 // never silently falls back to a default.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <stdexcept>
 #include <string>

@@ -34,8 +34,8 @@ Groups make_groups(const Topology& t, int group_size) {
   const int n = t.nodes();
   if (group_size <= 0) group_size = n;
   if (group_size > n || n % group_size)
-    throw InputError("attention TP group size " + std::to_string(group_size) + " must divide the " +
-                     std::to_string(n) + " nodes");
+    throw InputError("attention TP group size " + std::to_string(group_size) + " must divide the " + std::to_string(n) +
+                     " nodes");
   const int count = n / group_size;
   const std::vector<int> region = mesh_regions(t, count);
   // Region rectangles: find each region's corner and size.
@@ -136,7 +136,7 @@ LayerPlan plan_layer(const ModelSpec& m, const std::vector<std::vector<std::vect
   std::vector<double> tokens_of(static_cast<size_t>(E), 0.0);
   std::vector<int> stamp(static_cast<size_t>(N), -1);
   auto visit = [&](int i, int h, int v) {  // token i (home h) needs node v
-    if (stamp[v] == i) return;  // already travels to v (for another expert)
+    if (stamp[v] == i) return;             // already travels to v (for another expert)
     stamp[v] = i;
     p.partials[h] += 1;
     if (v != h) {
@@ -191,8 +191,8 @@ LayerPlan plan_layer(const ModelSpec& m, const std::vector<std::vector<std::vect
     for (int e = 0; e < E; ++e)
       for (int v = 0; v < N; ++v)
         if (!dyn_tokens.empty() && dyn_tokens[e][v] > 0)
-          p.expert_work[v].push_back(ExpertWork{e, dyn_tokens[e][v], 1.0, dyn_tokens[e][v] * m.expert_flops_per_token(),
-                                                m.expert_bytes()});
+          p.expert_work[v].push_back(
+              ExpertWork{e, dyn_tokens[e][v], 1.0, dyn_tokens[e][v] * m.expert_flops_per_token(), m.expert_bytes()});
   }
   // Traffic: each token travels once to every node that works on it; the home reduces the partials.
   std::vector<std::vector<double>> dyn_left = dyn_tokens;

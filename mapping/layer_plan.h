@@ -36,23 +36,23 @@ struct ExpertWork {
   double tokens = 0;  ///< tokens routed to the expert
   double share = 0;   ///< this node's share of the expert
   double flops = 0;
-  double bytes = 0;   ///< weight bytes streamed from DRAM
+  double bytes = 0;  ///< weight bytes streamed from DRAM
 };
 
 struct LayerPlan {
   int nodes = 0;
   bool dense = false;
-  std::vector<int> home;               ///< per batch token: its physical home node
-  std::vector<double> home_bytes;      ///< per node: bytes of its home tokens' hidden states (ring chunk)
-  std::vector<double> attn_flops, attn_bytes;  ///< per node (attention; + dense FFN in dense layers)
-  std::vector<double> gate_flops, gate_bytes;  ///< per node (at homes)
-  std::vector<double> shared_flops, shared_bytes;  ///< per node: shared experts, TP over the attention group
-  std::vector<double> dispatch;        ///< [src * nodes + dst] bytes, home -> expert nodes
-  std::vector<double> combine;         ///< [src * nodes + dst] bytes, expert nodes -> home
+  std::vector<int> home;                             ///< per batch token: its physical home node
+  std::vector<double> home_bytes;                    ///< per node: bytes of its home tokens' hidden states (ring chunk)
+  std::vector<double> attn_flops, attn_bytes;        ///< per node (attention; + dense FFN in dense layers)
+  std::vector<double> gate_flops, gate_bytes;        ///< per node (at homes)
+  std::vector<double> shared_flops, shared_bytes;    ///< per node: shared experts, TP over the attention group
+  std::vector<double> dispatch;                      ///< [src * nodes + dst] bytes, home -> expert nodes
+  std::vector<double> combine;                       ///< [src * nodes + dst] bytes, expert nodes -> home
   std::vector<std::vector<ExpertWork>> expert_work;  ///< per node
-  std::vector<double> partials;        ///< per home: partial output vectors it reduces
-  std::vector<double> reduce_flops;    ///< per home: FLOPs to sum those partials (hidden per partial)
-  std::vector<double> routed_token_work;  ///< per node: sum over routed experts of tokens x share
+  std::vector<double> partials;                      ///< per home: partial output vectors it reduces
+  std::vector<double> reduce_flops;                  ///< per home: FLOPs to sum those partials (hidden per partial)
+  std::vector<double> routed_token_work;             ///< per node: sum over routed experts of tokens x share
   double dispatch_total() const;
   double combine_total() const;
 };

@@ -55,7 +55,8 @@ LayerRecord record_layer(StrategyResult& r, const ScheduleTracker& tr, uint64_t 
   // The critical path, walked back from the foreground op that ended last.
   OpId cur = -1;
   for (OpId i = 0; i < s.size(); ++i)
-    if (s.op(i).stream == kForeground && (cur < 0 || t[static_cast<size_t>(i)].end_s >= t[static_cast<size_t>(cur)].end_s))
+    if (s.op(i).stream == kForeground &&
+        (cur < 0 || t[static_cast<size_t>(i)].end_s >= t[static_cast<size_t>(cur)].end_s))
       cur = i;
   while (cur >= 0) {
     const Op& o = s.op(cur);
@@ -70,7 +71,8 @@ LayerRecord record_layer(StrategyResult& r, const ScheduleTracker& tr, uint64_t 
   for (const Op& o : s.ops()) {
     double bytes = 0;
     if (o.kind == OpKind::kTransfer) bytes = o.bytes;
-    if (o.kind == OpKind::kStream) bytes = o.bytes * static_cast<double>(s.chains()[static_cast<size_t>(o.chain)].size());
+    if (o.kind == OpKind::kStream)
+      bytes = o.bytes * static_cast<double>(s.chains()[static_cast<size_t>(o.chain)].size());
     r.phase_bytes[static_cast<size_t>(to_result[static_cast<size_t>(o.phase)])] += bytes;
   }
   return rec;
@@ -112,7 +114,8 @@ StrategyResult run_placement(Executor& ex, const RunInputs& in, const Placement&
       const uint64_t serial = ex.execute(sched);
       if (serial != ctx.schedule) throw std::logic_error("layer runner: schedule numbering out of step");
       layers.push_back(record_layer(r, ex.tracker(), serial, r.node_expert_s));
-      for (int v = 0; v < n; ++v) r.node_token_work[static_cast<size_t>(v)] += plan.routed_token_work[static_cast<size_t>(v)];
+      for (int v = 0; v < n; ++v)
+        r.node_token_work[static_cast<size_t>(v)] += plan.routed_token_work[static_cast<size_t>(v)];
       if (on_layer) on_layer(step, l);
     }
     r.steps.push_back(std::move(layers));
@@ -127,8 +130,8 @@ StrategyResult run_placement(Executor& ex, const RunInputs& in, const Placement&
   return r;
 }
 
-StrategyResult run_flow(const AnalyticalHardware& hw, const ModelSpec& m, const RoutingTrace& trace,
-                        const Placement& p, const RunConfig& cfg) {
+StrategyResult run_flow(const AnalyticalHardware& hw, const ModelSpec& m, const RoutingTrace& trace, const Placement& p,
+                        const RunConfig& cfg) {
   FlowExecutor ex(hw);
   PolicyList none;
   return run_placement(ex, RunInputs{m, trace, hw, cfg}, p, none);

@@ -23,8 +23,8 @@ StrategyResult run_placement(Executor& ex, const RunInputs& in, const Placement&
                              const std::function<void(int, int)>& on_layer = {});
 
 /// Flow fidelity with the link-load bound: run_placement on a FlowExecutor.
-StrategyResult run_flow(const AnalyticalHardware& hw, const ModelSpec& m, const RoutingTrace& trace,
-                        const Placement& p, const RunConfig& cfg);
+StrategyResult run_flow(const AnalyticalHardware& hw, const ModelSpec& m, const RoutingTrace& trace, const Placement& p,
+                        const RunConfig& cfg);
 
 /// The time of a finished layer along its critical path, attributed to phases (docs/MODEL.md
 /// "Layer schedules"): from the foreground op that ends last, follow the dependency that ended last

@@ -38,7 +38,8 @@ void compute_phase(LayerSchedule& s, PhaseChain& chain, int ph, const std::vecto
                    const std::vector<double>& bytes) {
   std::vector<OpId> ops;
   for (size_t v = 0; v < flops.size(); ++v)
-    if (flops[v] > 0) ops.push_back(s.compute(ph, PhysicalNode(static_cast<int>(v)), flops[v], bytes[v], chain.after()));
+    if (flops[v] > 0)
+      ops.push_back(s.compute(ph, PhysicalNode(static_cast<int>(v)), flops[v], bytes[v], chain.after()));
   chain.close(ph, std::move(ops));
 }
 

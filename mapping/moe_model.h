@@ -2,9 +2,8 @@
 // performance models need. Plain C++.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -13,20 +12,20 @@ namespace nmpsim::mapping {
 struct AttentionSpec {
   std::string kind = "gqa";  ///< "gqa" (multi/grouped-query) or "mla" (DeepSeek multi-head latent)
   int heads = 32;
-  int kv_heads = 8;          ///< gqa
-  int head_dim = 128;        ///< gqa: per head; mla: nope part of q/k
-  int q_lora_rank = 0;       ///< mla: 0 = q projected directly from hidden
-  int kv_lora_rank = 0;      ///< mla: compressed kv width
-  int rope_dim = 0;          ///< mla: decoupled rope width
-  int v_head_dim = 0;        ///< mla: value width per head
+  int kv_heads = 8;      ///< gqa
+  int head_dim = 128;    ///< gqa: per head; mla: nope part of q/k
+  int q_lora_rank = 0;   ///< mla: 0 = q projected directly from hidden
+  int kv_lora_rank = 0;  ///< mla: compressed kv width
+  int rope_dim = 0;      ///< mla: decoupled rope width
+  int v_head_dim = 0;    ///< mla: value width per head
 };
 
 struct ModelSpec {
   std::string name;
-  int experts = 8;              ///< routed experts per MoE layer
+  int experts = 8;  ///< routed experts per MoE layer
   int top_k = 2;
   int moe_layers = 32;
-  int dense_layers = 0;         ///< leading dense (non-MoE) layers
+  int dense_layers = 0;  ///< leading dense (non-MoE) layers
   int hidden = 4096;
   int intermediate = 14336;     ///< per routed expert
   int shared_experts = 0;       ///< always-active experts per MoE layer

@@ -9,8 +9,10 @@
 namespace nmpsim::mapping {
 
 Placement::Placement(std::string s, int e, int n, int layers)
-    : strategy(std::move(s)), experts(e), nodes(n), share(static_cast<size_t>(layers),
-                                                         std::vector<double>(static_cast<size_t>(e) * n, 0.0)),
+    : strategy(std::move(s)),
+      experts(e),
+      nodes(n),
+      share(static_cast<size_t>(layers), std::vector<double>(static_cast<size_t>(e) * n, 0.0)),
       node_map(static_cast<size_t>(n)) {
   set_identity_map();
 }
@@ -51,8 +53,8 @@ void Placement::validate(const std::string& where) const {
         sum += v;
       }
       if (std::fabs(sum - 1.0) > 1e-6)
-        fail("layer " + std::to_string(l) + " expert " + std::to_string(e) + ": shares sum to " +
-             std::to_string(sum) + ", not 1");
+        fail("layer " + std::to_string(l) + " expert " + std::to_string(e) + ": shares sum to " + std::to_string(sum) +
+             ", not 1");
     }
   }
 }
@@ -89,7 +91,8 @@ Placement placement_from_json(const nlohmann::json& j, const std::string& where)
   Placement p;
   p.strategy = root.string("strategy", "file");
   if (!is_valid_name(p.strategy))
-    root.fail("strategy", "'" + p.strategy + "' is not a name (1-64 letters, digits, '.', '_', '+', '-'; it names output files)");
+    root.fail("strategy",
+              "'" + p.strategy + "' is not a name (1-64 letters, digits, '.', '_', '+', '-'; it names output files)");
   p.experts = static_cast<int>(root.integer("experts", 1, 65535));
   p.nodes = static_cast<int>(root.integer("nodes", 1, 65536));
   if (root.has("solver")) p.solver = root.raw("solver");
@@ -159,8 +162,8 @@ void check_memory(const Placement& p, const ModelSpec& m, const Topology& t, dou
   if (d.max_bytes > capacity) {
     char buf[256];
     std::snprintf(buf, sizeof buf, "placement '%s' of %s needs %.2f GiB on node %d (%d,%d), which has %.2f GiB",
-                  p.strategy.c_str(), m.name.c_str(), d.max_bytes / double(1ULL << 30), d.max_node,
-                  t.x(d.max_node), t.y(d.max_node), capacity / double(1ULL << 30));
+                  p.strategy.c_str(), m.name.c_str(), d.max_bytes / double(1ULL << 30), d.max_node, t.x(d.max_node),
+                  t.y(d.max_node), capacity / double(1ULL << 30));
     throw InputError(buf);
   }
 }

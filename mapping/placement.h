@@ -4,7 +4,6 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
-
 #include <string>
 #include <vector>
 
@@ -19,8 +18,8 @@ struct Placement {
   std::string strategy;
   int experts = 0;  ///< rows: routed experts
   int nodes = 0;
-  std::vector<std::vector<double>> share;  ///< [layer][expert * nodes + logical node]
-  std::vector<PhysicalNode> node_map;      ///< [logical node] -> physical node
+  std::vector<std::vector<double>> share;            ///< [layer][expert * nodes + logical node]
+  std::vector<PhysicalNode> node_map;                ///< [logical node] -> physical node
   nlohmann::json solver = nlohmann::json::object();  ///< optional solver statistics
 
   Placement() = default;

@@ -4,10 +4,9 @@
 // cannot be read is a miss. Writes are atomic (temporary file + rename), so parallel runs share it.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 

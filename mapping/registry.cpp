@@ -90,7 +90,8 @@ class EpStrategy : public PlacementStrategy {
  public:
   std::string name() const override { return "ep"; }
   std::string description() const override {
-    return "expert parallel: whole experts round-robin (with more nodes than experts, each expert split over its group)";
+    return "expert parallel: whole experts round-robin (with more nodes than experts, each expert split over its "
+           "group)";
   }
   Placement build(const StrategyContext& ctx) const override { return make_ep(ctx.model, ctx.hw.topology.nodes()); }
 };

@@ -4,10 +4,9 @@
 // runs an experiment builds a Registry and passes it on.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -35,7 +34,7 @@ class Registry {
   void add(PolicyFactory p);
   const PlacementStrategy* strategy(const std::string& name) const;  ///< null if unknown
   const PolicyFactory* policy(const std::string& name) const;        ///< null if unknown
-  std::vector<std::string> strategy_names() const;                  ///< in registration order
+  std::vector<std::string> strategy_names() const;                   ///< in registration order
   std::vector<std::string> policy_names() const;
   /// Help text: every strategy (or policy) with its description and options.
   std::string describe_strategies() const;

@@ -5,10 +5,9 @@
 // fidelities; docs/EXTENDING.md shows how to write one.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
@@ -38,11 +37,11 @@ struct PolicyContext {
   const std::vector<std::vector<std::vector<double>>>& shares;
   const Executor& executor;  ///< now_s(), tracker().done(OpRef)
   int step = 0;
-  int layer = 0;             ///< current layer, 0-based over all layers (dense ones first)
-  size_t first_token = 0;    ///< the step's first trace token
-  uint64_t schedule = 0;     ///< serial number of the current layer's schedule (for OpRefs)
-  double layer_start_s = 0;  ///< when the current layer started
-  const LayerRecord* previous = nullptr;  ///< the previous layer of this step (null for the first)
+  int layer = 0;                           ///< current layer, 0-based over all layers (dense ones first)
+  size_t first_token = 0;                  ///< the step's first trace token
+  uint64_t schedule = 0;                   ///< serial number of the current layer's schedule (for OpRefs)
+  double layer_start_s = 0;                ///< when the current layer started
+  const LayerRecord* previous = nullptr;   ///< the previous layer of this step (null for the first)
   const StrategyResult* result = nullptr;  ///< phase table of `previous`
   int moe_layer() const { return layer - model.dense_layers; }
 };

@@ -8,11 +8,16 @@ namespace nmpsim::mapping {
 
 const char* family_name(PhaseFamily f) {
   switch (f) {
-    case PhaseFamily::kAttention: return "attention";
-    case PhaseFamily::kAllReduce: return "allreduce";
-    case PhaseFamily::kMoeCompute: return "moe_compute";
-    case PhaseFamily::kMoeComm: return "moe_comm";
-    case PhaseFamily::kOther: return "other";
+    case PhaseFamily::kAttention:
+      return "attention";
+    case PhaseFamily::kAllReduce:
+      return "allreduce";
+    case PhaseFamily::kMoeCompute:
+      return "moe_compute";
+    case PhaseFamily::kMoeComm:
+      return "moe_comm";
+    case PhaseFamily::kOther:
+      return "other";
   }
   return "other";
 }

@@ -53,11 +53,11 @@ class ScheduleTracker {
  private:
   struct Live {
     std::shared_ptr<LayerSchedule> s;
-    std::vector<int> pending;               // dependencies not yet done
-    std::vector<std::vector<OpId>> next;    // ops waiting for each op
+    std::vector<int> pending;             // dependencies not yet done
+    std::vector<std::vector<OpId>> next;  // ops waiting for each op
     std::vector<char> done;
     std::vector<OpTiming> t;
-    std::vector<int> phase_left;            // ops of each phase not yet done
+    std::vector<int> phase_left;  // ops of each phase not yet done
     int fg_left = 0, bg_left = 0, indexed = 0;
     double start_s = 0;
   };

@@ -4,10 +4,9 @@
 // docs/EXTENDING.md shows how to add one.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -27,19 +26,20 @@ struct OptionDoc {
 
 /// Everything a strategy may build from.
 struct StrategyContext {
-  StrategyContext(const ModelSpec& m, const AnalyticalHardware& h, const RoutingTrace& p) : model(m), hw(h), profile(p) {}
+  StrategyContext(const ModelSpec& m, const AnalyticalHardware& h, const RoutingTrace& p)
+      : model(m), hw(h), profile(p) {}
   const ModelSpec& model;
   const AnalyticalHardware& hw;
   const RoutingTrace& profile;  ///< the activation statistics the placement is built from
   int batch = 64;               ///< the run's batch (tokens per decode step)
   int context = 1024;
-  int attn_tp = 0;              ///< nodes per attention TP group (0 = all)
+  int attn_tp = 0;  ///< nodes per attention TP group (0 = all)
   double memory_capacity_bytes = 8.0 * (1ULL << 30);
   uint64_t seed = 1;
   nlohmann::json options = nlohmann::json::object();  ///< this strategy's resolved options
-  std::string where = "strategy";  ///< names the source in error messages
-  PlacementCache* cache = nullptr;  ///< solved placements, keyed by all their inputs (may be null)
-  std::function<void(const std::string&)> note;  ///< progress lines (may be empty)
+  std::string where = "strategy";                     ///< names the source in error messages
+  PlacementCache* cache = nullptr;                    ///< solved placements, keyed by all their inputs (may be null)
+  std::function<void(const std::string&)> note;       ///< progress lines (may be empty)
 
   void say(const std::string& line) const {
     if (note) note(line);

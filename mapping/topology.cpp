@@ -8,9 +8,12 @@ namespace nmpsim::mapping {
 
 const char* link_level_name(LinkLevel l) {
   switch (l) {
-    case LinkLevel::kOnDie: return "on-die";
-    case LinkLevel::kDieToDie: return "die-to-die";
-    case LinkLevel::kWaferToWafer: return "wafer-to-wafer";
+    case LinkLevel::kOnDie:
+      return "on-die";
+    case LinkLevel::kDieToDie:
+      return "die-to-die";
+    case LinkLevel::kWaferToWafer:
+      return "wafer-to-wafer";
   }
   return "?";
 }
@@ -42,12 +45,12 @@ void Topology::validate(const std::string& where) const {
     fail("die and wafer sizes must be at least 1x1");
   if (wafer_width % die_width || wafer_height % die_height)
     fail("a wafer (" + std::to_string(wafer_width) + "x" + std::to_string(wafer_height) +
-         " nodes) must hold a whole number of dies (" + std::to_string(die_width) + "x" +
-         std::to_string(die_height) + ")");
+         " nodes) must hold a whole number of dies (" + std::to_string(die_width) + "x" + std::to_string(die_height) +
+         ")");
   if (width % wafer_width || height % wafer_height)
     fail("the mesh (" + std::to_string(width) + "x" + std::to_string(height) +
-         ") must hold a whole number of wafers (" + std::to_string(wafer_width) + "x" +
-         std::to_string(wafer_height) + ")");
+         ") must hold a whole number of wafers (" + std::to_string(wafer_width) + "x" + std::to_string(wafer_height) +
+         ")");
   static const char* const kNames[kNumLinkLevels] = {"on_die", "die_to_die", "wafer_to_wafer"};
   for (int l = 0; l < kNumLinkLevels; ++l) {
     const LinkParams& p = links[l];

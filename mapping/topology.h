@@ -16,12 +16,12 @@ const char* link_level_name(LinkLevel l);
 struct LinkParams {
   double gbytes_per_s = 50.0;  ///< per direction, 1 GB = 1e9 bytes
   double latency_ns = 2.0;
-  double pj_per_bit = 0.2;     ///< energy per bit per hop
+  double pj_per_bit = 0.2;  ///< energy per bit per hop
 };
 
 struct Topology {
-  int width = 1, height = 1;          ///< mesh size in nodes
-  int die_width = 1, die_height = 1;  ///< nodes per die (x, y)
+  int width = 1, height = 1;              ///< mesh size in nodes
+  int die_width = 1, die_height = 1;      ///< nodes per die (x, y)
   int wafer_width = 1, wafer_height = 1;  ///< nodes per wafer (x, y)
   std::array<LinkParams, kNumLinkLevels> links{};
 

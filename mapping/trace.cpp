@@ -35,8 +35,8 @@ std::vector<double> RoutingTrace::frequencies(int l) const {
 }
 
 RoutingTrace RoutingTrace::slice(size_t first, size_t count) const {
-  RoutingTrace s(layers_, experts_, top_k_, count, source_ + "[" + std::to_string(first) + "+" +
-                                                     std::to_string(count) + "]");
+  RoutingTrace s(layers_, experts_, top_k_, count,
+                 source_ + "[" + std::to_string(first) + "+" + std::to_string(count) + "]");
   for (int l = 0; l < layers_; ++l)
     for (size_t t = 0; t < count; ++t)
       std::copy_n(experts_of(l, (first + t) % tokens_), top_k_, s.mutable_experts_of(l, t));
@@ -54,7 +54,8 @@ RoutingTrace trace_from_json(const nlohmann::json& j, const std::string& where, 
       throw InputError(where + ": layer \"" + key + "\" missing (layers must be numbered 0.." +
                        std::to_string(layers - 1) + ")");
     const auto& toks = j[key];
-    if (!toks.is_array() || toks.empty()) throw InputError(where + ": layer " + key + ": expected a non-empty list of tokens");
+    if (!toks.is_array() || toks.empty())
+      throw InputError(where + ": layer " + key + ": expected a non-empty list of tokens");
     if (l == 0) tokens = toks.size();
     if (toks.size() != tokens)
       throw InputError(where + ": layer " + key + " has " + std::to_string(toks.size()) + " tokens, layer 0 has " +
@@ -73,7 +74,8 @@ RoutingTrace trace_from_json(const nlohmann::json& j, const std::string& where, 
         if (!ids[k].is_number_integer()) throw InputError(at + "expert id " + ids[k].dump() + " is not an integer");
         const long long e = ids[k].get<long long>();
         if (e < 0 || e >= experts)
-          throw InputError(at + "expert id " + std::to_string(e) + " out of range [0, " + std::to_string(experts) + ")");
+          throw InputError(at + "expert id " + std::to_string(e) + " out of range [0, " + std::to_string(experts) +
+                           ")");
         for (int q = 0; q < k; ++q)
           if (out[q] == e) throw InputError(at + "expert id " + std::to_string(e) + " appears twice");
         out[k] = static_cast<uint16_t>(e);
@@ -94,7 +96,8 @@ nlohmann::json trace_to_json(const RoutingTrace& t) {
   nlohmann::json j = nlohmann::json::object();
   for (int l = 0; l < t.layers(); ++l) {
     nlohmann::json toks = nlohmann::json::array();
-    for (size_t i = 0; i < t.tokens(); ++i) toks.push_back(std::vector<int>(t.experts_of(l, i), t.experts_of(l, i) + t.top_k()));
+    for (size_t i = 0; i < t.tokens(); ++i)
+      toks.push_back(std::vector<int>(t.experts_of(l, i), t.experts_of(l, i) + t.top_k()));
     j[std::to_string(l)] = toks;
   }
   return j;

@@ -10,8 +10,7 @@ MeshModule::MeshModule(sc_core::sc_module_name name, const NocConfig& cfg) : sc_
   const double res_s = sc_core::sc_get_time_resolution().to_seconds();
   const double period_s = 1e-9 / cfg.clock_ghz;
   period_units_ = static_cast<uint64_t>(std::llround(period_s / res_s));
-  if (period_units_ < 2)
-    throw ConfigError("noc: clock period is shorter than two SystemC time-resolution steps");
+  if (period_units_ < 2) throw ConfigError("noc: clock period is shorter than two SystemC time-resolution steps");
   period_ = sc_core::sc_get_time_resolution() * static_cast<double>(period_units_);
   SC_METHOD(tick);
   sensitive << wake_;

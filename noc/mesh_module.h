@@ -8,9 +8,8 @@
 // the order SystemC runs processes within a delta cycle.
 #pragma once
 
-#include <systemc>
-
 #include <functional>
+#include <systemc>
 
 #include "noc/network.h"
 

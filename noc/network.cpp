@@ -84,7 +84,7 @@ uint64_t Network::enqueue(int src, int dst, uint64_t bytes, uint32_t flits, uint
     throw std::out_of_range("noc: message endpoints " + std::to_string(src) + "->" + std::to_string(dst) +
                             " outside the " + std::to_string(n) + "-node mesh");
   if (started_ && cycle <= cycle_) cycle = cycle_ + 1;  // the current cycle is already simulated
-  if (idle()) last_progress_ = cycle;                     // watchdog counts from when work appears
+  if (idle()) last_progress_ = cycle;                   // watchdog counts from when work appears
 
   const uint32_t ms = alloc_slot(messages_, free_messages_);
   MessageRec& m = messages_[ms];
@@ -185,8 +185,8 @@ void Network::handle(const Event& ev) {
         break;
       }
       if (!routers_[ev.node].accept_flit(ev.port, ev.flit, cycle_))
-        violation("buffer overflow at router " + geo_.coord(static_cast<int>(ev.node)) + " port " +
-                  port_name(ev.port) + " vc" + std::to_string(ev.vc));
+        violation("buffer overflow at router " + geo_.coord(static_cast<int>(ev.node)) + " port " + port_name(ev.port) +
+                  " vc" + std::to_string(ev.vc));
       activate_router(static_cast<int>(ev.node));
       break;
     case kCreditToRouter:
@@ -303,8 +303,10 @@ void Network::begin_cycle(uint64_t cycle) {
     size_t keep = 0;
     for (size_t i = 0; i < local_pending_.size(); ++i) {
       const uint32_t ms = local_pending_[i];
-      if (messages_[ms].create_cycle <= cycle) finish_message(ms, cycle);
-      else local_pending_[keep++] = ms;
+      if (messages_[ms].create_cycle <= cycle)
+        finish_message(ms, cycle);
+      else
+        local_pending_[keep++] = ms;
     }
     local_pending_.resize(keep);
   }

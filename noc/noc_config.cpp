@@ -27,9 +27,8 @@ void require(bool ok, const std::string& msg) {
 void NocConfig::validate() const {
   require(width >= 1 && height >= 1,
           "noc: mesh must be at least 1x1 (got " + std::to_string(width) + "x" + std::to_string(height) + ")");
-  require(width <= 256 && height <= 256,
-          "noc: mesh dimensions must be at most 256 (got " + std::to_string(width) + "x" +
-              std::to_string(height) + ")");
+  require(width <= 256 && height <= 256, "noc: mesh dimensions must be at most 256 (got " + std::to_string(width) +
+                                             "x" + std::to_string(height) + ")");
   require(vcs >= 1 && vcs <= 8, "noc: vcs must be in [1, 8] (got " + std::to_string(vcs) + ")");
   require(buffer_flits >= 1 && buffer_flits <= 1024,
           "noc: buffer_flits must be in [1, 1024] (got " + std::to_string(buffer_flits) + ")");
@@ -40,15 +39,14 @@ void NocConfig::validate() const {
   require(flit_bytes >= 1, "noc: flit_bytes must be at least 1");
   require(max_packet_flits >= 1 && max_packet_flits <= 65535,
           "noc: max_packet_flits must be in [1, 65535] (got " + std::to_string(max_packet_flits) + ")");
-  require(std::isfinite(clock_ghz) && clock_ghz > 0.0 && clock_ghz <= 100.0,
-          "noc: clock_ghz must be in (0, 100]");
+  require(std::isfinite(clock_ghz) && clock_ghz > 0.0 && clock_ghz <= 100.0, "noc: clock_ghz must be in (0, 100]");
   require(watchdog_cycles >= 1, "noc: watchdog_cycles must be at least 1");
   MeshGeometry geo{width, height};
   for (const auto& [key, spec] : link_overrides) {
     const int node = static_cast<int>(key / kNumMeshDirs);
     const int dir = static_cast<int>(key % kNumMeshDirs);
-    const std::string where = "noc: link " + (node < nodes() ? geo.coord(node) : std::to_string(node)) + "->" +
-                              port_name(dir);
+    const std::string where =
+        "noc: link " + (node < nodes() ? geo.coord(node) : std::to_string(node)) + "->" + port_name(dir);
     require(node < nodes() && geo.neighbour(node, dir) >= 0, where + " does not exist in the mesh");
     require(spec.latency_cycles >= 1 && spec.latency_cycles <= 4096, where + ": latency_cycles must be in [1, 4096]");
     require(std::isfinite(spec.bandwidth_flits_per_cycle) && spec.bandwidth_flits_per_cycle > 0.0 &&
@@ -61,11 +59,16 @@ void NocConfig::validate() const {
 int MeshGeometry::neighbour(int node, int dir) const {
   const int nx = x(node), ny = y(node);
   switch (dir) {
-    case kNorth: return ny > 0 ? node - width : -1;
-    case kSouth: return ny + 1 < height ? node + width : -1;
-    case kEast: return nx + 1 < width ? node + 1 : -1;
-    case kWest: return nx > 0 ? node - 1 : -1;
-    default: return -1;
+    case kNorth:
+      return ny > 0 ? node - width : -1;
+    case kSouth:
+      return ny + 1 < height ? node + width : -1;
+    case kEast:
+      return nx + 1 < width ? node + 1 : -1;
+    case kWest:
+      return nx > 0 ? node - 1 : -1;
+    default:
+      return -1;
   }
 }
 

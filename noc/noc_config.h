@@ -32,13 +32,13 @@ struct LinkSpec {
 struct NocConfig {
   int width = 8;
   int height = 8;
-  int vcs = 2;                  ///< virtual channels per input port
-  int buffer_flits = 8;         ///< flit slots per VC buffer
-  int router_delay_cycles = 2;  ///< buffer write -> switch traversal, at zero load
-  int link_delay_cycles = 1;    ///< default wire latency of every inter-router link
-  uint32_t flit_bytes = 16;     ///< payload bytes per flit (header travels in sideband bits)
-  int max_packet_flits = 16;    ///< messages are cut into packets of at most this many flits
-  double clock_ghz = 1.0;       ///< router clock
+  int vcs = 2;                       ///< virtual channels per input port
+  int buffer_flits = 8;              ///< flit slots per VC buffer
+  int router_delay_cycles = 2;       ///< buffer write -> switch traversal, at zero load
+  int link_delay_cycles = 1;         ///< default wire latency of every inter-router link
+  uint32_t flit_bytes = 16;          ///< payload bytes per flit (header travels in sideband bits)
+  int max_packet_flits = 16;         ///< messages are cut into packets of at most this many flits
+  double clock_ghz = 1.0;            ///< router clock
   uint64_t watchdog_cycles = 20000;  ///< stall if flits are in flight and nothing moves this long
 
   /// Overrides for individual directed links, keyed by link_key(node, direction).

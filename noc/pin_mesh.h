@@ -11,11 +11,10 @@
 // (noc::MeshModule) is the fast path.
 #pragma once
 
-#include <systemc>
-
 #include <functional>
 #include <memory>
 #include <string>
+#include <systemc>
 #include <vector>
 
 #include "noc/network.h"

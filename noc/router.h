@@ -88,13 +88,13 @@ class Router {
   int x_, y_;
   int vcs_, depth_, router_delay_;
   int n_ivc_;
-  std::vector<Flit> buf_;            // [ivc][depth] rings
-  std::vector<InputVc> in_;          // [port][vc]
-  std::vector<int16_t> out_credits_; // [port][vc], Local unused
+  std::vector<Flit> buf_;             // [ivc][depth] rings
+  std::vector<InputVc> in_;           // [port][vc]
+  std::vector<int16_t> out_credits_;  // [port][vc], Local unused
   uint8_t out_busy_[kNumPorts] = {};  // bit v set: output VC v holds a packet
   OutputLinkTiming out_link_[kNumPorts];
   uint64_t out_next_free_q_[kNumPorts] = {};
-  uint64_t nonempty_ = 0;            // bit per ivc
+  uint64_t nonempty_ = 0;  // bit per ivc
   int va_rr_[kNumPorts] = {};
   int in_rr_[kNumPorts] = {};
   int out_rr_[kNumPorts] = {};
@@ -190,8 +190,8 @@ void Router::step(uint64_t cycle, Sink& sink) {
     }
     f.vc = static_cast<uint8_t>(ov);
     const uint64_t floor_q = now_q + 1 > kCycleOne ? now_q + 1 - kCycleOne : 0;
-    out_next_free_q_[o] = (out_next_free_q_[o] > floor_q ? out_next_free_q_[o] : floor_q) +
-                          out_link_[o].cycles_per_flit_q;
+    out_next_free_q_[o] =
+        (out_next_free_q_[o] > floor_q ? out_next_free_q_[o] : floor_q) + out_link_[o].cycles_per_flit_q;
     note_occupancy(cycle);
     --buffered_;
     ++flits_out_[o];

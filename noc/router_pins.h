@@ -12,10 +12,9 @@
 // arrivals of cycle c; the outputs written at that edge are what the router sent in cycle c.
 #pragma once
 
-#include <systemc>
-
 #include <cstdint>
 #include <string>
+#include <systemc>
 
 #include "noc/noc_config.h"
 #include "noc/router.h"

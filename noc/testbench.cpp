@@ -102,8 +102,7 @@ TestbenchResult run_testbench_direct(const TestbenchConfig& cfg) {
       net.end_measurement(window_end);
       ended = true;
     }
-    if (!ended && traffic.next_cycle() == c)
-      traffic.emit(c, [&](int s, int d) { net.send_flits(s, d, flits, c); });
+    if (!ended && traffic.next_cycle() == c) traffic.emit(c, [&](int s, int d) { net.send_flits(s, d, flits, c); });
     if (!net.step(c)) break;
     uint64_t next = net.next_event_cycle(c);
     if (!ended) next = std::min({next, traffic.next_cycle(), window_end});

@@ -30,7 +30,7 @@ struct TestbenchResult {
   uint64_t simulated_cycles = 0;  ///< warm-up + window + drain
   uint64_t injected_flits = 0;
   uint64_t ejected_flits = 0;
-  bool drained = false;           ///< every packet ever created was delivered
+  bool drained = false;  ///< every packet ever created was delivered
   bool stalled = false;
   std::string stall_report;
   std::string conservation_error;  ///< empty when conservation holds

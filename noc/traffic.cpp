@@ -14,10 +14,14 @@ TrafficPattern parse_traffic_pattern(const std::string& name) {
 
 const char* traffic_pattern_name(TrafficPattern p) {
   switch (p) {
-    case TrafficPattern::kUniform: return "uniform";
-    case TrafficPattern::kTranspose: return "transpose";
-    case TrafficPattern::kBitComplement: return "bitcomp";
-    case TrafficPattern::kHotspot: return "hotspot";
+    case TrafficPattern::kUniform:
+      return "uniform";
+    case TrafficPattern::kTranspose:
+      return "transpose";
+    case TrafficPattern::kBitComplement:
+      return "bitcomp";
+    case TrafficPattern::kHotspot:
+      return "hotspot";
   }
   return "?";
 }
@@ -61,9 +65,12 @@ int SyntheticTraffic::destination(int src) {
     return r >= src ? r + 1 : r;
   };
   switch (cfg_.pattern) {
-    case TrafficPattern::kUniform: return uniform_other();
-    case TrafficPattern::kTranspose: return geo_.id(geo_.y(src), geo_.x(src));
-    case TrafficPattern::kBitComplement: return geo_.id(geo_.width - 1 - geo_.x(src), geo_.height - 1 - geo_.y(src));
+    case TrafficPattern::kUniform:
+      return uniform_other();
+    case TrafficPattern::kTranspose:
+      return geo_.id(geo_.y(src), geo_.x(src));
+    case TrafficPattern::kBitComplement:
+      return geo_.id(geo_.width - 1 - geo_.x(src), geo_.height - 1 - geo_.y(src));
     case TrafficPattern::kHotspot:
       if (rng.uniform() < cfg_.hotspot_fraction) return cfg_.hotspot_node;
       return uniform_other();

@@ -22,8 +22,8 @@ struct TrafficConfig {
   double injection_rate = 0.1;  ///< offered flits per node per cycle, in [0, 1]
   int packet_flits = 4;
   uint64_t seed = 1;
-  int hotspot_node = -1;           ///< -1: the node nearest the mesh centre
-  double hotspot_fraction = 0.2;   ///< share of packets sent to the hotspot
+  int hotspot_node = -1;          ///< -1: the node nearest the mesh centre
+  double hotspot_fraction = 0.2;  ///< share of packets sent to the hotspot
   void validate(const MeshGeometry& geo) const;
 };
 

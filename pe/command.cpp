@@ -6,14 +6,22 @@ namespace nmpsim::pe {
 
 const char* command_kind_name(CommandKind k) {
   switch (k) {
-    case CommandKind::kCompute: return "compute";
-    case CommandKind::kSend: return "send";
-    case CommandKind::kRecv: return "recv";
-    case CommandKind::kWaitSends: return "wait_sends";
-    case CommandKind::kReduce: return "reduce";
-    case CommandKind::kCopyWeights: return "copy_weights";
-    case CommandKind::kDelay: return "delay";
-    case CommandKind::kBroadcast: return "broadcast";
+    case CommandKind::kCompute:
+      return "compute";
+    case CommandKind::kSend:
+      return "send";
+    case CommandKind::kRecv:
+      return "recv";
+    case CommandKind::kWaitSends:
+      return "wait_sends";
+    case CommandKind::kReduce:
+      return "reduce";
+    case CommandKind::kCopyWeights:
+      return "copy_weights";
+    case CommandKind::kDelay:
+      return "delay";
+    case CommandKind::kBroadcast:
+      return "broadcast";
   }
   return "?";
 }

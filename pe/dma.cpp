@@ -78,9 +78,9 @@ tlm::tlm_sync_enum Dma::nb_transport_bw(tlm::tlm_generic_payload& p, tlm::tlm_ph
 
 void Dma::complete(tlm::tlm_generic_payload& p) {
   if (p.is_response_error())
-    SC_REPORT_ERROR(name(), ("DRAM access failed: " + p.get_response_string() + " at address " +
-                             std::to_string(p.get_address()))
-                                .c_str());
+    SC_REPORT_ERROR(
+        name(),
+        ("DRAM access failed: " + p.get_response_string() + " at address " + std::to_string(p.get_address())).c_str());
   auto it = in_flight_.find(&p);
   const uint64_t id = it->second;
   in_flight_.erase(it);

@@ -3,13 +3,13 @@
 // back-pressure stalls it), answers BEGIN_RESP with TLM_COMPLETED. Payloads come from a pool.
 #pragma once
 
-#include <systemc>
-#include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <systemc>
+#include <tlm>
 #include <unordered_map>
 
 #include "dram/payload_pool.h"

@@ -6,8 +6,8 @@ namespace nmpsim::pe {
 
 using sc_core::sc_time;
 
-ProcessingElement::ProcessingElement(sc_core::sc_module_name name, int node, const PeSpec& spec,
-                                     noc::MeshModule& mesh, uint64_t dram_capacity_bytes)
+ProcessingElement::ProcessingElement(sc_core::sc_module_name name, int node, const PeSpec& spec, noc::MeshModule& mesh,
+                                     uint64_t dram_capacity_bytes)
     : sc_module(name),
       dma("dma", spec.dma_chunk_bytes),
       node_(node),

@@ -9,12 +9,11 @@
 // acknowledgement. Reduce is an element-wise add of two operands held on chip.
 #pragma once
 
-#include <systemc>
-
 #include <cstdint>
 #include <deque>
 #include <memory>
 #include <string>
+#include <systemc>
 #include <unordered_map>
 #include <vector>
 
@@ -25,17 +24,24 @@
 namespace nmpsim::pe {
 
 struct PeSpec {
-  double peak_flops = 5e12;          ///< FLOP/s
-  double startup_ns = 50.0;          ///< fixed start-up of a compute or reduce command
+  double peak_flops = 5e12;             ///< FLOP/s
+  double startup_ns = 50.0;             ///< fixed start-up of a compute or reduce command
   uint32_t dma_chunk_bytes = 1 << 20;   ///< largest DRAM transaction the DMA issues
   uint32_t copy_chunk_bytes = 1 << 18;  ///< weight copies move through the NoC in chunks of this size
-  uint32_t element_bytes = 2;        ///< bytes per element for Reduce (FP16)
+  uint32_t element_bytes = 2;           ///< bytes per element for Reduce (FP16)
   double pj_per_flop = 0.5;
 };
 
 /// Tags carry a message kind in their top 8 bits; user tags must stay below 2^56.
 /// kTracked: a message whose delivery someone else watches (the firmware's schedule transfers); the PE ignores it.
-enum class MessageKind : uint8_t { kData = 0, kCopyChunk = 1, kCopyAck = 2, kBcastChunk = 3, kBcastAck = 4, kTracked = 5 };
+enum class MessageKind : uint8_t {
+  kData = 0,
+  kCopyChunk = 1,
+  kCopyAck = 2,
+  kBcastChunk = 3,
+  kBcastAck = 4,
+  kTracked = 5
+};
 
 /// Broadcasts in flight, shared by the PEs of a system: who forwards each chunk to whom.
 struct BroadcastRegistry {
@@ -46,7 +52,9 @@ struct BroadcastRegistry {
   };
   std::unordered_map<uint64_t, Entry> entries;  ///< by broadcast tag
 };
-inline constexpr uint64_t make_tag(MessageKind k, uint64_t low) { return (uint64_t{static_cast<uint8_t>(k)} << 56) | low; }
+inline constexpr uint64_t make_tag(MessageKind k, uint64_t low) {
+  return (uint64_t{static_cast<uint8_t>(k)} << 56) | low;
+}
 inline constexpr MessageKind tag_kind(uint64_t tag) { return static_cast<MessageKind>(tag >> 56); }
 inline constexpr uint64_t tag_low(uint64_t tag) { return tag & ((uint64_t{1} << 56) - 1); }
 
@@ -107,8 +115,8 @@ class ProcessingElement : public sc_core::sc_module {
   std::unordered_map<uint64_t, int> inbox_;  // tag -> messages received and not yet consumed
   uint64_t sends_outstanding_ = 0;
   uint64_t copy_seq_ = 0;
-  std::unordered_map<uint64_t, int> acks_;   // copy id -> acknowledgements received
-  uint64_t staging_address_ = 0;             // where received weight chunks are written
+  std::unordered_map<uint64_t, int> acks_;  // copy id -> acknowledgements received
+  uint64_t staging_address_ = 0;            // where received weight chunks are written
   std::vector<CommandRecord> log_;
   bool logging_ = true;
   double flops_ = 0;

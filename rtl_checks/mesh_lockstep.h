@@ -4,10 +4,9 @@
 // "cycle C router (x,y) port P out_flit: <a> <flit> vs <b> <flit>".
 #pragma once
 
-#include <systemc>
-
 #include <cstdint>
 #include <string>
+#include <systemc>
 
 #include "noc/pin_mesh.h"
 

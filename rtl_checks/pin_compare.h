@@ -26,12 +26,11 @@ inline bool same_outputs(const PortOutputs& a, const PortOutputs& b, uint64_t fl
 inline std::string describe_pin_mismatch(uint64_t cycle, const std::string& router, int port, const PortOutputs& a,
                                          const PortOutputs& b, const std::string& a_label, const std::string& b_label,
                                          uint64_t flit_mask = ~uint64_t{0}) {
-  const std::string what =
-      (a.flit & flit_mask) != (b.flit & flit_mask)
-          ? "out_flit: " + a_label + " " + noc::describe_flit_word(a.flit) + " vs " + b_label + " " +
-                noc::describe_flit_word(b.flit)
-          : "out_credit: " + a_label + " " + noc::describe_credit_word(a.credit) + " vs " + b_label + " " +
-                noc::describe_credit_word(b.credit);
+  const std::string what = (a.flit & flit_mask) != (b.flit & flit_mask)
+                               ? "out_flit: " + a_label + " " + noc::describe_flit_word(a.flit) + " vs " + b_label +
+                                     " " + noc::describe_flit_word(b.flit)
+                               : "out_credit: " + a_label + " " + noc::describe_credit_word(a.credit) + " vs " +
+                                     b_label + " " + noc::describe_credit_word(b.credit);
   return "cycle " + std::to_string(cycle) + " router " + router + " port " + noc::port_name(port) + " " + what;
 }
 

@@ -13,11 +13,10 @@
 // downstream drains at full speed until the router is empty.
 #pragma once
 
-#include <systemc>
-
 #include <cstdint>
 #include <map>
 #include <string>
+#include <systemc>
 #include <vector>
 
 #include "mapping/rng.h"

@@ -1,14 +1,14 @@
 // The nmpsim command line: help, exit codes, one-line errors, JSON output.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
+#include <sys/wait.h>
 
 #include <array>
-#include <filesystem>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <string>
-#include <sys/wait.h>
 
 namespace {
 
@@ -162,8 +162,9 @@ TEST(CliHw, DescribesAPreset) {
 TEST(CliHw, BadInputIsOneLineExitTwo) {
   const std::string bad = ::testing::TempDir() + "/cli_bad_hw.json";
   { std::ofstream(bad) << "{\"mesh\": {\"width\": 4, \"height\": 4}}"; }
-  for (const std::string& args : {std::string("hw --preset nope"), "hw --hw " + bad, std::string("hw"),
-                                 std::string("hw --preset wsc-4x4 --hw x.json"), std::string("hw --hw /no/such/file.json")}) {
+  for (const std::string& args :
+       {std::string("hw --preset nope"), "hw --hw " + bad, std::string("hw"),
+        std::string("hw --preset wsc-4x4 --hw x.json"), std::string("hw --hw /no/such/file.json")}) {
     const CliRun r = nmpsim(args);
     EXPECT_EQ(r.code, 2) << args << ": " << r.out;
     EXPECT_EQ(lines(r.out), 1) << args << ": " << r.out;
@@ -173,8 +174,8 @@ TEST(CliHw, BadInputIsOneLineExitTwo) {
 
 TEST(CliHw, ExerciseWritesVcdAndEnergyJson) {
   const std::string vcd = ::testing::TempDir() + "/cli_hw.vcd", json = ::testing::TempDir() + "/cli_hw.json";
-  const CliRun r = nmpsim("hw --preset hdmoe-4x4-5t50g --exercise --exercise-weight-mib 1 --vcd " + vcd +
-                          " --json " + json);
+  const CliRun r =
+      nmpsim("hw --preset hdmoe-4x4-5t50g --exercise --exercise-weight-mib 1 --vcd " + vcd + " --json " + json);
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_EQ(r.out.find("Warning"), std::string::npos) << r.out.substr(0, 500);
   std::ifstream in(vcd);
@@ -197,14 +198,15 @@ namespace {
 
 TEST(CliRun, WritesSummaryCsvAndPlotsForEveryStrategy) {
   const std::string out = ::testing::TempDir() + "/cli_run";
-  const CliRun r = nmpsim("run --hw hdmoe-4x4-5t50g --strategy tp,ep,cb --batch 16 --steps 2 --context 256 --out " + out);
+  const CliRun r =
+      nmpsim("run --hw hdmoe-4x4-5t50g --strategy tp,ep,cb --batch 16 --steps 2 --context 256 --out " + out);
   ASSERT_EQ(r.code, 0) << r.out;
   for (const char* s : {"tp ", "ep ", "cb "}) EXPECT_NE(r.out.find(s), std::string::npos) << r.out;
   const nlohmann::json j = nlohmann::json::parse(std::ifstream(out + "/summary.json"));
   for (const char* s : {"tp", "ep", "cb"}) {
     const auto& st = j["strategies"][s];
-    for (const char* key : {"mean_tbt_us", "tbt_us", "attention_us", "allreduce_us", "moe_compute_us", "moe_comm_us",
-                            "layers"})
+    for (const char* key :
+         {"mean_tbt_us", "tbt_us", "attention_us", "allreduce_us", "moe_compute_us", "moe_comm_us", "layers"})
       EXPECT_TRUE(st.contains(key)) << s << " " << key;
     EXPECT_EQ(st["tbt_us"].size(), 2u);
     EXPECT_EQ(st["layers"].size(), 32u);
@@ -219,7 +221,7 @@ TEST(CliRun, WritesSummaryCsvAndPlotsForEveryStrategy) {
       if (ph["name"] == "combine") combine = ph["bytes"].get<double>();
     }
     EXPECT_NEAR(phases_us, st["mean_tbt_us"].get<double>(), 1e-6 * st["mean_tbt_us"].get<double>());
-    EXPECT_DOUBLE_EQ(dispatch, combine);  // every token's partial output returns the way it came
+    EXPECT_DOUBLE_EQ(dispatch, combine);                 // every token's partial output returns the way it came
     EXPECT_EQ(st["layers"][0]["phases_us"].size(), 7u);  // Mixtral: no shared experts, so 7 phases
     const auto& e = st["energy_pj"];
     EXPECT_GT(e["dram"].get<double>(), 0);
@@ -260,15 +262,19 @@ TEST(CliRun, WritesSummaryCsvAndPlotsForEveryStrategy) {
 
 TEST(CliRun, FlowFidelityAndPlacementFiles) {
   const std::string out = ::testing::TempDir() + "/cli_flow";
-  const CliRun r = nmpsim("run --hw hdmoe-4x4-5t50g --model deepseek-v2-lite --fidelity flow --batch 32 --strategy ep "
-                          "--no-plots --out " + out);
+  const CliRun r = nmpsim(
+      "run --hw hdmoe-4x4-5t50g --model deepseek-v2-lite --fidelity flow --batch 32 --strategy ep "
+      "--no-plots --out " +
+      out);
   ASSERT_EQ(r.code, 0) << r.out;
   const nlohmann::json j = nlohmann::json::parse(std::ifstream(out + "/summary.json"));
   EXPECT_EQ(j["strategies"]["ep"]["fidelity"], "flow");
   EXPECT_EQ(j["strategies"]["ep"]["layers"].size(), 27u);  // 1 dense + 26 MoE layers
   // The same in cycle fidelity, briefly: a dense layer has phases with no work, and SystemC stays quiet.
-  const CliRun c = nmpsim("run --hw hdmoe-4x4-5t50g --model deepseek-v2-lite --batch 4 --steps 1 --strategy ep "
-                          "--no-plots --out " + out);
+  const CliRun c = nmpsim(
+      "run --hw hdmoe-4x4-5t50g --model deepseek-v2-lite --batch 4 --steps 1 --strategy ep "
+      "--no-plots --out " +
+      out);
   EXPECT_EQ(c.code, 0) << c.out;
   EXPECT_EQ(c.out.find("Warning"), std::string::npos) << c.out.substr(0, 400);
 }
@@ -282,9 +288,11 @@ std::string slurp(const std::string& path) {
 TEST(CliRun, StrategyAllRunsEveryRegisteredStrategyAndASecondRunReusesTheSolve) {
   const std::string dir = ::testing::TempDir() + "/cli_all", cache = dir + "/cache";
   std::filesystem::remove_all(dir);  // a fresh cache: the first run must solve
-  const std::string args = "run --hw hdmoe-4x4-5t50g --fidelity flow --strategy all --batch 16 --steps 1 --no-plots "
-                           "--strategy-opt hdmoe-node.time_limit_s=0.05 --strategy-opt hdmoe.time_limit_s=0.05 "
-                           "--cache-dir " + cache + " --out " + dir;
+  const std::string args =
+      "run --hw hdmoe-4x4-5t50g --fidelity flow --strategy all --batch 16 --steps 1 --no-plots "
+      "--strategy-opt hdmoe-node.time_limit_s=0.05 --strategy-opt hdmoe.time_limit_s=0.05 "
+      "--cache-dir " +
+      cache + " --out " + dir;
   const CliRun first = nmpsim(args);
   ASSERT_EQ(first.code, 0) << first.out;
   for (const char* s : {"\n  tp ", "\n  ep ", "\n  cb ", "\n  hdmoe-node ", "\n  hdmoe "})
@@ -305,9 +313,11 @@ TEST(CliRun, StrategyAllRunsEveryRegisteredStrategyAndASecondRunReusesTheSolve) 
 
 TEST(CliRun, TheSpecInSummaryJsonReproducesTheRun) {
   const std::string dir = ::testing::TempDir() + "/cli_spec";
-  const CliRun r = nmpsim("run --hw hdmoe-4x4-10t25g --model deepseek-v2-lite --trace synthetic --skew 1.1 --seed 7 "
-                          "--batch 24 --steps 2 --attn-tp 4 --strategy tp,cb --cb-regions 4 --fidelity flow --no-plots "
-                          "--out " + dir + "/a");
+  const CliRun r = nmpsim(
+      "run --hw hdmoe-4x4-10t25g --model deepseek-v2-lite --trace synthetic --skew 1.1 --seed 7 "
+      "--batch 24 --steps 2 --attn-tp 4 --strategy tp,cb --cb-regions 4 --fidelity flow --no-plots "
+      "--out " +
+      dir + "/a");
   ASSERT_EQ(r.code, 0) << r.out;
   const nlohmann::json a = nlohmann::json::parse(slurp(dir + "/a/summary.json"));
   { std::ofstream(dir + "/spec.json") << a["spec"].dump(2); }
@@ -324,8 +334,9 @@ TEST(CliRun, TheSpecInSummaryJsonReproducesTheRun) {
   EXPECT_EQ(nlohmann::json::parse(slurp(dir + "/d/summary.json"))["strategies"]["cb"]["layers"],
             a["strategies"]["cb"]["layers"]);
   // The example spec parses (overridden here to run briefly).
-  const CliRun example = nmpsim("run --spec " + std::string(NMPSIM_SOURCE_DIR) +
-                                "/examples/specs/hdmoe_4x8.json --strategy tp,ep --steps 1 --no-plots --out " + dir + "/e");
+  const CliRun example =
+      nmpsim("run --spec " + std::string(NMPSIM_SOURCE_DIR) +
+             "/examples/specs/hdmoe_4x8.json --strategy tp,ep --steps 1 --no-plots --out " + dir + "/e");
   EXPECT_EQ(example.code, 0) << example.out;
   // Options given with --spec override its fields.
   const CliRun over = nmpsim("run --spec " + dir + "/spec.json --batch 8 --no-plots --out " + dir + "/c");

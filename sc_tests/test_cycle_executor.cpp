@@ -44,7 +44,7 @@ TEST(CycleExecutor, BackgroundStreamsOverlapTheForegroundAndALaterLayerCanWaitFo
   const uint64_t s1 = ex.execute(first);
   const double layer1_s = ex.now_s();
   EXPECT_NEAR(layer1_s, spec.compute.startup_ns * 1e-9 + 1e6 / 5e12, 1e-12);  // the compute alone
-  EXPECT_FALSE(ex.tracker().done({s1, stream}));  // 4 MiB at 50 GB/s take about 84 us
+  EXPECT_FALSE(ex.tracker().done({s1, stream}));                              // 4 MiB at 50 GB/s take about 84 us
   // Layer 2 needs the copied weights: its foreground waits for the stream.
   auto second = std::make_shared<LayerSchedule>();
   const OpId ext = second->external(second->phase("copy", PhaseFamily::kOther, 1), {s1, stream});

@@ -1,10 +1,10 @@
 // DRAM targets: streaming bandwidth, row-buffer timing, TLM-2.0 AT protocol rules, back-pressure,
 // payload recycling, energy. Expectations are hand-derived from the spec's timing parameters.
 #include <gtest/gtest.h>
+#include <tlm_utils/simple_initiator_socket.h>
 
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_initiator_socket.h>
 
 #include "dram/dram_target.h"
 #include "pe/dma.h"
@@ -12,8 +12,8 @@
 namespace nmpsim::dram {
 namespace {
 
-using sc_core::sc_time;
 using sc_core::SC_NS;
+using sc_core::sc_time;
 
 double ns(const sc_time& t) { return t.to_seconds() * 1e9; }
 

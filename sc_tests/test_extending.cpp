@@ -7,8 +7,8 @@
 
 #include "apps/experiment.h"
 #include "lpt_strategy.h"
-#include "register.h"
 #include "methods/register_all.h"
+#include "register.h"
 
 namespace nmpsim {
 namespace {

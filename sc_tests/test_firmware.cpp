@@ -5,8 +5,8 @@
 
 #include "firmware/cycle_executor.h"
 #include "mapping/json_fields.h"
-#include "methods/hdmoe/prebroadcast_policy.h"
 #include "mapping_test_util.h"
+#include "methods/hdmoe/prebroadcast_policy.h"
 #include "noc_test_util.h"
 
 namespace nmpsim {
@@ -63,7 +63,8 @@ TEST(Firmware, ConservesTokensAndBytes) {
   const double work = std::accumulate(r.node_token_work.begin(), r.node_token_work.end(), 0.0);
   EXPECT_NEAR(work, 24.0 * 2 * 2 * 2, 1e-9);  // batch x top-k x layers x steps
   // The flow model's link loads for the same plans, rounded up to whole flits, bound the cycle run's.
-  const mapping::StrategyResult f = mapping::run_flow(firmware::to_analytical(spec), m, tr, mapping::make_ep(m, 16), cfg);
+  const mapping::StrategyResult f =
+      mapping::run_flow(firmware::to_analytical(spec), m, tr, mapping::make_ep(m, 16), cfg);
   EXPECT_DOUBLE_EQ(f.bytes_of("dispatch"), r.bytes_of("dispatch"));
   double cycle_links = 0, flow_links = 0;
   for (double b : r.link_bytes) cycle_links += b;
@@ -94,7 +95,7 @@ TEST(Firmware, TbtGrowsWithBatchSize) {
 /// EP's TBT over TP's, per hardware point, for a hot-expert trace (cycle fidelity, one process).
 TEST(Firmware, EpSuffersFromHotExpertsAndTpFromSlowLinks) {
   const mapping::ModelSpec m = small_mixtral(2);
-  const mapping::RoutingTrace hot = make_trace(m, 2.5);   // one expert takes most tokens
+  const mapping::RoutingTrace hot = make_trace(m, 2.5);  // one expert takes most tokens
   const mapping::RoutingTrace flat = make_trace(m, 0.0);
   mapping::RunConfig cfg;
   cfg.shape = {64, 256};
@@ -122,7 +123,7 @@ TEST(Firmware, EpSuffersFromHotExpertsAndTpFromSlowLinks) {
   auto compute = [](const mapping::StrategyResult& r) { return r.phase_s(r.mean_layers()[0], "experts"); };
   // TP sends every token to the 15 other nodes; EP to at most 2 experts x 2 nodes per expert group.
   EXPECT_GE(tp.bytes_of("dispatch"), 15.0 / 4 * ep_hot.bytes_of("dispatch"));
-  EXPECT_GT(comm(tp), comm(ep_hot));  // and over 25 GB/s links that costs TP more time
+  EXPECT_GT(comm(tp), comm(ep_hot));                   // and over 25 GB/s links that costs TP more time
   EXPECT_GT(compute(ep_hot), 1.2 * compute(ep_flat));  // a hot expert overloads its EP group
   EXPECT_GT(ep_hot.mean_layers()[0].expert_imbalance_s, ep_flat.mean_layers()[0].expert_imbalance_s);
 }
@@ -131,8 +132,7 @@ TEST(Firmware, RunsTheRealMixtralTraceWithAttentionGroups) {
   const hw::HardwareSpec spec = hw::preset("hdmoe-4x8-5t50g");
   hw::System sys("sys", spec);
   const mapping::ModelSpec m = small_mixtral(3);
-  const mapping::RoutingTrace tr =
-      mapping::load_trace("mtbench-math", 8, 2);
+  const mapping::RoutingTrace tr = mapping::load_trace("mtbench-math", 8, 2);
   mapping::RunConfig cfg;
   cfg.shape = {32, 256};
   cfg.steps = 1;

@@ -4,9 +4,9 @@
 #include <numeric>
 #include <set>
 
-#include "methods/hdmoe/hdmoe_strategy.h"
 #include "mapping/rng.h"
 #include "mapping_test_util.h"
+#include "methods/hdmoe/hdmoe_strategy.h"
 
 namespace nmpsim::methods::hdmoe {
 namespace {
@@ -47,7 +47,7 @@ void expect_satisfies_constraints(const NodeBalanceProblem& pb, const NodeBalanc
       shares += r.P[static_cast<size_t>(i) * D + c];
     }
     EXPECT_LE(load, r.workload_cap + 1e-6) << "node " << c;  // (9)
-    EXPECT_LE(shares, pb.max_shares_per_node + 1e-6);         // memory
+    EXPECT_LE(shares, pb.max_shares_per_node + 1e-6);        // memory
   }
 }
 

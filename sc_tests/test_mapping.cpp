@@ -1,6 +1,5 @@
 // The mapping layer (plain C++): models, traces, placements, strategies, layer plans, flow model.
 #include <gtest/gtest.h>
-
 #include <zlib.h>
 
 #include <cstdio>
@@ -29,7 +28,6 @@ Topology mesh(int w, int h) {
 
 using testing::trace_for;
 
-
 TEST(Models, PublishedShapes) {
   const ModelSpec m = model_preset("mixtral-8x7b");
   EXPECT_EQ(m.experts, 8);
@@ -53,7 +51,8 @@ TEST(Models, PublishedShapes) {
   EXPECT_EQ(q.moe_layers, 28);
   EXPECT_EQ(q.hidden, 3584);
   EXPECT_EQ(q.intermediate, 2560);
-  for (const auto& n : {"deepseek-v3", "qwen3-235b-a22b", "dbrx", "mixtral-8x22b"}) EXPECT_NO_THROW(model_preset(n).validate(n));
+  for (const auto& n : {"deepseek-v3", "qwen3-235b-a22b", "dbrx", "mixtral-8x22b"})
+    EXPECT_NO_THROW(model_preset(n).validate(n));
   EXPECT_THROW(model_preset("gpt-5"), InputError);
 }
 
@@ -115,7 +114,8 @@ std::string trace_error(const std::string& text, int experts = 8, int top_k = 2)
 
 TEST(Traces, MalformedTracesAreRejectedClearly) {
   EXPECT_NE(trace_error("{\"0\": [[1, 2], [3").find("malformed JSON"), std::string::npos);
-  EXPECT_NE(trace_error("{\"0\": [[1, 8]]}").find("layer 0 token 0: expert id 8 out of range [0, 8)"), std::string::npos);
+  EXPECT_NE(trace_error("{\"0\": [[1, 8]]}").find("layer 0 token 0: expert id 8 out of range [0, 8)"),
+            std::string::npos);
   EXPECT_NE(trace_error("{\"0\": [[1, 2, 3]]}").find("expected 2 expert ids (top-k)"), std::string::npos);
   EXPECT_NE(trace_error("{\"0\": [[1, 1]]}").find("appears twice"), std::string::npos);
   EXPECT_NE(trace_error("{\"0\": [[1, 2]], \"2\": [[1, 2]]}").find("layer \"1\" missing"), std::string::npos);
@@ -260,8 +260,10 @@ TEST(Placements, MemoryCapacityIsChecked) {
   const MemoryDemand d = memory_demand(tp, m, 16, 64, 1024);
   // TP: every node holds 1/16 of all weights (57B parameters at FP16 = ~114 GB) plus KV cache.
   double weights = m.moe_layers * (m.experts * m.expert_params() + m.shared_params() + m.attention_params()) * 2;
-  EXPECT_NEAR(d.bytes_per_node[0], weights / 16 + m.moe_layers * m.gate_params() * 2 +
-                                       m.moe_layers * 64.0 * 1024 * m.kv_bytes_per_token() / 16, 1e6);
+  EXPECT_NEAR(
+      d.bytes_per_node[0],
+      weights / 16 + m.moe_layers * m.gate_params() * 2 + m.moe_layers * 64.0 * 1024 * m.kv_bytes_per_token() / 16,
+      1e6);
   EXPECT_NO_THROW(check_memory(tp, m, t, 8.0 * (1ULL << 30), 16, 64, 1024));
   try {
     check_memory(tp, m, t, 4.0 * (1ULL << 30), 16, 64, 1024);
@@ -279,7 +281,8 @@ TEST(LayerPlans, RingsAreHamiltonianCyclesOfMeshNeighbours) {
     ASSERT_EQ(g.size(), 1);
     const auto& r = g.ring[0];
     EXPECT_EQ(std::set<int>(r.begin(), r.end()).size(), static_cast<size_t>(w * h));
-    for (size_t i = 0; i < r.size(); ++i) EXPECT_EQ(t.hops(r[i], r[(i + 1) % r.size()]), 1) << w << "x" << h << " at " << i;
+    for (size_t i = 0; i < r.size(); ++i)
+      EXPECT_EQ(t.hops(r[i], r[(i + 1) % r.size()]), 1) << w << "x" << h << " at " << i;
   }
   const Topology t = mesh(4, 8);
   const Groups g = make_groups(t, 4);  // eight 2x2 groups
@@ -331,12 +334,13 @@ TEST(FlowModel, SingleMessageAndLinkLoads) {
   // bytes / 50 GB/s + head latency (1 + R) + 6 x (R + 1) cycles at 1 GHz, R = 2.
   EXPECT_NEAR(traffic_seconds(hw, m), 1e6 / 50e9 + (3 + 6 * 3) * 1e-9, 1e-12);
   const auto loads = link_loads(hw.topology, m);
-  EXPECT_EQ(loads[0 * 4 + 1], 1e6);   // (0,0) east
-  EXPECT_EQ(loads[3 * 4 + 2], 1e6);   // (3,0) south
-  EXPECT_EQ(loads[0 * 4 + 2], 0.0);   // XY: never south from (0,0)
+  EXPECT_EQ(loads[0 * 4 + 1], 1e6);  // (0,0) east
+  EXPECT_EQ(loads[3 * 4 + 2], 1e6);  // (3,0) south
+  EXPECT_EQ(loads[0 * 4 + 2], 0.0);  // XY: never south from (0,0)
   EXPECT_EQ(std::accumulate(loads.begin(), loads.end(), 0.0), 6e6);
   EXPECT_NEAR(compute_seconds(hw, 1e9, 0), hw.startup_s + 1e9 / hw.peak_flops, 1e-15);
-  EXPECT_NEAR(compute_seconds(hw, 1, 1e6), hw.startup_s + hw.memory_first_access_s + 1e6 / hw.memory_bytes_per_s, 1e-15);
+  EXPECT_NEAR(compute_seconds(hw, 1, 1e6), hw.startup_s + hw.memory_first_access_s + 1e6 / hw.memory_bytes_per_s,
+              1e-15);
 }
 
 }  // namespace

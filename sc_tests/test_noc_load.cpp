@@ -40,8 +40,8 @@ TEST(NocConservation, RandomTrafficUpToAndPastSaturationManySeeds) {
         tb.traffic.packet_flits = 1 + static_cast<int>(seed * 3 % 9);
         tb.noc.vcs = 1 + static_cast<int>(seed % 3);
         tb.noc.buffer_flits = 2 + static_cast<int>(seed % 4);
-        expect_clean(run_testbench_direct(tb), std::string(traffic_pattern_name(pattern)) +
-                                                   " rate " + std::to_string(rate) + " seed " + std::to_string(seed));
+        expect_clean(run_testbench_direct(tb), std::string(traffic_pattern_name(pattern)) + " rate " +
+                                                   std::to_string(rate) + " seed " + std::to_string(seed));
         ++runs;
       }
     }

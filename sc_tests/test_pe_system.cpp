@@ -23,7 +23,7 @@ TEST(PeRoofline, GemvIsMemoryBoundAndLargeBatchGemmComputeBoundAtTheRidge) {
   hw::System sys("sys", spec);
   const double peak = spec.compute.peak_flops;
   const double bw = spec.memory.streaming_bytes_per_s();
-  const double ridge = peak / bw;  // FLOP per byte: 8.42
+  const double ridge = peak / bw;        // FLOP per byte: 8.42
   const uint64_t weights = 16ULL << 20;  // FP16: weights / 2 elements, 2 FLOPs per element per token
   // batch b tokens: flops = b * weights, so arithmetic intensity = b FLOP per byte.
   const std::vector<double> batches = {1, 4, ridge / 2, ridge * 2, 64, 512};
@@ -82,8 +82,8 @@ TEST(PeCopy, ChunkedCopyPipelinesAndIsFaster) {
   const double dram_ns = bytes / spec.memory.streaming_bytes_per_s() * 1e9;
   const double noc_ns = static_cast<double>(bytes) / nc.flit_bytes;  // one flit per cycle per link
   const double t = duration_ns(sys.pe(0), "copy");
-  EXPECT_LT(t, 2 * dram_ns + noc_ns);               // faster than store and forward
-  EXPECT_GT(t, std::max(dram_ns, noc_ns));          // but not faster than its slowest stage
+  EXPECT_LT(t, 2 * dram_ns + noc_ns);       // faster than store and forward
+  EXPECT_GT(t, std::max(dram_ns, noc_ns));  // but not faster than its slowest stage
   EXPECT_EQ(sys.dram(15).stats().bytes_written, bytes);
 }
 

@@ -88,9 +88,9 @@ TEST(Schedules, MalformedSchedulesAreRejected) {
   EXPECT_THROW(t.validate(4), std::logic_error);  // off the mesh
   LayerSchedule u;
   u.compute(u.phase("bg", PhaseFamily::kOther, 1), N(0), 1, 0);
-  EXPECT_THROW(u.validate(4), std::logic_error);  // compute belongs to the foreground
+  EXPECT_THROW(u.validate(4), std::logic_error);                            // compute belongs to the foreground
   EXPECT_THROW(u.phase("bg", PhaseFamily::kMoeComm, 1), std::logic_error);  // one family per phase
-  EXPECT_THROW(u.phase("a b", PhaseFamily::kOther), std::logic_error);     // names name files
+  EXPECT_THROW(u.phase("a b", PhaseFamily::kOther), std::logic_error);      // names name files
 }
 
 TEST(Tracker, JoinsCompleteAtOnceAndPhasesEndOnce) {
@@ -232,8 +232,9 @@ TEST(MoeLayer, ScheduleHasTheDocumentedPhasesAndConservesTheirBytes) {
   const LayerSchedule s = build_moe_layer(m, plan, g, 2);
   std::vector<std::string> names;
   for (const Phase& p : s.phases()) names.push_back(p.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"allgather", "attention", "reduce_scatter", "gate", "shared_allgather",
-                                             "shared_experts", "shared_reduce_scatter", "dispatch", "experts", "combine"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"allgather", "attention", "reduce_scatter", "gate", "shared_allgather",
+                                      "shared_experts", "shared_reduce_scatter", "dispatch", "experts", "combine"}));
   double dispatch = 0, combine = 0;
   for (const Op& o : s.ops()) {
     if (o.phase == s.find_phase("dispatch")) dispatch += o.bytes;

@@ -14,7 +14,8 @@ using namespace nmpsim::mapping;  // the base layer this method builds on
 namespace {
 
 std::vector<Placement> sample_placements(const ModelSpec& m, const Topology& t, const RoutingTrace& tr, uint64_t seed) {
-  std::vector<Placement> ps = {make_tp(m, t.nodes()), make_ep(m, t.nodes()), make_cb(m, t, tr, default_cb_regions(m, t))};
+  std::vector<Placement> ps = {make_tp(m, t.nodes()), make_ep(m, t.nodes()),
+                               make_cb(m, t, tr, default_cb_regions(m, t))};
   Rng rng(seed);
   for (int k = 0; k < 5; ++k) {  // random sparse placements: each expert over 1..4 random nodes
     Placement p("random", m.experts, t.nodes(), m.moe_layers);
@@ -42,7 +43,8 @@ double cycle_dispatch_s(hw::System& sys, const ModelSpec& m, const RoutingTrace&
   one.moe_layers = 1;
   one.dense_layers = 0;
   RoutingTrace layer_trace(1, m.experts, m.top_k, trace.tokens(), "layer");
-  for (size_t i = 0; i < trace.tokens(); ++i) std::copy_n(trace.experts_of(l, i), m.top_k, layer_trace.mutable_experts_of(0, i));
+  for (size_t i = 0; i < trace.tokens(); ++i)
+    std::copy_n(trace.experts_of(l, i), m.top_k, layer_trace.mutable_experts_of(0, i));
   Placement p1(p.strategy, m.experts, p.nodes, 1);
   p1.share[0] = p.share[static_cast<size_t>(l)];
   p1.node_map = p.node_map;
@@ -82,7 +84,8 @@ GammaFitResult fit_gamma(const ModelSpec& m, const hw::HardwareSpec& hw, const R
       const NodeBalanceProblem pb = node_balance_problem(m, ah, window, l, o);
       estimate.push_back(evaluate(pb, p.share[static_cast<size_t>(l)]).t_comm);
       if (fidelity == Fidelity::kFlow) {
-        const LayerPlan plan = plan_layer(m, phys, m.dense_layers + l, trace, first, groups, RunShape{opt.batch, opt.context});
+        const LayerPlan plan =
+            plan_layer(m, phys, m.dense_layers + l, trace, first, groups, RunShape{opt.batch, opt.context});
         measured.push_back(traffic_seconds(ah, plan.dispatch));
       } else {
         measured.push_back(cycle_dispatch_s(*sys, m, trace, p, l, first, opt));

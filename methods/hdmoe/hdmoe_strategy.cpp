@@ -67,9 +67,12 @@ MappingCost mapping_cost(const ModelSpec& m, const AnalyticalHardware& hw, const
 
 const char* mapper_name(Mapper m) {
   switch (m) {
-    case Mapper::kBayesian: return "bo";
-    case Mapper::kAnnealing: return "sa";
-    case Mapper::kRandom: return "random";
+    case Mapper::kBayesian:
+      return "bo";
+    case Mapper::kAnnealing:
+      return "sa";
+    case Mapper::kRandom:
+      return "random";
   }
   return "bo";
 }
@@ -149,9 +152,12 @@ MappingResult link_balance(const Placement& node_balanced, const ModelSpec& m, c
                            const RoutingTrace& profile, const HdmoeOptions& opt) {
   const MappingCost cost = mapping_cost(m, hw, profile, node_balanced, opt);
   switch (opt.mapper) {
-    case Mapper::kAnnealing: return map_annealing(cost, opt.evaluations, opt.seed);
-    case Mapper::kRandom: return map_random(cost, opt.evaluations, opt.seed);
-    case Mapper::kBayesian: break;
+    case Mapper::kAnnealing:
+      return map_annealing(cost, opt.evaluations, opt.seed);
+    case Mapper::kRandom:
+      return map_random(cost, opt.evaluations, opt.seed);
+    case Mapper::kBayesian:
+      break;
   }
   return map_bayesian(cost, opt.evaluations, opt.seed, hw.topology);
 }

@@ -4,18 +4,16 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
-
 #include <string>
 #include <vector>
 
-#include "methods/hdmoe/node_balance.h"
-#include "methods/hdmoe/link_balance.h"
 #include "mapping/placement.h"
+#include "methods/hdmoe/link_balance.h"
+#include "methods/hdmoe/node_balance.h"
 
 namespace nmpsim::methods::hdmoe {
 
 using mapping::Placement;
-
 
 /// Link-balance search (Sec. IV-C2): Bayesian optimisation (the paper's), simulated annealing or random search.
 enum class Mapper { kBayesian, kAnnealing, kRandom };
@@ -24,14 +22,14 @@ const char* mapper_name(Mapper m);  ///< "bo", "sa", "random"
 Mapper parse_mapper(const std::string& text, const std::string& where);
 
 struct HdmoeOptions {
-  int batch = 64;               ///< batch size the placement is optimised for
-  double gamma = 1.0;           ///< Eq. 3 scaling
-  double time_limit_s = 1.0;    ///< CBC limit per layer
-  size_t max_groups = 32;       ///< co-activation groups kept exactly per layer
-  int sampled_batches = 4;      ///< t_comp over this many batches of the profile (1: average frequencies)
+  int batch = 64;             ///< batch size the placement is optimised for
+  double gamma = 1.0;         ///< Eq. 3 scaling
+  double time_limit_s = 1.0;  ///< CBC limit per layer
+  size_t max_groups = 32;     ///< co-activation groups kept exactly per layer
+  int sampled_batches = 4;    ///< t_comp over this many batches of the profile (1: average frequencies)
   Mapper mapper = Mapper::kBayesian;
-  int evaluations = 150;        ///< mapping cost evaluations
-  int mapping_samples = 4;      ///< sampled batches (layers) in the mapping cost
+  int evaluations = 150;    ///< mapping cost evaluations
+  int mapping_samples = 4;  ///< sampled batches (layers) in the mapping cost
   uint64_t seed = 1;
   double memory_capacity_bytes = 8.0 * (1ULL << 30);
   int attn_tp = 0;

@@ -1,7 +1,6 @@
 #include "methods/hdmoe/link_balance.h"
 
 #include <Eigen/Dense>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -212,7 +211,9 @@ size_t best_expected_improvement(const std::vector<std::vector<int>>& X, const s
                                  const std::vector<std::vector<int>>& cands, const Topology& t) {
   const int m = static_cast<int>(Y.size()), n = static_cast<int>(X[0].size());
   const double ell2 = 0.5 * n, noise = 1e-6;  // lengthscale relative to the feature dimension
-  auto kernel = [&](const Eigen::VectorXd& a, const Eigen::VectorXd& b) { return std::exp(-(a - b).squaredNorm() / (2 * ell2)); };
+  auto kernel = [&](const Eigen::VectorXd& a, const Eigen::VectorXd& b) {
+    return std::exp(-(a - b).squaredNorm() / (2 * ell2));
+  };
   const double mean = std::accumulate(Y.begin(), Y.end(), 0.0) / m;
   double var = 0;
   for (double y : Y) var += (y - mean) * (y - mean);
@@ -237,7 +238,8 @@ size_t best_expected_improvement(const std::vector<std::vector<int>>& X, const s
     const double mu = ks.dot(alpha);
     const double s2 = std::max(1e-12, 1.0 + noise - ks.dot(llt.solve(ks)));
     const double s = std::sqrt(s2), z = (best - mu) / s;
-    const double ei = (best - mu) * 0.5 * std::erfc(-z / std::sqrt(2.0)) + s * std::exp(-0.5 * z * z) / std::sqrt(2 * M_PI);
+    const double ei =
+        (best - mu) * 0.5 * std::erfc(-z / std::sqrt(2.0)) + s * std::exp(-0.5 * z * z) / std::sqrt(2 * M_PI);
     if (ei > best_ei) {
       best_ei = ei;
       pick = k;

@@ -18,7 +18,6 @@ using mapping::AnalyticalHardware;
 using mapping::LayerPlan;
 using mapping::Topology;
 
-
 /// Traffic of sampled batches, with destinations (dispatch) / sources (combine) as logical nodes.
 class MappingCost {
  public:

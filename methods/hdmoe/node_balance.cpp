@@ -2,10 +2,9 @@
 
 #include <CbcModel.hpp>
 #include <CbcSolver.hpp>
-#include <CoinPackedMatrix.hpp>
 #include <ClpSolve.hpp>
+#include <CoinPackedMatrix.hpp>
 #include <OsiClpSolverInterface.hpp>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -98,8 +97,18 @@ namespace {
 struct MilpColumns {
   int E, D, G, S, nP, cP, cZ, cY, cTc, cTm, cU, ncols;
   MilpColumns(const NodeBalanceProblem& pb, int scenarios)
-      : E(pb.experts), D(pb.nodes), G(static_cast<int>(pb.groups.experts.size())), S(scenarios), nP(E * D), cP(0),
-        cZ(nP), cY(2 * nP), cTc(2 * nP + G * D), cTm(cTc + S), cU(cTm + 1), ncols(cU + S * D) {}
+      : E(pb.experts),
+        D(pb.nodes),
+        G(static_cast<int>(pb.groups.experts.size())),
+        S(scenarios),
+        nP(E * D),
+        cP(0),
+        cZ(nP),
+        cY(2 * nP),
+        cTc(2 * nP + G * D),
+        cTm(cTc + S),
+        cU(cTm + 1),
+        ncols(cU + S * D) {}
   int P(int i, int c) const { return cP + i * D + c; }
   int Z(int i, int c) const { return cZ + i * D + c; }
   int Y(int g, int c) const { return cY + g * D + c; }
@@ -139,7 +148,7 @@ void node_rows(const NodeBalanceProblem& pb, const MilpColumns& k, const std::ve
       idx.push_back(k.P(i, c));
       val.push_back(-pb.unit_compute(i, sc[s]) * kUs);
     }
-    rows.add(idx, val, 0.0, kInf);                                 // u[s][c] >= node c's compute time in batch s
+    rows.add(idx, val, 0.0, kInf);                                      // u[s][c] >= node c's compute time in batch s
     rows.add({k.cTc + s, k.cU + s * k.D + c}, {1.0, -1.0}, 0.0, kInf);  // (7): t_comp[s] >= u[s][c]
   }
   const double comm_coef = pb.token_bytes * pb.batch / pb.link_bytes_per_s * kUs;
@@ -163,7 +172,7 @@ void node_rows(const NodeBalanceProblem& pb, const MilpColumns& k, const std::ve
     idx.push_back(k.P(i, c));
     val.push_back(pb.freq[i]);
   }
-  if (pb.workload_bound) rows.add(idx, val, 0.0, cap);                        // (9)
+  if (pb.workload_bound) rows.add(idx, val, 0.0, cap);                               // (9)
   rows.add(idx, std::vector<double>(idx.size(), 1.0), 0.0, pb.max_shares_per_node);  // memory
 }
 
@@ -274,7 +283,8 @@ std::vector<double> start_point(const NodeBalanceProblem& pb, const MilpColumns&
 
 }  // namespace
 
-NodeBalanceResult solve_node_balance(const NodeBalanceProblem& pb, const std::vector<double>& warm, double time_limit_s) {
+NodeBalanceResult solve_node_balance(const NodeBalanceProblem& pb, const std::vector<double>& warm,
+                                     double time_limit_s) {
   const auto t0 = std::chrono::steady_clock::now();
   const auto sc = pb.scenarios();
   const MilpColumns k(pb, static_cast<int>(sc.size()));

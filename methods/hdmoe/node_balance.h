@@ -26,7 +26,6 @@ namespace nmpsim::methods::hdmoe {
 using mapping::ModelSpec;
 using mapping::RoutingTrace;
 
-
 struct CoactivationGroups {
   std::vector<std::vector<int>> experts;  ///< kept groups (sorted expert ids)
   std::vector<double> freq;               ///< their frequencies (share of tokens)
@@ -40,7 +39,7 @@ CoactivationGroups coactivation_groups(const RoutingTrace& t, int layer, size_t 
 struct NodeBalanceProblem {
   int experts = 0, nodes = 0, top_k = 1;
   double batch = 64;
-  std::vector<double> freq;       ///< f_i
+  std::vector<double> freq;  ///< f_i
   /// Optional sampled batches: per batch, the share of its tokens choosing each expert. When given,
   /// t_comp is the mean over batches of the busiest node (the expected per-step maximum), not the
   /// busiest node under the average frequencies: batch-level fluctuation is what a static split pays.
@@ -77,14 +76,15 @@ struct NodeBalanceResult {
   double gap = 0;             ///< (objective - bound) / objective
   double seconds = 0;
   bool optimal = false;
-  bool used_cbc = false;      ///< branch and bound ran (instances up to 4000 variables)
+  bool used_cbc = false;  ///< branch and bound ran (instances up to 4000 variables)
   int branch_nodes = 0;
   int variables = 0, constraints = 0;
-  double workload_cap = 0;    ///< Eq. 9 bound used (relaxed to admit the EP warm start if needed)
+  double workload_cap = 0;  ///< Eq. 9 bound used (relaxed to admit the EP warm start if needed)
 };
 
 /// Solves one layer with COIN-OR CBC, warm-started from `warm` (EP), within `time_limit_s`.
-NodeBalanceResult solve_node_balance(const NodeBalanceProblem& pb, const std::vector<double>& warm, double time_limit_s);
+NodeBalanceResult solve_node_balance(const NodeBalanceProblem& pb, const std::vector<double>& warm,
+                                     double time_limit_s);
 
 /// Sec. IV-D2: time to pre-broadcast k experts of W bytes over D nodes in chunks of c bytes
 /// (Eq. 14-16: alpha per hop and message, beta per byte), and the chunk that minimises it (Eq. 18).

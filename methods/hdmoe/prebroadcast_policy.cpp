@@ -32,7 +32,8 @@ PrebroadcastOptions prebroadcast_options(const nlohmann::json& j, const std::str
 }
 
 nlohmann::json to_json(const PrebroadcastOptions& o) {
-  return {{"experts", o.experts}, {"targets", o.targets}, {"predict", predictor_name(o.predict)}, {"accuracy", o.accuracy}};
+  return {
+      {"experts", o.experts}, {"targets", o.targets}, {"predict", predictor_name(o.predict)}, {"accuracy", o.accuracy}};
 }
 
 void PrebroadcastPolicy::on_step_start(PolicyContext& ctx) {
@@ -80,8 +81,7 @@ std::vector<double> PrebroadcastPolicy::predict(const PolicyContext& ctx, int ne
   if (opt_.predict == Predictor::kTrace) {
     const auto truth = tr.expert_counts(next % tr.layers(), ctx.first_token, static_cast<size_t>(B));
     const auto prof = tr.frequencies(next % tr.layers());
-    for (int e = 0; e < E; ++e)
-      f[e] = opt_.accuracy * truth[e] / B + (1 - opt_.accuracy) * prof[e];
+    for (int e = 0; e < E; ++e) f[e] = opt_.accuracy * truth[e] / B + (1 - opt_.accuracy) * prof[e];
   } else {
     const auto prev = tr.expert_counts(ctx.moe_layer() % tr.layers(), ctx.first_token, static_cast<size_t>(B));
     for (int e = 0; e < E; ++e) f[e] = double(prev[e]) / B;
@@ -188,7 +188,8 @@ void PrebroadcastPolicy::issue(PolicyContext& ctx, LayerSchedule& s, uint64_t se
       }
       if (chain.empty()) continue;
       const double bytes = share * W;
-      const OpId op = s.stream(ph, PhysicalNode(h), std::move(chain), bytes, std::min(std::max(chunk, 4096.0), bytes), {start});
+      const OpId op =
+          s.stream(ph, PhysicalNode(h), std::move(chain), bytes, std::min(std::max(chunk, 4096.0), bytes), {start});
       pend.ops.push_back(OpRef{serial, op});
       bytes_ += bytes;
     }

@@ -21,8 +21,8 @@ const char* predictor_name(Predictor p);
 Predictor parse_predictor(const std::string& text, const std::string& where);
 
 struct PrebroadcastOptions {
-  int experts = 2;   ///< at most this many experts per layer
-  int targets = 4;   ///< copies go to this many least-loaded nodes (0 = every node)
+  int experts = 2;  ///< at most this many experts per layer
+  int targets = 4;  ///< copies go to this many least-loaded nodes (0 = every node)
   Predictor predict = Predictor::kPrevious;
   double accuracy = 1.0;  ///< kTrace: weight of the true frequencies
 };

@@ -14,11 +14,12 @@ using namespace nmpsim::mapping;  // the base layer this method builds on
 namespace {
 
 std::vector<OptionDoc> node_option_docs() {
-  return {{"batch", "the run's batch", "batch size the placement is optimised for (tokens)"},
-          {"gamma", "1", "Eq. 3 scaling of the communication estimate"},
-          {"time_limit_s", "1", "CBC time limit per layer, seconds"},
-          {"max_groups", "32", "co-activation groups kept exactly per layer (the rest folded into per-expert terms)"},
-          {"sampled_batches", "4", "t_comp is the mean over this many batches of the profile (1: average frequencies)"}};
+  return {
+      {"batch", "the run's batch", "batch size the placement is optimised for (tokens)"},
+      {"gamma", "1", "Eq. 3 scaling of the communication estimate"},
+      {"time_limit_s", "1", "CBC time limit per layer, seconds"},
+      {"max_groups", "32", "co-activation groups kept exactly per layer (the rest folded into per-expert terms)"},
+      {"sampled_batches", "4", "t_comp is the mean over this many batches of the profile (1: average frequencies)"}};
 }
 
 std::vector<OptionDoc> link_option_docs() {
@@ -72,17 +73,19 @@ std::vector<std::string> solver_summary(const Placement& p) {
   const nlohmann::json& s = p.solver;
   char buf[400];
   if (s.contains("solve_seconds")) {
-    std::snprintf(buf, sizeof buf,
-                  "node balance: %zu layers, %.1f s, %d proven optimal, worst gap %.1f%%, objective %.1f us vs EP %.1f us "
-                  "(sum over layers)",
-                  s["layers"].size(), s["solve_seconds"].get<double>(), s["layers_proven_optimal"].get<int>(),
-                  100 * s["worst_gap"].get<double>(), s["objective_us_sum"].get<double>(),
-                  s["ep_objective_us_sum"].get<double>());
+    std::snprintf(
+        buf, sizeof buf,
+        "node balance: %zu layers, %.1f s, %d proven optimal, worst gap %.1f%%, objective %.1f us vs EP %.1f us "
+        "(sum over layers)",
+        s["layers"].size(), s["solve_seconds"].get<double>(), s["layers_proven_optimal"].get<int>(),
+        100 * s["worst_gap"].get<double>(), s["objective_us_sum"].get<double>(),
+        s["ep_objective_us_sum"].get<double>());
     lines.push_back(buf);
   }
   if (s.contains("link_balance")) {
     const nlohmann::json& lb = s["link_balance"];
-    std::snprintf(buf, sizeof buf, "link balance (%s, %d evaluations): communication %.2f us -> %.2f us over the sampled batches",
+    std::snprintf(buf, sizeof buf,
+                  "link balance (%s, %d evaluations): communication %.2f us -> %.2f us over the sampled batches",
                   lb["method"].get<std::string>().c_str(), lb["evaluations"].get<int>(),
                   lb["identity_cost_us"].get<double>(), lb["best_cost_us"].get<double>());
     lines.push_back(buf);

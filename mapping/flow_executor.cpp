@@ -13,17 +13,15 @@ FlowExecutor::FlowExecutor(const AnalyticalHardware& hw, std::unique_ptr<Network
 
 FlowExecutor::FlowExecutor(const AnalyticalHardware& hw) : FlowExecutor(hw, std::make_unique<LinkLoadBound>(hw)) {}
 
-std::vector<Message> FlowExecutor::messages_of(OpRef r) const {
+void FlowExecutor::messages_of(OpRef r, std::vector<Message>& out) const {
   const Op& op = tracker_.op(r);
-  if (op.kind == OpKind::kTransfer) return {Message{op.node.value(), op.peer.value(), op.bytes}};
-  std::vector<Message> hops;
-  if (op.kind != OpKind::kStream) return hops;
+  if (op.kind == OpKind::kTransfer) out.push_back(Message{op.node.value(), op.peer.value(), op.bytes});
+  if (op.kind != OpKind::kStream) return;
   int from = op.node.value();
   for (PhysicalNode to : tracker_.schedule(r.schedule).chains()[static_cast<size_t>(op.chain)]) {
-    hops.push_back(Message{from, to.value(), op.bytes});
+    out.push_back(Message{from, to.value(), op.bytes});
     from = to.value();
   }
-  return hops;
 }
 
 double FlowExecutor::stream_read_seconds(const Op& op) const {
@@ -33,7 +31,9 @@ double FlowExecutor::stream_read_seconds(const Op& op) const {
 void FlowExecutor::account(OpRef r) {
   const Op& op = tracker_.op(r);
   if (op.kind == OpKind::kCompute) node_flops_[static_cast<size_t>(op.node.value())] += op.flops;
-  for (const Message& m : messages_of(r)) net_->add_link_bytes(m, link_bytes_);
+  scratch_.clear();
+  messages_of(r, scratch_);
+  for (const Message& m : scratch_) net_->add_link_bytes(m, link_bytes_);
 }
 
 void FlowExecutor::schedule_completion(double t, OpRef r) { events_.push(Event{t, seq_++, r}); }
@@ -41,8 +41,8 @@ void FlowExecutor::schedule_completion(double t, OpRef r) { events_.push(Event{t
 void FlowExecutor::start_background(OpRef r) {
   const Op& op = tracker_.op(r);
   tracker_.started(r, now_);
-  account(r);
-  double seconds = net_->seconds(messages_of(r));
+  account(r);  // fills scratch_ with the op's messages
+  double seconds = net_->seconds(scratch_);
   if (op.kind == OpKind::kStream) seconds = std::max(seconds, stream_read_seconds(op));
   schedule_completion(now_ + seconds, r);
 }
@@ -63,20 +63,17 @@ int FlowExecutor::start_wave(std::vector<OpRef>& wave) {
   // Op order within a node sets the order of its compute ops (the order the schedule lists them).
   std::sort(wave.begin(), wave.end(),
             [](OpRef a, OpRef b) { return a.schedule != b.schedule ? a.schedule < b.schedule : a.op < b.op; });
-  std::vector<Message> network;
-  for (OpRef r : wave) {
-    const std::vector<Message> m = messages_of(r);
-    network.insert(network.end(), m.begin(), m.end());
-  }
-  const double net_s = net_->seconds(network);
-  std::vector<double> node_busy(static_cast<size_t>(hw_.topology.nodes()), 0.0);
+  wave_messages_.clear();
+  for (OpRef r : wave) messages_of(r, wave_messages_);
+  const double net_s = net_->seconds(wave_messages_);
+  node_busy_.assign(static_cast<size_t>(hw_.topology.nodes()), 0.0);
   for (OpRef r : wave) {
     const Op& op = tracker_.op(r);
     tracker_.started(r, now_);
     account(r);
     double end = now_ + net_s;
     if (op.kind == OpKind::kCompute) {
-      double& busy = node_busy[static_cast<size_t>(op.node.value())];
+      double& busy = node_busy_[static_cast<size_t>(op.node.value())];
       busy += compute_seconds(hw_, op.flops, op.bytes);
       end = now_ + busy;
     } else if (op.kind == OpKind::kStream) {

@@ -43,8 +43,8 @@ class FlowExecutor : public Executor {
   /// Starts every op of `wave` at now_; returns how many completions were scheduled.
   int start_wave(std::vector<OpRef>& wave);
   void start_background(OpRef r);
-  /// The network messages an op puts on the mesh (a stream: one per chain hop).
-  std::vector<Message> messages_of(OpRef r) const;
+  /// Appends the network messages an op puts on the mesh (a stream: one per chain hop) to `out`.
+  void messages_of(OpRef r, std::vector<Message>& out) const;
   double stream_read_seconds(const Op& op) const;
   void schedule_completion(double t, OpRef r);
   void account(OpRef r);
@@ -58,6 +58,8 @@ class FlowExecutor : public Executor {
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
   int wave_left_ = 0;  // foreground completions of the running wave still to come
   std::vector<double> link_bytes_, node_flops_;
+  std::vector<Message> scratch_, wave_messages_;
+  std::vector<double> node_busy_;
 };
 
 }  // namespace nmpsim::mapping

@@ -64,39 +64,80 @@ std::vector<double> link_loads(const Topology& t, const std::vector<double>& byt
   return load;
 }
 
-double traffic_seconds(const AnalyticalHardware& hw, const std::vector<Message>& messages) {
+LinkLoadModel::LinkLoadModel(const AnalyticalHardware& hw)
+    : hw_(hw),
+      link_bytes_per_s_(static_cast<size_t>(hw.topology.nodes()) * 4, 0.0),
+      hop_latency_s_(static_cast<size_t>(hw.topology.nodes()) * 4, 0.0),
+      inject_(static_cast<size_t>(hw.topology.nodes())),
+      eject_(static_cast<size_t>(hw.topology.nodes())),
+      link_time_(static_cast<size_t>(hw.topology.nodes()) * 4) {
   const Topology& t = hw.topology;
-  const int n = t.nodes();
-  std::vector<double> inject(static_cast<size_t>(n), 0.0), eject(static_cast<size_t>(n), 0.0);
-  std::vector<double> link_time(static_cast<size_t>(n) * 4, 0.0);
-  double latency = 0.0;
   const double cycle = 1.0 / hw.clock_hz;
-  for (const Message& m : messages) {
-    if (m.bytes <= 0 || m.src == m.dst) continue;
-    inject[static_cast<size_t>(m.src)] += m.bytes;
-    eject[static_cast<size_t>(m.dst)] += m.bytes;
-    // Zero-load latency of the head: injection, R cycles per router, each link's latency.
-    double lat = (1 + hw.router_delay_cycles) * cycle;
-    walk_xy(t, m.src, m.dst, [&](int from, int to, int dir) {
-      link_time[static_cast<size_t>(from) * 4 + dir] += m.bytes / link_bytes_per_s(t, from, to);
-      lat += hw.router_delay_cycles * cycle + std::max(cycle, t.link(from, to).latency_ns * 1e-9);
-    });
-    latency = std::max(latency, lat);
-  }
+  const int dx[4] = {0, 1, 0, -1}, dy[4] = {-1, 0, 1, 0};
+  for (int v = 0; v < t.nodes(); ++v)
+    for (int d = 0; d < 4; ++d) {
+      const int x = t.x(v) + dx[d], y = t.y(v) + dy[d];
+      if (x < 0 || y < 0 || x >= t.width || y >= t.height) continue;
+      const int to = t.id(x, y);
+      link_bytes_per_s_[static_cast<size_t>(v) * 4 + d] = link_bytes_per_s(t, v, to);
+      hop_latency_s_[static_cast<size_t>(v) * 4 + d] =
+          hw.router_delay_cycles * cycle + std::max(cycle, t.link(v, to).latency_ns * 1e-9);
+    }
+}
+
+void LinkLoadModel::clear() const {
+  std::fill(inject_.begin(), inject_.end(), 0.0);
+  std::fill(eject_.begin(), eject_.end(), 0.0);
+  std::fill(link_time_.begin(), link_time_.end(), 0.0);
+}
+
+double LinkLoadModel::load(int src, int dst, double bytes) const {
+  inject_[static_cast<size_t>(src)] += bytes;
+  eject_[static_cast<size_t>(dst)] += bytes;
+  // Zero-load latency of the head: injection, R cycles per router, each link's latency.
+  double lat = (1 + hw_.router_delay_cycles) * (1.0 / hw_.clock_hz);
+  walk_xy(hw_.topology, src, dst, [&](int from, int, int dir) {
+    const size_t link = static_cast<size_t>(from) * 4 + dir;
+    link_time_[link] += bytes / link_bytes_per_s_[link];
+    lat += hop_latency_s_[link];
+  });
+  return lat;
+}
+
+double LinkLoadModel::finish(double latency) const {
   double busiest = 0.0;
-  for (double lt : link_time) busiest = std::max(busiest, lt);
-  for (int v = 0; v < n; ++v)
-    busiest = std::max({busiest, inject[v] / hw.ni_bytes_per_s(), eject[v] / hw.ni_bytes_per_s()});
+  for (double lt : link_time_) busiest = std::max(busiest, lt);
+  const double ni = hw_.ni_bytes_per_s();
+  for (size_t v = 0; v < inject_.size(); ++v) busiest = std::max({busiest, inject_[v] / ni, eject_[v] / ni});
   return busiest > 0 ? busiest + latency : 0.0;
 }
 
-double traffic_seconds(const AnalyticalHardware& hw, const std::vector<double>& bytes) {
-  const int n = hw.topology.nodes();
-  std::vector<Message> messages;
+double LinkLoadModel::seconds(const std::vector<Message>& messages) const {
+  clear();
+  double latency = 0.0;
+  for (const Message& m : messages)
+    if (m.bytes > 0 && m.src != m.dst) latency = std::max(latency, load(m.src, m.dst, m.bytes));
+  return finish(latency);
+}
+
+double LinkLoadModel::seconds_matrix(const std::vector<double>& bytes) const {
+  clear();
+  const int n = hw_.topology.nodes();
+  double latency = 0.0;
   for (int s = 0; s < n; ++s)
-    for (int d = 0; d < n; ++d)
-      if (bytes[static_cast<size_t>(s) * n + d] > 0) messages.push_back({s, d, bytes[static_cast<size_t>(s) * n + d]});
-  return traffic_seconds(hw, messages);
+    for (int d = 0; d < n; ++d) {
+      const double b = bytes[static_cast<size_t>(s) * n + d];
+      if (b > 0 && s != d) latency = std::max(latency, load(s, d, b));
+    }
+  return finish(latency);
+}
+
+double traffic_seconds(const AnalyticalHardware& hw, const std::vector<Message>& messages) {
+  return LinkLoadModel(hw).seconds(messages);
+}
+
+double traffic_seconds(const AnalyticalHardware& hw, const std::vector<double>& bytes) {
+  return LinkLoadModel(hw).seconds_matrix(bytes);
 }
 
 }  // namespace nmpsim::mapping

@@ -39,8 +39,28 @@ struct Message {
   int src = 0, dst = 0;
   double bytes = 0;
 };
-/// Seconds for a set of concurrent messages (the link-load bound above); messages of 0 bytes and
-/// messages to oneself cost nothing.
+/// The link-load bound of concurrent messages, with every directed link's bandwidth and hop latency
+/// looked up once and its scratch space reused (so repeated calls allocate nothing).
+class LinkLoadModel {
+ public:
+  explicit LinkLoadModel(const AnalyticalHardware& hw);
+  /// Seconds for a set of concurrent messages; messages of 0 bytes and to oneself cost nothing.
+  double seconds(const std::vector<Message>& messages) const;
+  /// The same for a message matrix, [src * n + dst] bytes.
+  double seconds_matrix(const std::vector<double>& bytes) const;
+
+ private:
+  void clear() const;
+  /// Loads one message's bytes on its path; returns its zero-load head latency.
+  double load(int src, int dst, double bytes) const;
+  double finish(double latency) const;
+  AnalyticalHardware hw_;
+  std::vector<double> link_bytes_per_s_;  // [node * 4 + dir]
+  std::vector<double> hop_latency_s_;     // [node * 4 + dir]: router delay + link latency
+  mutable std::vector<double> inject_, eject_, link_time_;
+};
+
+/// Seconds for a set of concurrent messages (the link-load bound above).
 double traffic_seconds(const AnalyticalHardware& hw, const std::vector<Message>& messages);
 /// The same for a message matrix, [src * n + dst] bytes.
 double traffic_seconds(const AnalyticalHardware& hw, const std::vector<double>& bytes);

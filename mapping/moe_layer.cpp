@@ -9,8 +9,8 @@ class PhaseChain {
  public:
   explicit PhaseChain(LayerSchedule& s) : s_(s) {}
   /// Dependencies of an op that starts its phase: the previous phase's barrier.
-  std::vector<OpId> after() const { return barrier_ < 0 ? std::vector<OpId>{} : std::vector<OpId>{barrier_}; }
-  void close(int phase, std::vector<OpId> ops) { barrier_ = s_.join(phase, ops.empty() ? after() : std::move(ops)); }
+  DepList after() const { return barrier_ < 0 ? DepList{} : DepList{barrier_}; }
+  void close(int phase, DepList ops) { barrier_ = s_.join(phase, ops.empty() ? after() : std::move(ops)); }
 
  private:
   LayerSchedule& s_;
@@ -20,7 +20,7 @@ class PhaseChain {
 void ring_phase(LayerSchedule& s, PhaseChain& chain, const char* name, CollectiveKind kind, const LayerPlan& plan,
                 const Groups& groups, double element_bytes) {
   const int ph = s.phase(name, PhaseFamily::kAllReduce);
-  std::vector<OpId> joins;
+  DepList joins;
   for (const auto& members : groups.ring) {
     Collective c;
     c.kind = kind;
@@ -36,7 +36,7 @@ void ring_phase(LayerSchedule& s, PhaseChain& chain, const char* name, Collectiv
 
 void compute_phase(LayerSchedule& s, PhaseChain& chain, int ph, const std::vector<double>& flops,
                    const std::vector<double>& bytes) {
-  std::vector<OpId> ops;
+  DepList ops;
   for (size_t v = 0; v < flops.size(); ++v)
     if (flops[v] > 0)
       ops.push_back(s.compute(ph, PhysicalNode(static_cast<int>(v)), flops[v], bytes[v], chain.after()));
@@ -46,8 +46,8 @@ void compute_phase(LayerSchedule& s, PhaseChain& chain, int ph, const std::vecto
 /// Transfers of a [src * n + dst] matrix; with `reduce_flops`, each destination then sums what it got.
 void exchange_phase(LayerSchedule& s, PhaseChain& chain, int ph, const std::vector<double>& bytes, int n,
                     const std::vector<double>* reduce_flops) {
-  std::vector<OpId> ops;
-  std::vector<std::vector<OpId>> into(static_cast<size_t>(n));
+  DepList ops;
+  std::vector<DepList> into(static_cast<size_t>(n));
   for (int v = 0; v < n; ++v)
     for (int u = 0; u < n; ++u) {
       const double b = bytes[static_cast<size_t>(v) * n + u];
@@ -59,7 +59,7 @@ void exchange_phase(LayerSchedule& s, PhaseChain& chain, int ph, const std::vect
     for (int v = 0; v < n; ++v) {
       const double f = (*reduce_flops)[static_cast<size_t>(v)];
       if (f <= 0) continue;
-      std::vector<OpId> deps = into[static_cast<size_t>(v)];
+      DepList deps = into[static_cast<size_t>(v)];
       if (deps.empty()) deps = chain.after();
       ops.push_back(s.compute(ph, PhysicalNode(v), f, 0.0, std::move(deps)));
     }
@@ -87,7 +87,7 @@ LayerSchedule build_moe_layer(const ModelSpec& m, const LayerPlan& plan, const G
   }
   exchange_phase(s, chain, s.phase(pn::kDispatch, PhaseFamily::kMoeComm), plan.dispatch, n, nullptr);
   const int experts = s.phase(pn::kExperts, PhaseFamily::kMoeCompute, kForeground, /*node_balance=*/true);
-  std::vector<OpId> work;
+  DepList work;
   for (int v = 0; v < n; ++v)
     for (const ExpertWork& w : plan.expert_work[static_cast<size_t>(v)])
       work.push_back(s.compute(experts, PhysicalNode(v), w.flops, w.bytes, chain.after(), /*own_weights=*/true));

@@ -22,14 +22,15 @@ class NetworkModel {
 /// longest zero-load head latency; XY routes.
 class LinkLoadBound : public NetworkModel {
  public:
-  explicit LinkLoadBound(const AnalyticalHardware& hw) : hw_(hw) {}
-  double seconds(const std::vector<Message>& concurrent) const override { return traffic_seconds(hw_, concurrent); }
+  explicit LinkLoadBound(const AnalyticalHardware& hw) : hw_(hw), model_(hw) {}
+  double seconds(const std::vector<Message>& concurrent) const override { return model_.seconds(concurrent); }
   void add_link_bytes(const Message& m, std::vector<double>& link_bytes) const override {
     add_link_load(hw_.topology, m.src, m.dst, m.bytes, link_bytes);
   }
 
  private:
   AnalyticalHardware hw_;
+  LinkLoadModel model_;
 };
 
 }  // namespace nmpsim::mapping

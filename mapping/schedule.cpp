@@ -53,7 +53,7 @@ OpId LayerSchedule::add(Op op) {
   return static_cast<OpId>(ops_.size()) - 1;
 }
 
-OpId LayerSchedule::compute(int phase, PhysicalNode node, double flops, double dram_bytes, std::vector<OpId> deps,
+OpId LayerSchedule::compute(int phase, PhysicalNode node, double flops, double dram_bytes, DepList deps,
                             bool own_weights) {
   Op o;
   o.kind = OpKind::kCompute;
@@ -66,7 +66,7 @@ OpId LayerSchedule::compute(int phase, PhysicalNode node, double flops, double d
   return add(std::move(o));
 }
 
-OpId LayerSchedule::transfer(int phase, PhysicalNode src, PhysicalNode dst, double bytes, std::vector<OpId> deps) {
+OpId LayerSchedule::transfer(int phase, PhysicalNode src, PhysicalNode dst, double bytes, DepList deps) {
   Op o;
   o.kind = OpKind::kTransfer;
   o.phase = phase;
@@ -78,7 +78,7 @@ OpId LayerSchedule::transfer(int phase, PhysicalNode src, PhysicalNode dst, doub
 }
 
 OpId LayerSchedule::stream(int phase, PhysicalNode src, std::vector<PhysicalNode> chain, double bytes,
-                           double chunk_bytes, std::vector<OpId> deps) {
+                           double chunk_bytes, DepList deps) {
   Op o;
   o.kind = OpKind::kStream;
   o.phase = phase;
@@ -91,17 +91,17 @@ OpId LayerSchedule::stream(int phase, PhysicalNode src, std::vector<PhysicalNode
   return add(std::move(o));
 }
 
-OpId LayerSchedule::collective(int phase, Collective c, std::vector<OpId> deps) {
+OpId LayerSchedule::collective(int phase, Collective c, DepList deps) {
   collectives_.push_back(std::move(c));
   const int index = static_cast<int>(collectives_.size()) - 1;
-  std::vector<OpId> last = expand_collective(*this, phase, collectives_.back(), deps);
+  DepList last = expand_collective(*this, phase, collectives_.back(), deps);
   if (last.empty()) last = std::move(deps);  // a one-member ring: the join just passes its inputs on
   const OpId j = join(phase, std::move(last));
   ops_[static_cast<size_t>(j)].collective = index;
   return j;
 }
 
-OpId LayerSchedule::join(int phase, std::vector<OpId> deps) {
+OpId LayerSchedule::join(int phase, DepList deps) {
   Op o;
   o.kind = OpKind::kJoin;
   o.phase = phase;
@@ -131,10 +131,10 @@ void LayerSchedule::validate(int nodes) const {
     throw std::logic_error("schedule: op " + std::to_string(i) + ": " + why);
   };
   auto in_range = [&](PhysicalNode n) { return n.value() >= 0 && n.value() < nodes; };
-  const int n_ops = size();
-  std::vector<int> indegree(static_cast<size_t>(n_ops), 0);
-  std::vector<std::vector<OpId>> next(static_cast<size_t>(n_ops));
-  for (size_t i = 0; i < ops_.size(); ++i) {
+  const size_t n_ops = ops_.size();
+  // Successors in one flat array (offsets per op), for Kahn's algorithm below.
+  std::vector<int> indegree(n_ops, 0), first(n_ops + 1, 0);
+  for (size_t i = 0; i < n_ops; ++i) {
     const Op& o = ops_[i];
     if ((o.kind == OpKind::kCompute || o.kind == OpKind::kTransfer || o.kind == OpKind::kStream) && !in_range(o.node))
       fail(i, "node " + std::to_string(o.node.value()) + " outside the mesh");
@@ -146,38 +146,44 @@ void LayerSchedule::validate(int nodes) const {
       fail(i, "compute on a background stream (background streams carry transfers and weight streams)");
     if (!(o.bytes >= 0) || !(o.flops >= 0)) fail(i, "negative or NaN bytes or FLOPs");
     for (OpId d : o.deps) {
-      if (d < 0 || d >= n_ops) fail(i, "depends on op " + std::to_string(d) + ", which does not exist");
-      ++indegree[i];
-      next[static_cast<size_t>(d)].push_back(static_cast<OpId>(i));
+      if (d < 0 || static_cast<size_t>(d) >= n_ops)
+        fail(i, "depends on op " + std::to_string(d) + ", which does not exist");
+      ++first[static_cast<size_t>(d) + 1];
     }
+    indegree[i] = static_cast<int>(o.deps.size());
   }
+  for (size_t i = 0; i < n_ops; ++i) first[i + 1] += first[i];
+  std::vector<int> next(static_cast<size_t>(first[n_ops])), fill(first.begin(), first.end() - 1);
+  for (size_t i = 0; i < n_ops; ++i)
+    for (OpId d : ops_[i].deps) next[static_cast<size_t>(fill[static_cast<size_t>(d)]++)] = static_cast<int>(i);
   // Kahn's algorithm: every op must be reachable in a topological order.
-  std::vector<OpId> ready;
-  for (int i = 0; i < n_ops; ++i)
-    if (indegree[static_cast<size_t>(i)] == 0) ready.push_back(i);
-  int seen = 0;
+  std::vector<int> ready;
+  for (size_t i = 0; i < n_ops; ++i)
+    if (indegree[i] == 0) ready.push_back(static_cast<int>(i));
+  size_t seen = 0;
   while (!ready.empty()) {
-    const OpId o = ready.back();
+    const int o = ready.back();
     ready.pop_back();
     ++seen;
-    for (OpId s : next[static_cast<size_t>(o)])
-      if (--indegree[static_cast<size_t>(s)] == 0) ready.push_back(s);
+    for (int k = first[static_cast<size_t>(o)]; k < first[static_cast<size_t>(o) + 1]; ++k)
+      if (--indegree[static_cast<size_t>(next[static_cast<size_t>(k)])] == 0)
+        ready.push_back(next[static_cast<size_t>(k)]);
   }
   if (seen != n_ops) throw std::logic_error("schedule: dependency cycle");
 }
 
-std::vector<OpId> expand_collective(LayerSchedule& s, int phase, const Collective& c, const std::vector<OpId>& deps) {
+DepList expand_collective(LayerSchedule& s, int phase, const Collective& c, const DepList& deps) {
   const size_t g = c.ring.size();
   if (c.chunk_bytes.size() != g) throw std::logic_error("collective: one chunk size per ring member needed");
   if (g < 2) return {};
   const bool reduce = c.kind == CollectiveKind::kRingReduceScatter;
   // last[p]: the op member p's next send waits for (the previous step's arrival at p, or its add).
-  std::vector<OpId> last(g, -1);
+  DepList last(g, -1);
   std::vector<OpId> sent(g, -1);
   for (size_t step = 0; step + 1 < g; ++step) {
     for (size_t p = 0; p < g; ++p) {
       const size_t chunk = (p + 2 * g - step - (reduce ? 1 : 0)) % g;
-      std::vector<OpId> d = step == 0 ? deps : std::vector<OpId>{last[p]};
+      DepList d = step == 0 ? deps : DepList{last[p]};
       sent[p] = s.transfer(phase, c.ring[p], c.ring[(p + 1) % g], c.chunk_bytes[chunk], std::move(d));
     }
     for (size_t p = 0; p < g; ++p) {

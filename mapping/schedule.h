@@ -17,6 +17,16 @@
 // foreground op waits for them.
 #pragma once
 
+// GCC 12 warns about a memcpy inside Boost's small_vector that cannot overread (a known false positive
+// of -Wstringop-overread on inlined library code); the warning is silenced for that header only.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstringop-overread"
+#endif
+#include <boost/container/small_vector.hpp>
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -26,6 +36,8 @@
 namespace nmpsim::mapping {
 
 using OpId = int;
+/// An op's dependencies: most ops have one or two, so they live inline (no allocation).
+using DepList = boost::container::small_vector<OpId, 2>;
 inline constexpr int kForeground = 0;
 
 enum class OpKind : uint8_t { kCompute, kTransfer, kStream, kJoin, kExternal };
@@ -71,7 +83,7 @@ struct Op {
   double chunk_bytes = 0;    ///< stream: chunk size on the NoC
   int collective = -1;       ///< join of a collective: index into LayerSchedule::collectives()
   OpRef external;            ///< external: the op it stands for
-  std::vector<OpId> deps;
+  DepList deps;
 };
 
 class LayerSchedule {
@@ -80,14 +92,14 @@ class LayerSchedule {
   int phase(const std::string& name, PhaseFamily family, int stream = kForeground, bool node_balance = false);
   int find_phase(const std::string& name) const;  ///< -1 if absent
 
-  OpId compute(int phase, PhysicalNode node, double flops, double dram_bytes, std::vector<OpId> deps = {},
+  OpId compute(int phase, PhysicalNode node, double flops, double dram_bytes, DepList deps = {},
                bool own_weights = false);
-  OpId transfer(int phase, PhysicalNode src, PhysicalNode dst, double bytes, std::vector<OpId> deps = {});
+  OpId transfer(int phase, PhysicalNode src, PhysicalNode dst, double bytes, DepList deps = {});
   OpId stream(int phase, PhysicalNode src, std::vector<PhysicalNode> chain, double bytes, double chunk_bytes,
-              std::vector<OpId> deps = {});
+              DepList deps = {});
   /// Adds the collective, expanded at once (expand_collective); returns its join.
-  OpId collective(int phase, Collective c, std::vector<OpId> deps = {});
-  OpId join(int phase, std::vector<OpId> deps);
+  OpId collective(int phase, Collective c, DepList deps = {});
+  OpId join(int phase, DepList deps);
   OpId external(int phase, OpRef ref);
   /// Makes `op` wait for `dep` too (only before execution starts; the executor checks for cycles).
   void add_dep(OpId op, OpId dep);
@@ -119,6 +131,6 @@ class LayerSchedule {
 /// (p - s - 1) to p + 1, then adds the partial of chunk (p - s - 2) it receives to its own (a compute of
 /// chunk / element_bytes FLOPs); its next send waits for that add. Returns the ops it added (the last
 /// step's), which the caller joins. A ring of one member adds nothing.
-std::vector<OpId> expand_collective(LayerSchedule& s, int phase, const Collective& c, const std::vector<OpId>& deps);
+DepList expand_collective(LayerSchedule& s, int phase, const Collective& c, const DepList& deps);
 
 }  // namespace nmpsim::mapping

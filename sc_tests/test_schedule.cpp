@@ -71,8 +71,8 @@ TEST(Schedules, RingReduceScatterAddsWhatArrivesBeforeSendingOn) {
     EXPECT_EQ(add.kind, OpKind::kCompute);
     EXPECT_EQ(add.node, N(p));
     EXPECT_EQ(add.flops, s.op((p + 2) % 3).bytes / 2);
-    EXPECT_EQ(add.deps, std::vector<OpId>{(p + 2) % 3});
-    EXPECT_EQ(s.op(6 + p).deps, std::vector<OpId>{3 + p});  // the next send waits for the add
+    EXPECT_EQ(add.deps, DepList{(p + 2) % 3});
+    EXPECT_EQ(s.op(6 + p).deps, DepList{3 + p});  // the next send waits for the add
   }
 }
 

@@ -1,6 +1,5 @@
-// Builds HD-MoE placements: node balance (MILP per layer, hdmoe.h), then optionally link balance
-// (a logical-to-physical node map, link_balance.h). Also samples (estimate, measured) pairs for
-// fitting gamma of Eq. 3.
+// Builds HD-MoE placements: node balance (MILP per layer, node_balance.h), then link balance
+// (a logical-to-physical node map, link_balance.h). gamma_fit.h fits Eq. 3 against simulation.
 #pragma once
 
 #include <nlohmann/json.hpp>

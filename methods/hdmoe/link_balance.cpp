@@ -43,7 +43,7 @@ struct Tracker {
 }  // namespace
 
 MappingCost::MappingCost(const AnalyticalHardware& hw, const std::vector<LayerPlan>& plans)
-    : hw_(hw), n_(hw.topology.nodes()) {
+    : hw_(hw), model_(hw), n_(hw.topology.nodes()) {
   for (const LayerPlan& p : plans) dispatch_.push_back(p.dispatch);
 }
 
@@ -62,7 +62,7 @@ double MappingCost::operator()(const std::vector<int>& map) const {
         phys[static_cast<size_t>(h) * n_ + p] += b;
         back[static_cast<size_t>(p) * n_ + h] += b;
       }
-    total += traffic_seconds(hw_, phys) + traffic_seconds(hw_, back);
+    total += model_.seconds_matrix(phys) + model_.seconds_matrix(back);
   }
   return total;
 }

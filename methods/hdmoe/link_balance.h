@@ -29,6 +29,7 @@ class MappingCost {
 
  private:
   AnalyticalHardware hw_;
+  mapping::LinkLoadModel model_;
   int n_;
   std::vector<std::vector<double>> dispatch_;  // [sample][home * n + logical]
 };

@@ -1,9 +1,11 @@
 // `nmpsim hw`: list, describe, dump and exercise hardware descriptions.
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 
 #include "apps/cli_common.h"
 #include "apps/commands.h"
+#include "apps/output_files.h"
 #include "hw/system.h"
 
 namespace po = boost::program_options;
@@ -43,6 +45,23 @@ ExerciseResult exercise(hw::System& sys, uint64_t weight_bytes, uint64_t message
   r.all_to_all_us = r.total_us - r.compute_us;
   r.energy = sys.energy();
   return r;
+}
+
+/// The exercise must fit: its weights in a node's memory, its messages' packets in this machine's memory.
+void check_exercise_size(const hw::HardwareSpec& spec, uint64_t weight_bytes, uint64_t message_bytes) {
+  if (weight_bytes > spec.memory.capacity_bytes)
+    throw UsageError("--exercise-weight-mib: " + std::to_string(weight_bytes >> 20) +
+                     " MiB of weights is more than a node's " + std::to_string(spec.memory.capacity_bytes >> 20) +
+                     " MiB of memory");
+  const double n = spec.topology.nodes();
+  const double flits = std::ceil(static_cast<double>(message_bytes) / spec.flit_bytes());
+  const double packets = n * (n - 1) * std::ceil(flits / spec.noc.max_packet_flits);
+  constexpr double kMaxPackets = 1 << 24;
+  if (packets > kMaxPackets)
+    throw UsageError("--exercise-message-bytes: " + std::to_string(message_bytes) + " bytes to each of " +
+                     std::to_string(static_cast<int>(n) - 1) + " nodes from every node is " +
+                     std::to_string(static_cast<long long>(packets)) + " packets (at most " +
+                     std::to_string(static_cast<long long>(kMaxPackets)) + " are simulated at once)");
 }
 
 }  // namespace
@@ -85,6 +104,9 @@ int cmd_hw(const std::vector<std::string>& args) {
   const uint64_t msg = checked_count(message_bytes, "exercise-message-bytes", 0, 1LL << 32);
   if (!vm.count("exercise") && (vm.count("vcd") || vm.count("json")))
     throw UsageError("--vcd and --json need --exercise");
+  check_exercise_size(spec, weight_bytes, msg);
+  if (!vcd.empty()) OutputFiles::check_file(vcd, "--vcd");
+  if (!json_path.empty()) OutputFiles::check_file(json_path, "--json");
   if (vm.count("print-json")) std::cout << hw::to_json(spec).dump(2) << "\n";
   if (vm.count("describe") || (!vm.count("print-json") && !vm.count("exercise"))) std::cout << spec.describe();
   if (!vm.count("exercise")) return kExitOk;
@@ -99,20 +121,21 @@ int cmd_hw(const std::vector<std::string>& args) {
               r.all_to_all_us);
   std::printf("  energy: %.4g uJ total = DRAM %.4g uJ + NoC %.4g uJ + compute %.4g uJ\n", e.total_pj() / 1e6,
               e.dram_pj / 1e6, e.noc_pj / 1e6, e.compute_pj / 1e6);
+  sys.finish_vcd(true);
   if (!json_path.empty()) {
-    write_json_atomic(
-        json_path,
-        {{"hardware", spec.name},
-         {"nodes", sys.nodes()},
-         {"total_us", r.total_us},
-         {"gemv_us", r.compute_us},
-         {"all_to_all_us", r.all_to_all_us},
-         {"dram_bytes", r.dram_bytes},
-         {"energy_pj", {{"dram", e.dram_pj}, {"noc", e.noc_pj}, {"compute", e.compute_pj}, {"total", e.total_pj()}}},
-         {"noc_flit_hops",
-          {{"on_die", e.noc_flit_hops[0]},
-           {"die_to_die", e.noc_flit_hops[1]},
-           {"wafer_to_wafer", e.noc_flit_hops[2]}}}});
+    OutputFiles out;
+    const nlohmann::json j = {
+        {"hardware", spec.name},
+        {"nodes", sys.nodes()},
+        {"total_us", r.total_us},
+        {"gemv_us", r.compute_us},
+        {"all_to_all_us", r.all_to_all_us},
+        {"dram_bytes", r.dram_bytes},
+        {"energy_pj", {{"dram", e.dram_pj}, {"noc", e.noc_pj}, {"compute", e.compute_pj}, {"total", e.total_pj()}}},
+        {"noc_flit_hops",
+         {{"on_die", e.noc_flit_hops[0]}, {"die_to_die", e.noc_flit_hops[1]}, {"wafer_to_wafer", e.noc_flit_hops[2]}}}};
+    out.write(json_path, j.dump(2) + "\n");
+    out.commit();
   }
   const std::string err = sys.mesh().network().check_conservation();
   if (!err.empty() || sys.mesh().network().stalled()) {

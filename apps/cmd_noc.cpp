@@ -10,6 +10,7 @@
 
 #include "apps/cli_common.h"
 #include "apps/commands.h"
+#include "apps/output_files.h"
 #include "noc/testbench.h"
 #include "rtl_checks/rtl_router.h"
 
@@ -212,13 +213,10 @@ int cmd_noc(const std::vector<std::string>& args) {
 
   const RouterChoice rc = router_choice(vm, cfg.noc, router, rtl_nodes, vcd_node);
 
+  if (!json_path.empty()) OutputFiles::check_file(json_path, "--json");
+  if (!vcd_path.empty()) OutputFiles::check_file(vcd_path, "--vcd");
   // The VCD grows while the simulation runs: write it beside the target and rename it when complete.
   const std::string vcd_tmp = vcd_path.empty() ? "" : vcd_path + ".partial";
-  if (!vcd_tmp.empty()) {
-    std::FILE* probe = std::fopen(vcd_tmp.c_str(), "w");
-    if (!probe) throw UsageError("--vcd: cannot write " + vcd_path + ": " + std::strerror(errno));
-    std::fclose(probe);
-  }
   noc::TestbenchResult r;
   if (router == "engine") {
     r = noc::run_testbench(cfg);
@@ -233,7 +231,11 @@ int cmd_noc(const std::vector<std::string>& args) {
       if (!vcd_tmp.empty()) std::filesystem::remove(vcd_tmp);
       throw;
     }
-    if (!vcd_tmp.empty()) std::filesystem::rename(vcd_tmp, vcd_path);
+    if (!vcd_tmp.empty() && std::rename(vcd_tmp.c_str(), vcd_path.c_str()) != 0) {
+      const int e = errno;
+      std::remove(vcd_tmp.c_str());
+      throw UsageError("--vcd: cannot write '" + vcd_path + "': " + std::strerror(e));
+    }
   }
   const noc::NocStats& s = r.stats;
   if (!vm.count("quiet")) {
@@ -260,7 +262,11 @@ int cmd_noc(const std::vector<std::string>& args) {
           static_cast<unsigned long long>(s.measured_packets_undelivered),
           static_cast<unsigned long long>(cfg.max_drain_cycles));
   }
-  if (!json_path.empty()) write_json_atomic(json_path, result_json(cfg, r, rc));
+  if (!json_path.empty()) {
+    OutputFiles out;
+    out.write(json_path, result_json(cfg, r, rc).dump(2) + "\n");
+    out.commit();
+  }
   if (r.stalled) {
     std::fprintf(stderr, "%s\n", r.stall_report.c_str());
     return kExitCheckFailed;

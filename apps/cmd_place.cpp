@@ -6,6 +6,7 @@
 #include "apps/cli_common.h"
 #include "apps/commands.h"
 #include "apps/experiment.h"
+#include "apps/output_files.h"
 #include "apps/spec_options.h"
 #include "firmware/cycle_executor.h"
 #include "mapping/json_fields.h"
@@ -104,7 +105,8 @@ int cmd_place(const std::vector<std::string>& args) {
     ("help", "show this help")
     ("out", po::value(&out)->default_value(out), "placement JSON to write (format in docs/FORMATS.md)")
     ("convergence", po::value(&convergence), "hdmoe: write best cost vs evaluations of BO, SA and random search to this CSV")
-    ("fit-gamma", po::value(&fit), "fit Eq. 3's gamma against flow- or cycle-level dispatch times and print it");
+    ("fit-gamma", po::value(&fit), "fit Eq. 3's gamma against flow- or cycle-level dispatch times and print it")
+    ("quiet", "print nothing but errors (and --fit-gamma's result)");
   // clang-format on
   so.add_strategies(desc, registry, "hdmoe");
   so.add_run_shape(desc, 64, /*simulation=*/false);
@@ -133,19 +135,27 @@ int cmd_place(const std::vector<std::string>& args) {
   opt.registry = &registry;
   mapping::PlacementCache memory("");  // within this command only: `place` always solves
   opt.cache = &memory;
-  opt.note = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
+  const bool quiet = vm.count("quiet") > 0;
+  opt.note = [quiet](const std::string& line) {
+    if (!quiet) std::fprintf(stderr, "%s\n", line.c_str());
+  };
   if (!fit.empty()) {
     spec.strategies = {StrategySpec::named("tp")};  // gamma fitting builds its own sample placements
     return fit_gamma(prepare_experiment(spec, opt), fit);
   }
+  if (!convergence.empty() && name != "hdmoe") throw UsageError("--convergence: needs --strategy hdmoe");
+  OutputFiles::check_file(out, "--out");
+  if (!convergence.empty()) OutputFiles::check_file(convergence, "--convergence");
   const PreparedExperiment e = prepare_experiment(spec, opt);
   const mapping::Placement& p = e.placements.at(0);
+  OutputFiles files;  // the placement and the convergence CSV, both or neither
   if (!convergence.empty()) {
-    if (name != "hdmoe") throw UsageError("--convergence: needs --strategy hdmoe");
     const mapping::AnalyticalHardware ah = firmware::to_analytical(e.hardware);
-    write_file_atomic(convergence, methods::hdmoe::convergence_csv(e.model, ah, e.profile, p, hdmoe_options(e)));
+    files.write(convergence, methods::hdmoe::convergence_csv(e.model, ah, e.profile, p, hdmoe_options(e)));
   }
-  write_json_atomic(out, mapping::placement_to_json(p));
+  files.write(out, mapping::placement_to_json(p).dump(2) + "\n");
+  files.commit();
+  if (quiet) return kExitOk;
   std::printf("nmpsim place: %s placement of %s on %s written to %s\n", p.strategy.c_str(), e.model.name.c_str(),
               e.hardware.name.c_str(), out.c_str());
   for (const std::string& line : registry.strategy(name)->summary(p)) std::printf("  %s\n", line.c_str());

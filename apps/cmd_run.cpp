@@ -10,6 +10,7 @@
 #include "apps/cli_common.h"
 #include "apps/commands.h"
 #include "apps/experiment.h"
+#include "apps/output_files.h"
 #include "apps/spec_options.h"
 #include "methods/register_all.h"
 
@@ -19,11 +20,23 @@ namespace nmpsim::apps {
 
 namespace {
 
-void make_dir(const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw UsageError("--out: cannot create directory '" + dir + "': " + ec.message());
-  if (!std::filesystem::is_directory(dir)) throw UsageError("--out: '" + dir + "' is not a directory");
+/// Every output of the run, all or nothing (a failure leaves the directory as it was).
+std::string write_outputs(const Experiment& x, const std::string& out_dir, bool plots) {
+  OutputFiles out;
+  out.make_dir(out_dir, "--out");
+  out.write(out_dir + "/summary.json", summary_json(x.prepared, x.reports).dump(2) + "\n");
+  out.write(out_dir + "/summary.csv", summary_csv(x.reports));
+  out.write(out_dir + "/layers.csv", layers_csv(x.reports));
+  out.write(out_dir + "/links.csv", links_csv(x.reports, x.prepared.hardware));
+  std::string note;
+  if (plots) {
+    const std::string scratch = out.make_scratch_dir(out_dir);
+    note = write_plots(scratch, x.reports, x.prepared.hardware);
+    for (const auto& f : std::filesystem::directory_iterator(scratch))
+      if (f.is_regular_file()) out.adopt(f.path().string(), out_dir + "/" + f.path().filename().string());
+  }
+  out.commit();
+  return note;
 }
 
 /// The legacy HD-MoE and CB options of `nmpsim run`, as policy and strategy options of the spec.
@@ -164,20 +177,15 @@ int cmd_run(const std::vector<std::string>& args) {
                  layers);
     if (!tty) std::fprintf(stderr, "\n");
   };
+  OutputFiles::check_dir(out_dir, "--out");  // before anything runs: nowhere to write is an input error
+  if (!vcd.empty()) OutputFiles::check_file(vcd, "--vcd");
   Experiment x;
   x.prepared = prepare_experiment(spec, opt);
   layers = x.prepared.model.layers();
   steps = x.prepared.cfg.steps;
-  make_dir(out_dir);
   x.reports = run_prepared(x.prepared, opt);
   if (tty && !quiet) std::fprintf(stderr, "\r%70s\r", "");
-
-  write_json_atomic(out_dir + "/summary.json", summary_json(x.prepared, x.reports));
-  write_file_atomic(out_dir + "/summary.csv", summary_csv(x.reports));
-  write_file_atomic(out_dir + "/layers.csv", layers_csv(x.reports));
-  write_file_atomic(out_dir + "/links.csv", links_csv(x.reports, x.prepared.hardware));
-  std::string plot_note;
-  if (!vm.count("no-plots")) plot_note = write_plots(out_dir, x.reports, x.prepared.hardware);
+  const std::string plot_note = write_outputs(x, out_dir, !vm.count("no-plots"));
   if (!quiet) print_table(x, out_dir, plot_note);
   return kExitOk;
 }

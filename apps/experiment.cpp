@@ -33,10 +33,22 @@ void load_hardware_and_model(PreparedExperiment& e) {
   } else {
     e.hardware = hw::hardware_from_json(s.hardware, "spec: hardware");
   }
-  e.model = mapping::model_preset(s.model);
-  if (s.weight_bytes != 0) e.model.weight_bytes = s.weight_bytes;
-  if (s.activation_bytes != 0) e.model.activation_bytes = s.activation_bytes;
-  e.model.validate("model " + s.model);
+  if (s.model.is_string()) {
+    const std::string name = s.model.get<std::string>();
+    e.model = mapping::load_model(name);
+    const auto presets = mapping::model_preset_names();
+    const bool preset = std::find(presets.begin(), presets.end(), name) != presets.end();
+    if (s.weight_bytes != 0) e.model.weight_bytes = s.weight_bytes;
+    if (s.activation_bytes != 0) e.model.activation_bytes = s.activation_bytes;
+    e.model.validate(preset ? "model " + name : name);
+    // A file is written into the spec in full, so that the spec alone reproduces the run.
+    if (!preset) {
+      s.model = mapping::model_to_json(e.model);
+      s.weight_bytes = s.activation_bytes = 0;
+    }
+  } else {
+    e.model = mapping::model_from_json(s.model, "spec: model");
+  }
 }
 
 void load_trace(PreparedExperiment& e) {
@@ -157,6 +169,10 @@ PreparedExperiment prepare_experiment(const RunSpec& spec, const ExperimentOptio
   PreparedExperiment e;
   e.spec = spec;
   load_hardware_and_model(e);
+  if (e.hardware.topology.nodes() > kMaxRunNodes)
+    throw InputError("hardware " + e.hardware.name + ": " + std::to_string(e.hardware.topology.nodes()) +
+                     " nodes; MoE runs take at most " + std::to_string(kMaxRunNodes) +
+                     " (a layer's traffic is planned as node x node matrices; nmpsim noc takes up to 256x256)");
   load_trace(e);
   e.profile = e.trace;
   if (spec.profile_tokens > 0) {
@@ -207,6 +223,7 @@ std::vector<StrategyReport> run_prepared(const PreparedExperiment& e, const Expe
   }
   const std::string err = sys.mesh().network().check_conservation();
   if (!err.empty()) throw std::runtime_error("NoC conservation violated: " + err);
+  sys.finish_vcd(true);
   return out;
 }
 

@@ -17,6 +17,9 @@
 
 namespace nmpsim::apps {
 
+/// The largest machine an MoE run or placement takes (per-layer traffic matrices are nodes x nodes).
+inline constexpr int kMaxRunNodes = 4096;
+
 struct ExperimentOptions {
   const mapping::Registry* registry = nullptr;   ///< strategies and policies (required)
   mapping::PlacementCache* cache = nullptr;      ///< solved placements (may be null)

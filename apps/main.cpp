@@ -1,8 +1,10 @@
 // nmpsim: cycle-approximate SystemC model of MoE inference on NMP and wafer-scale hardware.
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <iostream>
+#include <new>
 #include <string>
 #include <systemc>
 #include <vector>
@@ -28,11 +30,40 @@ const char* kUsage =
     "  --version   print the version\n\n"
     "Exit codes: 0 ok, 1 a simulation check failed (stall, conservation), 2 bad input.\n";
 
+/// SystemC's messages go to stderr on one line (its default handler writes to stdout); its
+/// informational notes (e.g. "I703 tracing timescale unit set") are dropped. Actions other than
+/// display keep SystemC's meaning.
+void systemc_report(const sc_core::sc_report& rep, const sc_core::sc_actions& actions) {
+  using namespace sc_core;
+  if ((actions & SC_DISPLAY) && rep.get_severity() >= SC_WARNING) {
+    std::string msg = rep.get_msg();
+    for (char& c : msg)
+      if (c == '\n') c = ' ';
+    std::fprintf(stderr, "nmpsim: SystemC %s: %s: %s\n", rep.get_severity() == SC_WARNING ? "warning" : "error",
+                 rep.get_msg_type(), msg.c_str());
+  }
+  if (actions & SC_STOP) sc_stop();
+  if (actions & SC_ABORT) std::abort();
+  if (actions & SC_THROW) throw rep;
+}
+
+/// An error message on one line: control characters from user input (a newline in a name) become '?'.
+std::string one_line(const char* what) {
+  std::string s = what;
+  for (char& c : s)
+    if (static_cast<unsigned char>(c) < 0x20) c = '?';
+  return s;
+}
+
 int run(const std::vector<std::string>& argv) {
   using namespace nmpsim::apps;
-  if (argv.empty() || argv[0] == "--help" || argv[0] == "-h" || argv[0] == "help") {
+  if (argv.empty()) {
+    std::fputs(kUsage, stderr);
+    return kExitUsage;
+  }
+  if (argv[0] == "--help" || argv[0] == "-h" || argv[0] == "help") {
     std::cout << kUsage;
-    return argv.empty() ? kExitUsage : kExitOk;
+    return kExitOk;
   }
   if (argv[0] == "--version") {
     std::cout << "nmpsim 0.1.0\n";
@@ -47,30 +78,48 @@ int run(const std::vector<std::string>& argv) {
     if (cmd == "place") return cmd_place(rest);
     throw UsageError("unknown command '" + cmd + "' (try nmpsim --help)");
   } catch (const UsageError& e) {
-    std::fprintf(stderr, "nmpsim %s: error: %s\n", cmd.c_str(), e.what());
+    std::fprintf(stderr, "nmpsim %s: error: %s\n", cmd.c_str(), one_line(e.what()).c_str());
   } catch (const nmpsim::noc::ConfigError& e) {
-    std::fprintf(stderr, "nmpsim %s: error: %s\n", cmd.c_str(), e.what());
+    std::fprintf(stderr, "nmpsim %s: error: %s\n", cmd.c_str(), one_line(e.what()).c_str());
   } catch (const nmpsim::mapping::InputError& e) {
-    std::fprintf(stderr, "nmpsim %s: error: %s\n", cmd.c_str(), e.what());
+    std::fprintf(stderr, "nmpsim %s: error: %s\n", cmd.c_str(), one_line(e.what()).c_str());
   } catch (const std::out_of_range& e) {
-    std::fprintf(stderr, "nmpsim %s: error: %s\n", cmd.c_str(), e.what());
+    std::fprintf(stderr, "nmpsim %s: error: %s\n", cmd.c_str(), one_line(e.what()).c_str());
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "nmpsim %s: error: out of memory: the inputs ask for more memory than this machine has\n",
+                 cmd.c_str());
   }
   return kExitUsage;
+}
+
+/// Standard output that could not be written (a full disk, a closed pipe) is an error, not a success.
+int check_stdout(int code) {
+  std::cout.flush();
+  if (std::fflush(stdout) != 0 || std::ferror(stdout) || !std::cout) {
+    std::fprintf(stderr, "nmpsim: error: cannot write to standard output\n");
+    return code == nmpsim::apps::kExitOk ? nmpsim::apps::kExitUsage : code;
+  }
+  return code;
 }
 
 }  // namespace
 
 int sc_main(int argc, char* argv[]) {
   std::vector<std::string> args(argv + 1, argv + argc);
+  sc_core::sc_report_handler::set_handler(systemc_report);
   try {
-    return run(args);
+    return check_stdout(run(args));
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "nmpsim: internal error: %s\n", e.what());
+    std::fprintf(stderr, "nmpsim: internal error: %s\n", one_line(e.what()).c_str());
     return nmpsim::apps::kExitCheckFailed;
   }
 }
 
 int main(int argc, char* argv[]) {
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  // A write past the file-size limit fails with EFBIG (and is reported) instead of killing the process.
+  std::signal(SIGXFSZ, SIG_IGN);
+  // A closed pipe on stdout is reported by check_stdout, not a silent death.
+  std::signal(SIGPIPE, SIG_IGN);
   return sc_core::sc_elab_and_sim(argc, argv);
 }

@@ -5,7 +5,6 @@
 #include <fstream>
 #include <sstream>
 
-#include "apps/cli_common.h"
 #include "apps/subprocess.h"
 
 namespace nmpsim::apps {
@@ -259,12 +258,15 @@ std::string write_plots(const std::string& dir, const std::vector<StrategyReport
   std::ostringstream gp;
   write_link_plots(gp, dir, reports, hw);
   write_load_and_phase_plots(gp, dir, reports, hw);
-  write_file_atomic(dir + "/plots.gp", gp.str());
-  std::remove((dir + "/plots.log").c_str());  // gnuplot appends; this run's messages only
+  {
+    std::ofstream script(dir + "/plots.gp");
+    script << gp.str();
+    if (!script) return "plots skipped: cannot write the plot script in " + dir;
+  }
   // gnuplot runs in the output directory and reads the script by name: no path or label reaches a shell.
   const ProcessResult r = run_program({"gnuplot", "plots.gp"}, dir, dir + "/plots.log");
   if (!r.started) return "plots skipped: gnuplot is not installed (bash .ci/install-deps.sh installs it)";
-  if (r.exit_code != 0) return "plots failed: see " + dir + "/plots.log";
+  if (r.exit_code != 0) return "plots failed: gnuplot's messages are in plots.log";
   return "";
 }
 

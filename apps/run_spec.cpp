@@ -21,9 +21,13 @@ void read_model(const JsonFields& root, RunSpec& s) {
     return;
   }
   const JsonFields f = root.object("model");
+  if (!f.has("preset")) {  // a full description: checked where the model is loaded
+    s.model = m;
+    return;
+  }
   s.model = f.string("preset");
-  s.weight_bytes = f.non_negative("weight_bytes", 0);
-  s.activation_bytes = f.non_negative("activation_bytes", 0);
+  s.weight_bytes = f.number_in("weight_bytes", 0, 8, 0, "bytes (0: the model's)");
+  s.activation_bytes = f.number_in("activation_bytes", 0, 8, 0, "bytes (0: the model's)");
   f.no_unknown_keys();
 }
 
@@ -166,7 +170,10 @@ nlohmann::json run_spec_to_json(const RunSpec& s) {
   nlohmann::json policies = nlohmann::json::array();
   for (const PolicySpec& p : s.policies) policies.push_back({{"name", p.name}, {"options", p.options}});
   return {{"hardware", s.hardware},
-          {"model", {{"preset", s.model}, {"weight_bytes", s.weight_bytes}, {"activation_bytes", s.activation_bytes}}},
+          {"model", s.model.is_string() ? nlohmann::json{{"preset", s.model},
+                                                         {"weight_bytes", s.weight_bytes},
+                                                         {"activation_bytes", s.activation_bytes}}
+                                        : s.model},
           {"trace", trace},
           {"strategies", s.all_strategies ? nlohmann::json("all") : strategies},
           {"policies", policies},

@@ -47,8 +47,9 @@ struct TraceSpec {
 };
 
 struct RunSpec {
-  nlohmann::json hardware = "hdmoe-4x8-5t50g";    ///< a preset name or a full description (object)
-  std::string model = "mixtral-8x7b";             ///< a preset
+  nlohmann::json hardware = "hdmoe-4x8-5t50g";  ///< a preset name or a full description (object)
+  /// A preset name or model JSON file (string), or a full model description (object, docs/FORMATS.md).
+  nlohmann::json model = "mixtral-8x7b";
   double weight_bytes = 0, activation_bytes = 0;  ///< 0: the model's own
   TraceSpec trace;
   uint64_t profile_tokens = 0;  ///< strategies build from the trace's first N tokens (0: all of it)

@@ -38,7 +38,7 @@ void SpecOptions::add_workload(po::options_description& desc) {
   // clang-format off
   desc.add_options()
     ("hw", po::value(&hw_)->default_value(hw_), "hardware preset or JSON file (nmpsim hw --list-presets)")
-    ("model", po::value(&model_)->default_value(model_), ("model preset: " + models).c_str())
+    ("model", po::value(&model_)->default_value(model_), ("model preset (" + models + ") or model JSON file").c_str())
     ("trace", po::value(&trace_)->default_value(trace_),
      "routing trace: a vendored MT-Bench trace (mtbench-math, mtbench-coding, ...: data/README.md), a JSON file "
      "(.json or .json.gz: layer -> token -> expert ids) or 'synthetic'")

@@ -41,26 +41,29 @@ void HardwareSpec::validate(const std::string& where) const {
     throw SpecError(e.what());
   }
   auto fail = [&](const std::string& msg) { throw SpecError(where + ": " + msg); };
+  auto in = [&](double v, const mapping::NumberRange& r, const std::string& field) {
+    if (!r.contains(v)) fail(field + ": " + r.violation(v));
+  };
   if (node_kind != "nmp-pe" && node_kind != "die")
     fail("node_kind: must be \"nmp-pe\" or \"die\", got \"" + node_kind + "\"");
-  if (!(std::isfinite(compute.peak_flops) && compute.peak_flops > 0)) fail("compute.peak_tflops: must be positive");
-  if (!(compute.startup_ns >= 0)) fail("compute.startup_ns: must be zero or positive");
-  if (compute.dma_chunk_bytes < 64) fail("compute.dma_chunk_bytes: must be at least 64");
-  if (compute.copy_chunk_bytes < 64) fail("compute.copy_chunk_bytes: must be at least 64");
+  in(compute.peak_flops / 1e12, ranges::kPeakTflops, "compute.peak_tflops");
+  in(compute.startup_ns, ranges::kStartupNs, "compute.startup_ns");
+  in(compute.pj_per_flop, ranges::kPjPerFlop, "compute.pj_per_flop");
+  if (compute.dma_chunk_bytes < 64 || compute.dma_chunk_bytes > (1u << 30))
+    fail("compute.dma_chunk_bytes: must be in [64, 1073741824]");
+  if (compute.copy_chunk_bytes < 64 || compute.copy_chunk_bytes > (1u << 30))
+    fail("compute.copy_chunk_bytes: must be in [64, 1073741824]");
   if (compute.element_bytes < 1 || compute.element_bytes > 16) fail("compute.element_bytes: must be in [1, 16]");
-  if (!(noc.clock_ghz > 0 && noc.clock_ghz <= 100)) fail("noc.clock_ghz: must be in (0, 100]");
+  in(noc.clock_ghz, ranges::kClockGhz, "noc.clock_ghz");
   const auto used = levels_present(topology);
-  const uint32_t fb = flit_bytes();
   for (int l = 0; l < mapping::kNumLinkLevels; ++l) {
     if (!used[l]) continue;
-    const double bytes_per_cycle = topology.links[l].gbytes_per_s / noc.clock_ghz;
-    if (bytes_per_cycle > fb * (1 + 1e-9))
-      fail(std::string("links.") + kLevelKeys[l] + ".gbytes_per_s: " + fmt("%g", topology.links[l].gbytes_per_s) +
-           " GB/s is more than one " + std::to_string(fb) + "-byte flit per cycle at " + fmt("%g", noc.clock_ghz) +
-           " GHz (raise noc.flit_bytes or leave it 0)");
-    if (bytes_per_cycle * 4096 < fb)
-      fail(std::string("links.") + kLevelKeys[l] + ".gbytes_per_s: below 1/4096 of the fastest link");
+    const std::string key = std::string("links.") + kLevelKeys[l];
+    in(topology.links[l].gbytes_per_s, ranges::kLinkGbps, key + ".gbytes_per_s");
+    in(topology.links[l].latency_ns, ranges::kLinkLatencyNs, key + ".latency_ns");
+    in(topology.links[l].pj_per_bit, ranges::kLinkPjPerBit, key + ".pj_per_bit");
   }
+  validate_derived(where);
   try {
     noc_config().validate();
   } catch (const noc::ConfigError& e) {
@@ -68,14 +71,48 @@ void HardwareSpec::validate(const std::string& where) const {
   }
 }
 
-uint32_t HardwareSpec::flit_bytes() const {
-  if (noc.flit_bytes) return noc.flit_bytes;
+void HardwareSpec::validate_derived(const std::string& where) const {
+  auto fail = [&](const std::string& msg) { throw SpecError(where + ": " + msg); };
+  const auto used = levels_present(topology);
+  // The flit is derived from the fastest link and the clock (unless given): it must stay a flit.
+  const double widest = std::ceil(max_link_gbytes_per_s() / noc.clock_ghz - 1e-9);
+  if (noc.flit_bytes == 0 && widest > ranges::kMaxFlitBytes)
+    fail("noc.clock_ghz: " + fmt("%g", noc.clock_ghz) + " GHz with " + fmt("%g", max_link_gbytes_per_s()) +
+         " GB/s links needs " + fmt("%.0f", widest) + "-byte flits (at most " + std::to_string(ranges::kMaxFlitBytes) +
+         "): raise noc.clock_ghz");
+  if (noc.flit_bytes > ranges::kMaxFlitBytes)
+    fail("noc.flit_bytes: must be at most " + std::to_string(ranges::kMaxFlitBytes));
+  const uint32_t fb = flit_bytes();
+  for (int l = 0; l < mapping::kNumLinkLevels; ++l) {
+    if (!used[l]) continue;
+    const std::string key = std::string("links.") + kLevelKeys[l];
+    const double bytes_per_cycle = topology.links[l].gbytes_per_s / noc.clock_ghz;
+    if (bytes_per_cycle > fb * (1 + 1e-9))
+      fail(key + ".gbytes_per_s: " + fmt("%g", topology.links[l].gbytes_per_s) + " GB/s is more than one " +
+           std::to_string(fb) + "-byte flit per cycle at " + fmt("%g", noc.clock_ghz) +
+           " GHz (raise noc.flit_bytes or leave it 0)");
+    if (bytes_per_cycle * 4096 < fb) fail(key + ".gbytes_per_s: below 1/4096 of the fastest link");
+    const double cycles = std::round(topology.links[l].latency_ns * noc.clock_ghz);
+    if (cycles > ranges::kMaxLinkDelayCycles)
+      fail(key + ".latency_ns: " + fmt("%g", topology.links[l].latency_ns) + " ns is " + fmt("%.0f", cycles) +
+           " cycles at " + fmt("%g", noc.clock_ghz) + " GHz (at most " + std::to_string(ranges::kMaxLinkDelayCycles) +
+           ")");
+  }
+}
+
+double HardwareSpec::max_link_gbytes_per_s() const {
   const auto used = levels_present(topology);
   double fastest = 0;
   for (int l = 0; l < mapping::kNumLinkLevels; ++l)
     if (used[l]) fastest = std::max(fastest, topology.links[l].gbytes_per_s);
-  if (fastest == 0) fastest = topology.links[0].gbytes_per_s;  // 1x1 mesh: no links at all
-  return static_cast<uint32_t>(std::max(1.0, std::ceil(fastest / noc.clock_ghz - 1e-9)));
+  return fastest == 0 ? topology.links[0].gbytes_per_s : fastest;  // 1x1 mesh: no links at all
+}
+
+uint32_t HardwareSpec::flit_bytes() const {
+  if (noc.flit_bytes) return noc.flit_bytes;
+  const double bytes = std::ceil(max_link_gbytes_per_s() / noc.clock_ghz - 1e-9);
+  // Clamped so that an out-of-range spec cannot wrap; validate() reports it.
+  return static_cast<uint32_t>(std::clamp(bytes, 1.0, double(ranges::kMaxFlitBytes) * 2));
 }
 
 noc::NocConfig HardwareSpec::noc_config() const {
@@ -233,9 +270,9 @@ HardwareSpec hardware_from_json(const nlohmann::json& j, const std::string& wher
   }
 
   const JsonFields c = root.object("compute");
-  s.compute.peak_flops = c.positive("peak_tflops") * 1e12;
-  s.compute.startup_ns = c.non_negative("startup_ns", s.compute.startup_ns);
-  s.compute.pj_per_flop = c.non_negative("pj_per_flop", s.compute.pj_per_flop);
+  s.compute.peak_flops = c.number_in("peak_tflops", ranges::kPeakTflops) * 1e12;
+  s.compute.startup_ns = c.number_in("startup_ns", ranges::kStartupNs, s.compute.startup_ns);
+  s.compute.pj_per_flop = c.number_in("pj_per_flop", ranges::kPjPerFlop, s.compute.pj_per_flop);
   s.compute.dma_chunk_bytes =
       static_cast<uint32_t>(c.integer("dma_chunk_bytes", 64, 1 << 30, s.compute.dma_chunk_bytes));
   s.compute.copy_chunk_bytes =
@@ -246,29 +283,30 @@ HardwareSpec hardware_from_json(const nlohmann::json& j, const std::string& wher
   const JsonFields m = root.object("memory");
   auto& d = s.memory;
   d.kind = m.string("kind", d.kind);
-  d.capacity_bytes = static_cast<uint64_t>(m.integer("capacity_bytes", 1, 1LL << 50));
-  d.peak_gbytes_per_s = m.positive("peak_gbytes_per_s");
+  namespace dr = dram::dram_ranges;
+  d.capacity_bytes = static_cast<uint64_t>(m.integer("capacity_bytes", 1 << 20, 1LL << 50));
+  d.peak_gbytes_per_s = m.number_in("peak_gbytes_per_s", dr::kPeakGbps);
   d.banks = static_cast<int>(m.integer("banks", 1, 4096, d.banks));
   d.row_bytes = static_cast<uint32_t>(m.integer("row_bytes", 64, 1 << 20, d.row_bytes));
-  d.t_rcd_ns = m.non_negative("t_rcd_ns", d.t_rcd_ns);
-  d.t_rp_ns = m.non_negative("t_rp_ns", d.t_rp_ns);
-  d.t_cl_ns = m.non_negative("t_cl_ns", d.t_cl_ns);
-  d.t_rc_ns = m.positive("t_rc_ns", d.t_rc_ns);
-  d.refresh_overhead = m.non_negative("refresh_overhead", d.refresh_overhead);
-  d.array_pj_per_bit = m.non_negative("array_pj_per_bit", d.array_pj_per_bit);
-  d.interface_pj_per_bit = m.non_negative("interface_pj_per_bit", d.interface_pj_per_bit);
-  d.activate_pj = m.non_negative("activate_pj", d.activate_pj);
+  d.t_rcd_ns = m.number_in("t_rcd_ns", dr::kTimingNs, d.t_rcd_ns);
+  d.t_rp_ns = m.number_in("t_rp_ns", dr::kTimingNs, d.t_rp_ns);
+  d.t_cl_ns = m.number_in("t_cl_ns", dr::kTimingNs, d.t_cl_ns);
+  d.t_rc_ns = m.number_in("t_rc_ns", dr::kRowCycleNs, d.t_rc_ns);
+  d.refresh_overhead = m.number_in("refresh_overhead", dr::kRefresh, d.refresh_overhead);
+  d.array_pj_per_bit = m.number_in("array_pj_per_bit", dr::kPjPerBit, d.array_pj_per_bit);
+  d.interface_pj_per_bit = m.number_in("interface_pj_per_bit", dr::kPjPerBit, d.interface_pj_per_bit);
+  d.activate_pj = m.number_in("activate_pj", dr::kActivatePj, d.activate_pj);
   d.queue_depth = static_cast<int>(m.integer("queue_depth", 1, 1024, d.queue_depth));
   m.no_unknown_keys();
 
   if (root.has("noc")) {
     const JsonFields n = root.object("noc");
-    s.noc.clock_ghz = n.positive("clock_ghz", s.noc.clock_ghz);
+    s.noc.clock_ghz = n.number_in("clock_ghz", ranges::kClockGhz, s.noc.clock_ghz);
     s.noc.vcs = static_cast<int>(n.integer("vcs", 1, 8, s.noc.vcs));
     s.noc.buffer_flits = static_cast<int>(n.integer("buffer_flits", 0, 1024, s.noc.buffer_flits));
     s.noc.router_delay_cycles = static_cast<int>(n.integer("router_delay_cycles", 1, 64, s.noc.router_delay_cycles));
     s.noc.max_packet_flits = static_cast<int>(n.integer("max_packet_flits", 1, 65535, s.noc.max_packet_flits));
-    s.noc.flit_bytes = static_cast<uint32_t>(n.integer("flit_bytes", 0, 1 << 20, s.noc.flit_bytes));
+    s.noc.flit_bytes = static_cast<uint32_t>(n.integer("flit_bytes", 0, ranges::kMaxFlitBytes, s.noc.flit_bytes));
     n.no_unknown_keys();
   }
 
@@ -283,9 +321,9 @@ HardwareSpec hardware_from_json(const nlohmann::json& j, const std::string& wher
       continue;
     }
     const JsonFields lf = links.object(kLevelKeys[l]);
-    p.gbytes_per_s = lf.positive("gbytes_per_s");
-    p.latency_ns = lf.non_negative("latency_ns", p.latency_ns);
-    p.pj_per_bit = lf.non_negative("pj_per_bit", p.pj_per_bit);
+    p.gbytes_per_s = lf.number_in("gbytes_per_s", ranges::kLinkGbps);
+    p.latency_ns = lf.number_in("latency_ns", ranges::kLinkLatencyNs, p.latency_ns);
+    p.pj_per_bit = lf.number_in("pj_per_bit", ranges::kLinkPjPerBit, p.pj_per_bit);
     lf.no_unknown_keys();
   }
   links.no_unknown_keys();

@@ -18,6 +18,19 @@ namespace nmpsim::hw {
 /// Bad hardware description: one line naming the file or preset and the field.
 using SpecError = mapping::InputError;
 
+/// Accepted ranges of the numeric fields (docs/FORMATS.md); the DRAM ones are dram::dram_ranges.
+namespace ranges {
+inline constexpr mapping::NumberRange kPeakTflops{1e-3, 1e6, "TFLOP/s"};
+inline constexpr mapping::NumberRange kStartupNs{0, 1e6, "ns"};
+inline constexpr mapping::NumberRange kPjPerFlop{0, 1e3, "pJ"};
+inline constexpr mapping::NumberRange kClockGhz{1e-3, 100, "GHz"};
+inline constexpr mapping::NumberRange kLinkGbps{1e-3, 1e6, "GB/s"};
+inline constexpr mapping::NumberRange kLinkLatencyNs{0, 1e6, "ns"};
+inline constexpr mapping::NumberRange kLinkPjPerBit{0, 1e3, "pJ/bit"};
+inline constexpr uint32_t kMaxFlitBytes = 65536;  ///< a flit wider than this is not a NoC
+inline constexpr int kMaxLinkDelayCycles = 4096;  ///< noc::NocConfig's limit
+}  // namespace ranges
+
 struct NocParams {
   double clock_ghz = 1.0;
   int vcs = 2;
@@ -39,16 +52,22 @@ struct HardwareSpec {
   dram::DramSpec memory;
   NocParams noc;
 
-  /// Throws SpecError naming `where` (file or preset) and the field.
+  /// Throws SpecError naming `where` (file or preset) and the field: every number in its documented
+  /// range, and the quantities derived from them (flit width, link delay in cycles) in theirs.
   void validate(const std::string& where) const;
   /// The cycle-level NoC this hardware maps to: flit width, per-link bandwidth fraction and latency.
   noc::NocConfig noc_config() const;
   uint32_t flit_bytes() const;
+  /// The fastest link level this topology uses (GB/s; a 1x1 mesh: the on-die level's).
+  double max_link_gbytes_per_s() const;
   /// Peak FLOP/s per byte/s of one outgoing on-die (or die-to-die) link, and of local memory.
   double flops_per_link_byte() const;
   double flops_per_memory_byte() const;
   /// Multi-line human description (nmpsim hw --describe).
   std::string describe() const;
+
+ private:
+  void validate_derived(const std::string& where) const;
 };
 
 nlohmann::json to_json(const HardwareSpec& s);

@@ -1,5 +1,9 @@
 #include "hw/system.h"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
 namespace nmpsim::hw {
 
 System::System(sc_core::sc_module_name name, const HardwareSpec& spec) : sc_module(name), spec_(spec) {
@@ -30,8 +34,19 @@ System::System(sc_core::sc_module_name name, const HardwareSpec& spec) : sc_modu
   });
 }
 
-System::~System() {
-  if (vcd_) sc_core::sc_close_vcd_trace_file(vcd_);
+System::~System() { finish_vcd(false); }
+
+void System::finish_vcd(bool keep) {
+  if (!vcd_) return;
+  sc_core::sc_close_vcd_trace_file(vcd_);
+  vcd_ = nullptr;
+  const std::string written = vcd_partial_ + ".vcd";  // SystemC appends ".vcd"
+  if (keep) {
+    if (std::rename(written.c_str(), vcd_path_.c_str()) != 0)
+      throw SpecError("cannot write VCD file '" + vcd_path_ + "': " + std::strerror(errno));
+  } else {
+    std::remove(written.c_str());
+  }
 }
 
 void System::watch_idle() {
@@ -55,9 +70,14 @@ bool System::all_idle() const {
 }
 
 void System::enable_vcd(const std::string& path) {
-  std::string base = path;
-  if (base.size() > 4 && base.substr(base.size() - 4) == ".vcd") base.resize(base.size() - 4);
-  vcd_ = sc_core::sc_create_vcd_trace_file(base.c_str());
+  // SystemC writes "<base>.vcd"; it is written as "<path>.partial.vcd" and renamed by finish_vcd(true).
+  vcd_path_ = path;
+  vcd_partial_ = path + ".partial";
+  const std::string probe = vcd_partial_ + ".vcd";
+  std::FILE* f = std::fopen(probe.c_str(), "w");  // SystemC cannot report a file it cannot create
+  if (!f) throw SpecError("cannot create VCD file '" + path + "': " + std::strerror(errno));
+  std::fclose(f);
+  vcd_ = sc_core::sc_create_vcd_trace_file(vcd_partial_.c_str());
   if (!vcd_) throw SpecError("cannot create VCD file '" + path + "'");
   vcd_->set_time_unit(1, sc_core::SC_PS);  // the NoC evaluates cycles at half-period offsets
   const noc::MeshGeometry geo = mesh_->network().geometry();

@@ -53,8 +53,12 @@ class System : public sc_core::sc_module {
   bool background_idle() const;
   pe::BroadcastRegistry& broadcasts() { return broadcasts_; }
 
-  /// Traces PE busy state and per-link flit counts into a VCD file. Call before sc_start.
+  /// Traces PE busy state and per-link flit counts into a VCD file `path` (written as `path`.partial.vcd).
+  /// Call before sc_start; throws SpecError if the file cannot be created.
   void enable_vcd(const std::string& path);
+  /// Closes the VCD and renames it to its path (`keep`) or removes it (a failed run). The destructor
+  /// removes a VCD that was not finished.
+  void finish_vcd(bool keep);
   EnergyReport energy() const;
 
  private:
@@ -63,6 +67,7 @@ class System : public sc_core::sc_module {
   std::vector<std::unique_ptr<dram::DramTarget>> drams_;
   std::vector<std::unique_ptr<pe::ProcessingElement>> pes_;
   sc_core::sc_trace_file* vcd_ = nullptr;
+  std::string vcd_path_, vcd_partial_;
   pe::BroadcastRegistry broadcasts_;
   void watch_idle();
   void run_firmware();

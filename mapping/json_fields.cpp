@@ -1,12 +1,18 @@
 #include "mapping/json_fields.h"
 
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include <cctype>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 namespace nmpsim::mapping {
+
+namespace {
+constexpr size_t kMaxInputBytes = size_t{1} << 30;  // 1 GiB of (decompressed) text
+}  // namespace
 
 JsonFields::JsonFields(const nlohmann::json& obj, std::string where, std::string path)
     : obj_(obj), where_(std::move(where)), path_(std::move(path)) {
@@ -29,7 +35,7 @@ const nlohmann::json& JsonFields::raw(const char* key) const { return get(key); 
 
 double JsonFields::number(const char* key) const {
   const auto& v = get(key);
-  if (!v.is_number()) fail(key, "expected a number");
+  if (!v.is_number()) fail(key, "expected a number, got " + describe_json(v));
   const double d = v.get<double>();
   if (!std::isfinite(d)) fail(key, "must be finite");
   return d;
@@ -37,35 +43,50 @@ double JsonFields::number(const char* key) const {
 
 double JsonFields::positive(const char* key) const {
   const double d = number(key);
-  if (!(d > 0)) fail(key, "must be positive (got " + get(key).dump() + ")");
+  if (!(d > 0)) fail(key, "must be positive (got " + number_text(d) + ")");
   return d;
 }
 
 double JsonFields::non_negative(const char* key, double fallback) const {
   if (!has(key)) return fallback;
   const double d = number(key);
-  if (d < 0) fail(key, "must be zero or positive (got " + get(key).dump() + ")");
+  if (d < 0) fail(key, "must be zero or positive (got " + number_text(d) + ")");
+  return d;
+}
+
+std::string NumberRange::violation(double v) const {
+  const std::string u = unit && *unit ? std::string(" ") + unit : "";
+  return "must be in [" + number_text(lo) + ", " + number_text(hi) + "]" + u + " (got " + number_text(v) + ")";
+}
+
+double JsonFields::number_in(const char* key, double lo, double hi, const char* unit) const {
+  const double d = number(key);
+  const NumberRange r{lo, hi, unit};
+  if (!r.contains(d)) fail(key, r.violation(d));
   return d;
 }
 
 long long JsonFields::integer(const char* key, long long min, long long max) const {
   const auto& v = get(key);
-  if (!v.is_number_integer()) fail(key, "expected an integer");
+  if (!v.is_number_integer()) fail(key, "expected an integer, got " + describe_json(v));
+  const auto range = "must be in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
+  // Unsigned values above the signed range would wrap: report them as written.
+  if (v.is_number_unsigned() && v.get<unsigned long long>() > static_cast<unsigned long long>(max))
+    fail(key, range + " (got " + std::to_string(v.get<unsigned long long>()) + ")");
   const long long i = v.get<long long>();
-  if (i < min || i > max)
-    fail(key, "must be in [" + std::to_string(min) + ", " + std::to_string(max) + "] (got " + std::to_string(i) + ")");
+  if (i < min || i > max) fail(key, range + " (got " + std::to_string(i) + ")");
   return i;
 }
 
 std::string JsonFields::string(const char* key) const {
   const auto& v = get(key);
-  if (!v.is_string()) fail(key, "expected a string");
+  if (!v.is_string()) fail(key, "expected a string, got " + describe_json(v));
   return v.get<std::string>();
 }
 
 JsonFields JsonFields::object(const char* key) const {
   const auto& v = get(key);
-  if (!v.is_object()) fail(key, "expected an object");
+  if (!v.is_object()) fail(key, "expected an object, got " + describe_json(v));
   return JsonFields(v, where_, field(key));
 }
 
@@ -81,14 +102,56 @@ bool is_valid_name(const std::string& name) {
   return name != "." && name != "..";
 }
 
+std::string number_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+std::string describe_json(const nlohmann::json& v) {
+  switch (v.type()) {
+    case nlohmann::json::value_t::object:
+      return "an object of " + std::to_string(v.size()) + " keys";
+    case nlohmann::json::value_t::array:
+      return "an array of " + std::to_string(v.size()) + " elements";
+    case nlohmann::json::value_t::string: {
+      const std::string& t = v.get_ref<const std::string&>();
+      std::string shown;
+      for (char c : t.substr(0, 40)) shown += static_cast<unsigned char>(c) < 0x20 ? '?' : c;
+      return "the string \"" + shown + (t.size() > 40 ? "...\"" : "\"");
+    }
+    case nlohmann::json::value_t::boolean:
+      return v.get<bool>() ? "true" : "false";
+    case nlohmann::json::value_t::null:
+      return "null";
+    case nlohmann::json::value_t::number_unsigned:
+      return "the number " + std::to_string(v.get<unsigned long long>());
+    case nlohmann::json::value_t::number_integer:
+      return "the number " + std::to_string(v.get<long long>());
+    default:
+      return "the number " + number_text(v.get<double>());
+  }
+}
+
 std::string read_text_file(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) throw InputError(path + ": cannot open file: " + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) throw InputError(path + ": is a directory, not a file");
+  if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode) && !S_ISCHR(st.st_mode))
+    throw InputError(path + ": not a regular file");
   // zlib reads gzip-compressed and plain files alike (a plain file passes through unchanged).
   gzFile f = gzopen(path.c_str(), "rb");
   if (!f) throw InputError(path + ": cannot open file: " + std::strerror(errno ? errno : ENOENT));
   std::string text;
   char buf[1 << 16];
   int n;
-  while ((n = gzread(f, buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
+  while ((n = gzread(f, buf, sizeof buf)) > 0) {
+    if (text.size() > kMaxInputBytes) {
+      gzclose(f);
+      throw InputError(path + ": larger than " + std::to_string(kMaxInputBytes >> 20) + " MiB");
+    }
+    text.append(buf, static_cast<size_t>(n));
+  }
   int err = Z_OK;
   const char* why = n < 0 ? gzerror(f, &err) : nullptr;
   const std::string reason = why ? why : "";
@@ -97,15 +160,32 @@ std::string read_text_file(const std::string& path) {
   return text;
 }
 
-nlohmann::json read_json_file(const std::string& path) {
-  const std::string text = read_text_file(path);
+nlohmann::json parse_json_text(const std::string& text, const std::string& where) {
+  const size_t nul = text.find('\0');
+  if (nul != std::string::npos)
+    throw InputError(where + ": malformed JSON: a NUL byte at offset " + std::to_string(nul));
+  // Depth and duplicate keys are checked as the parser goes (nlohmann's parser does neither).
+  std::vector<std::set<std::string>> keys;
+  auto check = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    if ((event == E::object_start || event == E::array_start) && depth >= kMaxJsonDepth)
+      throw InputError(where + ": malformed JSON: nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+    if (event == E::object_start) keys.emplace_back();
+    if (event == E::object_end && !keys.empty()) keys.pop_back();
+    if (event == E::key && !keys.empty() && !keys.back().insert(parsed.get<std::string>()).second)
+      throw InputError(where + ": malformed JSON: key \"" + parsed.get<std::string>() +
+                       "\" appears twice in an object");
+    return true;
+  };
   try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+    return nlohmann::json::parse(text, check);
+  } catch (const nlohmann::json::exception& e) {
     std::string msg = e.what();
-    const auto pos = msg.find("parse error");
-    throw InputError(path + ": malformed JSON: " + (pos == std::string::npos ? msg : msg.substr(pos)));
+    const auto pos = msg.find("] ");  // drop nlohmann's "[json.exception.parse_error.101] " prefix
+    throw InputError(where + ": malformed JSON: " + (pos == std::string::npos ? msg : msg.substr(pos + 2)));
   }
 }
+
+nlohmann::json read_json_file(const std::string& path) { return parse_json_text(read_text_file(path), path); }
 
 }  // namespace nmpsim::mapping

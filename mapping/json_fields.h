@@ -17,6 +17,15 @@ class InputError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// The accepted range of a numeric input field, with its unit (docs/FORMATS.md lists them all).
+struct NumberRange {
+  double lo, hi;
+  const char* unit;
+  bool contains(double v) const { return v >= lo && v <= hi; }  // false for NaN
+  /// "must be in [lo, hi] unit (got v)"
+  std::string violation(double v) const;
+};
+
 class JsonFields {
  public:
   /// `where` is the file name (or preset), `path` the object's field path ("" for the root).
@@ -28,6 +37,15 @@ class JsonFields {
   double positive(const char* key) const;
   double positive(const char* key, double fallback) const { return has(key) ? positive(key) : fallback; }
   double non_negative(const char* key, double fallback) const;
+  /// A finite number in [lo, hi] (`unit` is shown in the error, e.g. "TFLOP/s").
+  double number_in(const char* key, double lo, double hi, const char* unit = "") const;
+  double number_in(const char* key, double lo, double hi, double fallback, const char* unit = "") const {
+    return has(key) ? number_in(key, lo, hi, unit) : fallback;
+  }
+  double number_in(const char* key, const NumberRange& r) const { return number_in(key, r.lo, r.hi, r.unit); }
+  double number_in(const char* key, const NumberRange& r, double fallback) const {
+    return number_in(key, r.lo, r.hi, fallback, r.unit);
+  }
   long long integer(const char* key, long long min, long long max) const;
   long long integer(const char* key, long long min, long long max, long long fallback) const {
     return has(key) ? integer(key, min, max) : fallback;
@@ -52,9 +70,21 @@ class JsonFields {
 /// and . _ + - (not "." or "..").
 bool is_valid_name(const std::string& name);
 
-/// The whole file as text; gzip-compressed files (e.g. `trace.json.gz`) are decompressed.
+/// A short description of a JSON value for error messages ("an array of 3 elements", "the string \"x\"",
+/// "the number 2.5"); never the whole value (which may be huge or nested deep).
+std::string describe_json(const nlohmann::json& v);
+/// "1e+300", "0.5": a number as it should appear in an error message.
+std::string number_text(double v);
+
+/// Deepest nesting accepted in any JSON input (objects and arrays); deeper documents are errors.
+inline constexpr int kMaxJsonDepth = 64;
+/// The whole file as text; gzip-compressed files (e.g. `trace.json.gz`) are decompressed. Errors (not
+/// found, a directory, unreadable, corrupt gzip) name the file.
 std::string read_text_file(const std::string& path);
-/// Parses a file (plain or gzip-compressed) as JSON; errors name the file (and the parser's position).
+/// Parses JSON text strictly: no NUL bytes, no duplicate keys in an object, at most kMaxJsonDepth levels,
+/// numbers that fit a double, nothing after the value. Errors are one line starting with `where`.
+nlohmann::json parse_json_text(const std::string& text, const std::string& where);
+/// read_text_file + parse_json_text.
 nlohmann::json read_json_file(const std::string& path);
 
 }  // namespace nmpsim::mapping

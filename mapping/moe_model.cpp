@@ -1,5 +1,7 @@
 #include "mapping/moe_model.h"
 
+#include <algorithm>
+#include <fstream>
 #include <map>
 
 #include "mapping/json_fields.h"
@@ -65,15 +67,80 @@ nlohmann::json model_to_json(const ModelSpec& m) {
 
 void ModelSpec::validate(const std::string& where) const {
   auto fail = [&](const std::string& m) { throw InputError(where + ": " + m); };
-  if (experts < 1 || experts > 4096) fail("experts must be in [1, 4096]");
-  if (top_k < 1 || top_k > experts) fail("top_k must be in [1, experts]");
-  if (moe_layers < 1) fail("moe_layers must be at least 1");
-  if (dense_layers < 0) fail("dense_layers must be zero or positive");
-  if (hidden < 1 || intermediate < 1) fail("hidden and intermediate must be positive");
-  if (shared_experts < 0 || (shared_experts > 0 && shared_intermediate < 1)) fail("shared experts need a width");
-  if (!(weight_bytes > 0) || !(activation_bytes > 0)) fail("weight_bytes and activation_bytes must be positive");
-  if (attention.kind != "gqa" && attention.kind != "mla") fail("attention.kind must be gqa or mla");
-  if (attention.heads < 1) fail("attention.heads must be positive");
+  auto in = [&](long long v, long long lo, long long hi, const char* field) {
+    if (v < lo || v > hi)
+      fail(std::string(field) + " must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "] (got " +
+           std::to_string(v) + ")");
+  };
+  in(experts, 1, 4096, "experts");
+  in(top_k, 1, experts, "top_k");
+  in(moe_layers, 1, 1024, "moe_layers");
+  in(dense_layers, 0, 1024, "dense_layers");
+  in(hidden, 1, 1 << 18, "hidden");
+  in(intermediate, 1, 1 << 20, "intermediate");
+  in(shared_experts, 0, 64, "shared_experts");
+  in(shared_intermediate, shared_experts > 0 ? 1 : 0, 1 << 20, "shared_intermediate");
+  in(dense_intermediate, dense_layers > 0 ? 1 : 0, 1 << 20, "dense_intermediate");
+  in(ffn_matrices, 1, 4, "ffn_matrices");
+  for (auto [v, field] : {std::pair{weight_bytes, "weight_bytes"}, std::pair{activation_bytes, "activation_bytes"}})
+    if (!(v >= 0.125 && v <= 8)) fail(std::string(field) + " must be in [0.125, 8] bytes (got " + number_text(v) + ")");
+  const AttentionSpec& a = attention;
+  if (a.kind != "gqa" && a.kind != "mla") fail("attention.kind must be gqa or mla, got '" + a.kind + "'");
+  in(a.heads, 1, 4096, "attention.heads");
+  in(a.head_dim, 1, 4096, "attention.head_dim");
+  if (a.kind == "gqa") in(a.kv_heads, 1, a.heads, "attention.kv_heads");
+  if (a.kind == "mla") {
+    in(a.q_lora_rank, 0, 1 << 16, "attention.q_lora_rank");
+    in(a.kv_lora_rank, 1, 1 << 16, "attention.kv_lora_rank");
+    in(a.rope_dim, 0, 4096, "attention.rope_dim");
+    in(a.v_head_dim, 1, 4096, "attention.v_head_dim");
+  }
+}
+
+ModelSpec model_from_json(const nlohmann::json& j, const std::string& where) {
+  const JsonFields f(j, where, "");
+  ModelSpec m;
+  m.name = f.string("name", "custom");
+  if (!is_valid_name(m.name))
+    f.fail("name", "'" + m.name + "' is not a name (1-64 letters, digits, '.', '_', '+', '-')");
+  m.experts = static_cast<int>(f.integer("experts", 1, 4096));
+  m.top_k = static_cast<int>(f.integer("top_k", 1, m.experts));
+  m.moe_layers = static_cast<int>(f.integer("moe_layers", 1, 1024));
+  m.dense_layers = static_cast<int>(f.integer("dense_layers", 0, 1024, 0));
+  m.hidden = static_cast<int>(f.integer("hidden", 1, 1 << 18));
+  m.intermediate = static_cast<int>(f.integer("intermediate", 1, 1 << 20));
+  m.shared_experts = static_cast<int>(f.integer("shared_experts", 0, 64, 0));
+  m.shared_intermediate = static_cast<int>(f.integer("shared_intermediate", 0, 1 << 20, 0));
+  m.dense_intermediate = static_cast<int>(f.integer("dense_intermediate", 0, 1 << 20, 0));
+  m.ffn_matrices = static_cast<int>(f.integer("ffn_matrices", 1, 4, 3));
+  m.weight_bytes = f.number_in("weight_bytes", 0.125, 8, 2.0, "bytes");
+  m.activation_bytes = f.number_in("activation_bytes", 0.125, 8, 2.0, "bytes");
+  if (f.has("attention")) {
+    const JsonFields a = f.object("attention");
+    AttentionSpec& at = m.attention;
+    at.kind = a.string("kind", at.kind);
+    at.heads = static_cast<int>(a.integer("heads", 1, 4096, at.heads));
+    at.kv_heads = static_cast<int>(a.integer("kv_heads", 1, 4096, at.kind == "mla" ? at.heads : at.kv_heads));
+    at.head_dim = static_cast<int>(a.integer("head_dim", 1, 4096, at.head_dim));
+    at.q_lora_rank = static_cast<int>(a.integer("q_lora_rank", 0, 1 << 16, 0));
+    at.kv_lora_rank = static_cast<int>(a.integer("kv_lora_rank", 0, 1 << 16, 0));
+    at.rope_dim = static_cast<int>(a.integer("rope_dim", 0, 4096, 0));
+    at.v_head_dim = static_cast<int>(a.integer("v_head_dim", 0, 4096, 0));
+    a.no_unknown_keys();
+  }
+  f.no_unknown_keys();
+  m.validate(where);
+  return m;
+}
+
+ModelSpec load_model(const std::string& preset_or_file) {
+  const auto names = model_preset_names();
+  if (std::find(names.begin(), names.end(), preset_or_file) != names.end()) return model_preset(preset_or_file);
+  const bool looks_like_file = preset_or_file.find('/') != std::string::npos ||
+                               preset_or_file.find(".json") != std::string::npos ||
+                               static_cast<bool>(std::ifstream(preset_or_file));
+  if (!looks_like_file) return model_preset(preset_or_file);  // "unknown model preset ..." with the list
+  return model_from_json(read_json_file(preset_or_file), preset_or_file);
 }
 
 namespace {

@@ -58,6 +58,10 @@ struct ModelSpec {
 
 /// Every field, for run specs and cache keys (docs/FORMATS.md "Model JSON").
 nlohmann::json model_to_json(const ModelSpec& m);
+/// A model description (docs/FORMATS.md "Model JSON"): strict, every numeric field range-checked.
+ModelSpec model_from_json(const nlohmann::json& j, const std::string& where);
+/// A preset name, or else a model JSON file.
+ModelSpec load_model(const std::string& preset_or_file);
 
 std::vector<std::string> model_preset_names();
 ModelSpec model_preset(const std::string& name);  ///< throws InputError for an unknown name

@@ -86,6 +86,44 @@ nlohmann::json placement_to_json(const Placement& p) {
           {"node_map", node_map},   {"solver", p.solver},   {"layers", layers}};
 }
 
+namespace {
+
+/// A JSON integer in [lo, hi], or an InputError "<at>: <what> must be ...".
+long long json_index(const nlohmann::json& v, long long lo, long long hi, const std::string& at, const char* what) {
+  if (!v.is_number_integer()) throw InputError(at + ": " + what + ": expected an integer, got " + describe_json(v));
+  const bool huge = v.is_number_unsigned() && v.get<unsigned long long>() > static_cast<unsigned long long>(hi);
+  if (huge || v.get<long long>() < lo || v.get<long long>() > hi) {
+    const std::string got =
+        v.is_number_unsigned() ? std::to_string(v.get<unsigned long long>()) : std::to_string(v.get<long long>());
+    throw InputError(at + ": " + what + " " + got + " out of range [" + std::to_string(lo) + ", " +
+                     std::to_string(hi + 1) + ")");
+  }
+  return v.get<long long>();
+}
+
+void read_rows(const nlohmann::json& layers, Placement& p, const std::string& where) {
+  for (size_t l = 0; l < layers.size(); ++l) {
+    const std::string at = where + ": layers[" + std::to_string(l) + "]";
+    if (!layers[l].is_array() || static_cast<int>(layers[l].size()) != p.experts)
+      throw InputError(at + ": expected " + std::to_string(p.experts) + " expert rows, got " +
+                       describe_json(layers[l]));
+    for (int e = 0; e < p.experts; ++e) {
+      const std::string row = at + " expert " + std::to_string(e);
+      const nlohmann::json& pairs = layers[l][static_cast<size_t>(e)];
+      if (!pairs.is_array())
+        throw InputError(row + ": expected a list of [node, share] pairs, got " + describe_json(pairs));
+      for (const auto& pair : pairs) {
+        if (!pair.is_array() || pair.size() != 2 || !pair[1].is_number())
+          throw InputError(row + ": entries must be [node, share], got " + describe_json(pair));
+        const int n = static_cast<int>(json_index(pair[0], 0, p.nodes - 1, row, "node"));
+        p.at(static_cast<int>(l), e, n) += pair[1].get<double>();
+      }
+    }
+  }
+}
+
+}  // namespace
+
 Placement placement_from_json(const nlohmann::json& j, const std::string& where) {
   const JsonFields root(j, where, "");
   Placement p;
@@ -98,34 +136,25 @@ Placement placement_from_json(const nlohmann::json& j, const std::string& where)
   if (root.has("solver")) p.solver = root.raw("solver");
   const auto& layers = root.raw("layers");
   if (!layers.is_array() || layers.empty()) root.fail("layers", "expected a non-empty list of layers");
+  const double bytes = double(layers.size()) * p.experts * p.nodes * sizeof(double);
+  if (bytes > kMaxPlacementBytes)
+    root.fail("layers", std::to_string(layers.size()) + " layers x " + std::to_string(p.experts) + " experts x " +
+                            std::to_string(p.nodes) + " nodes of shares need " +
+                            std::to_string(static_cast<long long>(bytes / (1 << 20))) + " MiB (limit " +
+                            std::to_string(kMaxPlacementBytes >> 20) + " MiB)");
   p.set_identity_map();
   if (root.has("node_map")) {
     const auto& nm = root.raw("node_map");
     if (!nm.is_array() || static_cast<int>(nm.size()) != p.nodes)
-      root.fail("node_map", "expected a list of " + std::to_string(p.nodes) + " physical node ids");
-    for (int n = 0; n < p.nodes; ++n) {
-      if (!nm[n].is_number_integer()) root.fail("node_map", "entry " + std::to_string(n) + " is not an integer");
-      p.node_map[static_cast<size_t>(n)] = PhysicalNode(nm[n].get<int>());
-    }
+      root.fail("node_map",
+                "expected a list of " + std::to_string(p.nodes) + " physical node ids, got " + describe_json(nm));
+    for (int n = 0; n < p.nodes; ++n)
+      p.node_map[static_cast<size_t>(n)] = PhysicalNode(
+          static_cast<int>(json_index(nm[static_cast<size_t>(n)], 0, p.nodes - 1, where + ": node_map", "entry")));
   }
   root.no_unknown_keys();
   p.share.assign(layers.size(), std::vector<double>(static_cast<size_t>(p.experts) * p.nodes, 0.0));
-  for (size_t l = 0; l < layers.size(); ++l) {
-    const std::string at = where + ": layers[" + std::to_string(l) + "]";
-    if (!layers[l].is_array() || static_cast<int>(layers[l].size()) != p.experts)
-      throw InputError(at + ": expected " + std::to_string(p.experts) + " expert rows");
-    for (int e = 0; e < p.experts; ++e) {
-      for (const auto& pair : layers[l][e]) {
-        if (!pair.is_array() || pair.size() != 2 || !pair[0].is_number_integer() || !pair[1].is_number())
-          throw InputError(at + " expert " + std::to_string(e) + ": entries must be [node, share]");
-        const int n = pair[0].get<int>();
-        if (n < 0 || n >= p.nodes)
-          throw InputError(at + " expert " + std::to_string(e) + ": node " + std::to_string(n) + " out of range [0, " +
-                           std::to_string(p.nodes) + ")");
-        p.at(static_cast<int>(l), e, n) += pair[1].get<double>();
-      }
-    }
-  }
+  read_rows(layers, p, where);
   p.validate(where);
   return p;
 }

@@ -39,6 +39,9 @@ struct Placement {
   void check_against(const ModelSpec& m, const std::string& where) const;
 };
 
+/// Largest placement held in memory: 4 GiB of shares (layers x experts x nodes doubles).
+inline constexpr size_t kMaxPlacementBytes = size_t{4} << 30;
+
 nlohmann::json placement_to_json(const Placement& p);
 Placement placement_from_json(const nlohmann::json& j, const std::string& where);
 Placement load_placement(const std::string& path);

@@ -43,24 +43,43 @@ RoutingTrace RoutingTrace::slice(size_t first, size_t count) const {
   return s;
 }
 
+namespace {
+
+/// Layer keys must be "0".."L-1": returns L, or throws naming the first key that is not a layer.
+int trace_layer_count(const nlohmann::json& j, const std::string& where) {
+  const int layers = static_cast<int>(j.size());
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string& k = it.key();
+    const bool digits = !k.empty() && k.size() <= 6 && k.find_first_not_of("0123456789") == std::string::npos &&
+                        (k == "0" || k[0] != '0');
+    if (!digits || std::stoi(k) >= layers) {
+      std::string shown;
+      for (char c : k.substr(0, 40)) shown += static_cast<unsigned char>(c) < 0x20 ? '?' : c;
+      throw InputError(where + ": unexpected key \"" + shown + "\" (layers are keys \"0\" to \"" +
+                       std::to_string(layers - 1) + "\")");
+    }
+  }
+  return layers;
+}
+
+}  // namespace
+
 RoutingTrace trace_from_json(const nlohmann::json& j, const std::string& where, int experts, int top_k) {
   if (!j.is_object() || j.empty())
-    throw InputError(where + ": expected an object mapping layer numbers to token lists");
-  const int layers = static_cast<int>(j.size());
+    throw InputError(where + ": expected an object mapping layer numbers to token lists, got " + describe_json(j));
+  const int layers = trace_layer_count(j, where);
   size_t tokens = 0;
   for (int l = 0; l < layers; ++l) {
     const std::string key = std::to_string(l);
-    if (!j.contains(key))
-      throw InputError(where + ": layer \"" + key + "\" missing (layers must be numbered 0.." +
-                       std::to_string(layers - 1) + ")");
     const auto& toks = j[key];
     if (!toks.is_array() || toks.empty())
-      throw InputError(where + ": layer " + key + ": expected a non-empty list of tokens");
+      throw InputError(where + ": layer " + key + ": expected a non-empty list of tokens, got " + describe_json(toks));
     if (l == 0) tokens = toks.size();
     if (toks.size() != tokens)
       throw InputError(where + ": layer " + key + " has " + std::to_string(toks.size()) + " tokens, layer 0 has " +
                        std::to_string(tokens));
   }
+  check_trace_size(layers, tokens, top_k, where);
   RoutingTrace t(layers, experts, top_k, tokens, where);
   for (int l = 0; l < layers; ++l) {
     const auto& toks = j[std::to_string(l)];
@@ -68,14 +87,18 @@ RoutingTrace trace_from_json(const nlohmann::json& j, const std::string& where, 
       const auto& ids = toks[i];
       const std::string at = where + ": layer " + std::to_string(l) + " token " + std::to_string(i) + ": ";
       if (!ids.is_array() || static_cast<int>(ids.size()) != top_k)
-        throw InputError(at + "expected " + std::to_string(top_k) + " expert ids (top-k), got " + ids.dump());
+        throw InputError(at + "expected " + std::to_string(top_k) + " expert ids (top-k), got " + describe_json(ids));
       uint16_t* out = t.mutable_experts_of(l, i);
       for (int k = 0; k < top_k; ++k) {
-        if (!ids[k].is_number_integer()) throw InputError(at + "expert id " + ids[k].dump() + " is not an integer");
+        if (!ids[k].is_number_integer())
+          throw InputError(at + "expert id: expected an integer, got " + describe_json(ids[k]));
+        const bool huge = ids[k].is_number_unsigned() && ids[k].get<unsigned long long>() > 65535;
+        if (huge || ids[k].get<long long>() < 0 || ids[k].get<long long>() >= experts) {
+          const std::string id = ids[k].is_number_unsigned() ? std::to_string(ids[k].get<unsigned long long>())
+                                                             : std::to_string(ids[k].get<long long>());
+          throw InputError(at + "expert id " + id + " out of range [0, " + std::to_string(experts) + ")");
+        }
         const long long e = ids[k].get<long long>();
-        if (e < 0 || e >= experts)
-          throw InputError(at + "expert id " + std::to_string(e) + " out of range [0, " + std::to_string(experts) +
-                           ")");
         for (int q = 0; q < k; ++q)
           if (out[q] == e) throw InputError(at + "expert id " + std::to_string(e) + " appears twice");
         out[k] = static_cast<uint16_t>(e);
@@ -83,6 +106,14 @@ RoutingTrace trace_from_json(const nlohmann::json& j, const std::string& where, 
     }
   }
   return t;
+}
+
+void check_trace_size(int layers, size_t tokens, int top_k, const std::string& where) {
+  const double bytes = double(layers) * double(tokens) * top_k * sizeof(uint16_t);
+  if (bytes > kMaxTraceBytes)
+    throw InputError(where + ": " + std::to_string(layers) + " layers x " + std::to_string(tokens) + " tokens x top-" +
+                     std::to_string(top_k) + " needs " + std::to_string(static_cast<long long>(bytes / (1 << 20))) +
+                     " MiB; traces are limited to " + std::to_string(kMaxTraceBytes >> 20) + " MiB");
 }
 
 RoutingTrace load_trace(const std::string& name_or_path, int experts, int top_k) {
@@ -118,6 +149,7 @@ void SyntheticTraceConfig::validate() const {
 
 RoutingTrace synthetic_trace(const SyntheticTraceConfig& cfg) {
   cfg.validate();
+  check_trace_size(cfg.layers, cfg.tokens, cfg.top_k, "synthetic trace (--synthetic-tokens)");
   const int E = cfg.experts, K = cfg.top_k, L = cfg.layers;
   Rng rng(cfg.seed);
   RoutingTrace t(L, E, K, cfg.tokens, "synthetic(seed " + std::to_string(cfg.seed) + ")");

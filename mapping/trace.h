@@ -45,6 +45,11 @@ RoutingTrace load_trace(const std::string& name_or_path, int experts, int top_k)
 RoutingTrace trace_from_json(const nlohmann::json& j, const std::string& where, int experts, int top_k);
 nlohmann::json trace_to_json(const RoutingTrace& t);
 
+/// Largest trace held in memory: 2 GiB of expert ids.
+inline constexpr size_t kMaxTraceBytes = size_t{2} << 30;
+/// Throws InputError naming `where` if a trace of this size exceeds kMaxTraceBytes.
+void check_trace_size(int layers, size_t tokens, int top_k, const std::string& where);
+
 struct SyntheticTraceConfig {
   int layers = 32;
   int experts = 8;

@@ -106,7 +106,7 @@ TEST(HwJson, BadInputGivesOneLineErrorNamingTheField) {
   expect(j, "memory.peak_gbytes_per_s: missing");
   j = good;
   j["links"]["on_die"]["gbytes_per_s"] = -5;
-  expect(j, "links.on_die.gbytes_per_s: must be positive");
+  expect(j, "links.on_die.gbytes_per_s: must be in [0.001, 1e+06] GB/s (got -5)");
   j = good;
   j["compute"]["peak_tflops"] = "fast";
   expect(j, "compute.peak_tflops: expected a number");

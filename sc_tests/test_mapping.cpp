@@ -118,11 +118,14 @@ TEST(Traces, MalformedTracesAreRejectedClearly) {
             std::string::npos);
   EXPECT_NE(trace_error("{\"0\": [[1, 2, 3]]}").find("expected 2 expert ids (top-k)"), std::string::npos);
   EXPECT_NE(trace_error("{\"0\": [[1, 1]]}").find("appears twice"), std::string::npos);
-  EXPECT_NE(trace_error("{\"0\": [[1, 2]], \"2\": [[1, 2]]}").find("layer \"1\" missing"), std::string::npos);
+  EXPECT_NE(
+      trace_error("{\"0\": [[1, 2]], \"2\": [[1, 2]]}").find("unexpected key \"2\" (layers are keys \"0\" to \"1\")"),
+      std::string::npos);
   EXPECT_NE(trace_error("{\"0\": [[1, 2]], \"1\": [[1, 2], [3, 4]]}").find("layer 1 has 2 tokens"), std::string::npos);
   EXPECT_NE(trace_error("[1, 2]").find("expected an object"), std::string::npos);
   EXPECT_NE(trace_error("{\"0\": [[-1, 2]]}").find("out of range"), std::string::npos);
-  EXPECT_NE(trace_error("{\"0\": [[\"a\", 2]]}").find("not an integer"), std::string::npos);
+  EXPECT_NE(trace_error("{\"0\": [[\"a\", 2]]}").find("expert id: expected an integer, got the string \"a\""),
+            std::string::npos);
   for (const std::string& e : {trace_error("{\"0\": [[1, 8]]}"), trace_error("{")})
     EXPECT_EQ(e.find('\n'), std::string::npos);
 }

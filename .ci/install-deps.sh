@@ -17,6 +17,7 @@ PACKAGES=(
   gnuplot-nox               # PNG plots
   time                      # /usr/bin/time -v in bench/
   clang-format              # ctest clang_format: the code follows .clang-format
+  clang libclang-rt-14-dev  # libFuzzer + ASan/UBSan runtimes for the fuzz targets (ctest label fuzz)
 )
 
 missing=()

@@ -1,5 +1,6 @@
 #include "apps/cli_common.h"
 
+#include <cctype>
 #include <cstdio>
 #include <fstream>
 
@@ -30,15 +31,67 @@ void parse_mesh(const std::string& text, int& width, int& height) {
   if (width < 1 || height < 1) throw UsageError("--mesh: both dimensions must be at least 1, got '" + text + "'");
 }
 
+namespace {
+/// At most 40 characters of `s`, control characters shown as '?'.
+std::string printable(const std::string& s) {
+  std::string out;
+  for (char c : s.substr(0, 40)) out += static_cast<unsigned char>(c) < 0x20 ? '?' : c;
+  return s.size() > 40 ? out + "..." : out;
+}
+
+/// Whether `s` contains "%word%" (a letter or underscore between two percent signs).
+bool has_placeholder(const std::string& s) {
+  for (size_t at = s.find('%'); at != std::string::npos; at = s.find('%', at + 1)) {
+    size_t end = at + 1;
+    while (end < s.size() && (std::isalpha(static_cast<unsigned char>(s[end])) || s[end] == '_')) ++end;
+    if (end > at + 1 && end < s.size() && s[end] == '%') return true;
+  }
+  return false;
+}
+
+/// The first argument that is neither an option nor an option's value.
+std::string first_positional(const std::vector<std::string>& args, const po::options_description& desc) {
+  po::options_description with_extra = desc;
+  with_extra.add_options()("nmpsim-positional", po::value<std::vector<std::string>>());
+  po::positional_options_description all;
+  all.add("nmpsim-positional", -1);
+  const auto style = po::command_line_style::unix_style ^ po::command_line_style::allow_short;
+  try {
+    const po::parsed_options p = po::command_line_parser(args).options(with_extra).positional(all).style(style).run();
+    for (const auto& o : p.options)
+      if (o.position_key >= 0 && !o.value.empty()) return o.value[0];
+  } catch (const po::error&) {
+  }
+  return "?";
+}
+}  // namespace
+
 po::variables_map parse_options(const std::vector<std::string>& args, const po::options_description& desc) {
   std::vector<std::string> fixed;
   fixed.reserve(args.size());
-  for (const auto& a : args) fixed.push_back(a == "-h" ? "--help" : a);
+  for (const auto& a : args) {
+    // Boost.Program_options 1.74 formats its errors by replacing "%name%" placeholders in a loop that
+    // never ends when a replacement contains a placeholder itself: such arguments never reach it.
+    if (has_placeholder(a))
+      throw UsageError("argument '" + printable(a) + "': contains a %word% sequence, which is not accepted");
+    // Option names are lower-case words; anything else is unknown.
+    if (a.size() > 2 && a[0] == '-' && a[1] == '-') {
+      const std::string name = a.substr(2, a.find('=') == std::string::npos ? std::string::npos : a.find('=') - 2);
+      if (name.empty() || name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") != std::string::npos) {
+        throw UsageError("unrecognised option '--" + printable(name) + "'");
+      }
+    }
+    fixed.push_back(a == "-h" ? "--help" : a);
+  }
   po::variables_map vm;
   try {
     const auto style = po::command_line_style::unix_style ^ po::command_line_style::allow_short;
-    po::store(po::command_line_parser(fixed).options(desc).style(style).run(), vm);
+    const po::positional_options_description none;  // no command takes positional arguments
+    const po::parsed_options parsed = po::command_line_parser(fixed).options(desc).positional(none).style(style).run();
+    po::store(parsed, vm);
     po::notify(vm);
+  } catch (const po::too_many_positional_options_error&) {
+    throw UsageError("unexpected argument '" + first_positional(fixed, desc) + "' (options start with --)");
   } catch (const po::error& e) {
     throw UsageError(e.what());
   }

@@ -49,6 +49,11 @@ ExerciseResult exercise(hw::System& sys, uint64_t weight_bytes, uint64_t message
 
 /// The exercise must fit: its weights in a node's memory, its messages' packets in this machine's memory.
 void check_exercise_size(const hw::HardwareSpec& spec, uint64_t weight_bytes, uint64_t message_bytes) {
+  constexpr int kMaxSystemNodes = 4096;  // each node is a PE (two SystemC threads) and a DRAM model
+  if (spec.topology.nodes() > kMaxSystemNodes)
+    throw UsageError("--exercise: " + std::to_string(spec.topology.nodes()) +
+                     " nodes; the SystemC model is built for at most " + std::to_string(kMaxSystemNodes) +
+                     " (nmpsim noc simulates NoCs up to 256x256)");
   if (weight_bytes > spec.memory.capacity_bytes)
     throw UsageError("--exercise-weight-mib: " + std::to_string(weight_bytes >> 20) +
                      " MiB of weights is more than a node's " + std::to_string(spec.memory.capacity_bytes >> 20) +

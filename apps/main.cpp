@@ -24,7 +24,8 @@ const char* kUsage =
     "  run     time-between-tokens of an MoE model under placement strategies (TP, EP, hybrid, files)\n"
     "  place   build a placement file (HD-MoE node / node+link balance, TP, EP, CB); fit gamma\n"
     "  noc     synthetic-traffic testbench of the XY-routed wormhole mesh NoC\n"
-    "  hw      hardware presets, descriptions (JSON) and a small exercise workload\n\n"
+    "  hw      hardware presets, descriptions (JSON) and a small exercise workload\n"
+    "  model   MoE model presets and descriptions (JSON)\n\n"
     "Options:\n"
     "  --help      show this help\n"
     "  --version   print the version\n\n"
@@ -76,6 +77,7 @@ int run(const std::vector<std::string>& argv) {
     if (cmd == "hw") return cmd_hw(rest);
     if (cmd == "run") return cmd_run(rest);
     if (cmd == "place") return cmd_place(rest);
+    if (cmd == "model") return cmd_model(rest);
     throw UsageError("unknown command '" + cmd + "' (try nmpsim --help)");
   } catch (const UsageError& e) {
     std::fprintf(stderr, "nmpsim %s: error: %s\n", cmd.c_str(), one_line(e.what()).c_str());

@@ -11,7 +11,7 @@
 #include "mapping/json_fields.h"
 #include "mapping/topology.h"
 #include "noc/noc_config.h"
-#include "pe/processing_element.h"
+#include "pe/pe_spec.h"
 
 namespace nmpsim::hw {
 

@@ -20,17 +20,10 @@
 #include "noc/mesh_module.h"
 #include "pe/command.h"
 #include "pe/dma.h"
+#include "pe/pe_spec.h"
 
 namespace nmpsim::pe {
 
-struct PeSpec {
-  double peak_flops = 5e12;             ///< FLOP/s
-  double startup_ns = 50.0;             ///< fixed start-up of a compute or reduce command
-  uint32_t dma_chunk_bytes = 1 << 20;   ///< largest DRAM transaction the DMA issues
-  uint32_t copy_chunk_bytes = 1 << 18;  ///< weight copies move through the NoC in chunks of this size
-  uint32_t element_bytes = 2;           ///< bytes per element for Reduce (FP16)
-  double pj_per_flop = 0.5;
-};
 
 /// Tags carry a message kind in their top 8 bits; user tags must stay below 2^56.
 /// kTracked: a message whose delivery someone else watches (the firmware's schedule transfers); the PE ignores it.

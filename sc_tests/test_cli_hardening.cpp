@@ -247,6 +247,14 @@ TEST(CliHardening, MessagesSayWhatIsWrong) {
            {"trace_extra_key", kRun + " --trace {D}/t.json", 2, "t.json: unexpected key \"x\" (layers are keys",
             file("t.json", R"({"0": [[0, 1]], "x": [[0, 1]]})")},
            {"strategy_unknown", kBase + " --strategy foo", 2, "'foo' is neither a strategy (tp, ep, cb"},
+           {"stray_argument", kRun + " stray", 2, "unexpected argument 'stray' (options start with --)"},
+           {"exercise_too_many_nodes", "hw --hw {D}/hw.json --exercise --exercise-message-bytes 0", 2,
+            "--exercise: 65536 nodes; the SystemC model is built for at most 4096",
+            [](const std::string& d) {
+              nlohmann::json j = preset_json("hdmoe-4x4-5t50g");
+              j["mesh"] = j["die"] = j["wafer"] = {{"width", 256}, {"height", 256}};
+              write(d + "/hw.json", j.dump());
+            }},
        })
     check(c);
   // No arguments: the usage goes to stderr (an error), not stdout.

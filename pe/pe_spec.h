@@ -1,0 +1,17 @@
+// Parameters of a processing element (plain C++: hardware descriptions are read without SystemC).
+#pragma once
+
+#include <cstdint>
+
+namespace nmpsim::pe {
+
+struct PeSpec {
+  double peak_flops = 5e12;             ///< FLOP/s
+  double startup_ns = 50.0;             ///< fixed start-up of a compute or reduce command
+  uint32_t dma_chunk_bytes = 1 << 20;   ///< largest DRAM transaction the DMA issues
+  uint32_t copy_chunk_bytes = 1 << 18;  ///< weight copies move through the NoC in chunks of this size
+  uint32_t element_bytes = 2;           ///< bytes per element for Reduce (FP16)
+  double pj_per_flop = 0.5;
+};
+
+}  // namespace nmpsim::pe

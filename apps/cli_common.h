@@ -7,12 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "mapping/json_fields.h"
+
 namespace nmpsim::apps {
 
 /// Bad command-line input or configuration: reported on one line, exit code 2.
 class UsageError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit UsageError(const std::string& what) : std::runtime_error(mapping::one_line(what)) {}
 };
 
 inline constexpr int kExitOk = 0;

@@ -48,13 +48,8 @@ void systemc_report(const sc_core::sc_report& rep, const sc_core::sc_actions& ac
   if (actions & SC_THROW) throw rep;
 }
 
-/// An error message on one line: control characters from user input (a newline in a name) become '?'.
-std::string one_line(const char* what) {
-  std::string s = what;
-  for (char& c : s)
-    if (static_cast<unsigned char>(c) < 0x20) c = '?';
-  return s;
-}
+/// An error message on one line (the error types already are; Boost's and the library's may not be).
+std::string one_line(const char* what) { return nmpsim::mapping::one_line(what); }
 
 int run(const std::vector<std::string>& argv) {
   using namespace nmpsim::apps;

@@ -29,6 +29,8 @@ void expect_clean(F&& f) {
   }
 }
 
-inline std::string text(const uint8_t* data, size_t size) { return std::string(reinterpret_cast<const char*>(data), size); }
+inline std::string text(const uint8_t* data, size_t size) {
+  return std::string(reinterpret_cast<const char*>(data), size);
+}
 
 }  // namespace nmpsim::fuzz

@@ -11,10 +11,17 @@
 
 namespace nmpsim::mapping {
 
-/// Thrown for any malformed input file; what() is the whole one-line message.
+/// `s` on one line: control characters (a newline in a user's name or key) become '?'.
+inline std::string one_line(std::string s) {
+  for (char& c : s)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return s;
+}
+
+/// Thrown for any malformed input file; what() is the whole message, always one line.
 class InputError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit InputError(const std::string& what) : std::runtime_error(one_line(what)) {}
 };
 
 /// The accepted range of a numeric input field, with its unit (docs/FORMATS.md lists them all).

@@ -11,7 +11,14 @@ namespace nmpsim::noc {
 /// Thrown for any invalid NoC parameter; the message is one line naming the field.
 class ConfigError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit ConfigError(const std::string& what) : std::runtime_error(one_line(what)) {}
+
+ private:
+  static std::string one_line(std::string s) {
+    for (char& c : s)
+      if (static_cast<unsigned char>(c) < 0x20) c = '?';
+    return s;
+  }
 };
 
 /// Router ports. Mesh convention: x grows East, y grows South; node id = y * width + x.

@@ -24,7 +24,6 @@
 
 namespace nmpsim::pe {
 
-
 /// Tags carry a message kind in their top 8 bits; user tags must stay below 2^56.
 /// kTracked: a message whose delivery someone else watches (the firmware's schedule transfers); the PE ignores it.
 enum class MessageKind : uint8_t {

@@ -199,6 +199,12 @@ TEST(Dram, HbmStackStreamsAtItsOwnBandwidth) {
 }
 
 TEST(Dram, OutOfRangeAccessIsReported) {
+#if defined(__SANITIZE_ADDRESS__)
+  // The error is thrown inside a SystemC thread, whose QuickThreads coroutine stack AddressSanitizer
+  // cannot see: unwinding it gives a false stack-buffer-overflow (google/sanitizers#189). The Release
+  // build runs this test.
+  GTEST_SKIP() << "exceptions through SystemC coroutine stacks confuse AddressSanitizer";
+#endif
   DramSpec spec;
   spec.capacity_bytes = 1 << 20;
   DramTarget dram("dram", spec);

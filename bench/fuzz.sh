@@ -17,7 +17,7 @@ for t in "${targets[@]}"; do
   log=$(mktemp)
   bash fuzz/run_fuzzer.sh build/fuzz "$t" "$seconds" > "$log" 2>&1
   status=$?
-  done_line=$(grep -E "^#[0-9]+ +DONE" "$log" | tail -1)
+  done_line=$(grep -E "^#[0-9]+[[:space:]]+DONE" "$log" | tail -1)
   execs=$(grep -E "stat::number_of_executed_units" "$log" | head -1 | awk '{print $2}')
   cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<< "$done_line")
   ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<< "$done_line")

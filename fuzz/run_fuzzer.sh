@@ -22,6 +22,6 @@ export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktra
 status=$?
 # The verdict, coverage and throughput (and, on a failure, the report).
 if [ "$status" -ne 0 ]; then tail -n 40 "$work.log"; fi
-grep -E "^#[0-9]+ +DONE|^Done |stat::number_of_executed_units|stat::peak_rss_mb" "$work.log" || true
+grep -E "^#[0-9]+[[:space:]]+DONE|^Done |stat::number_of_executed_units|stat::peak_rss_mb" "$work.log" || true
 rm -f "$work.log"
 exit "$status"

@@ -107,6 +107,7 @@ nlohmann::json result_json(const noc::TestbenchConfig& cfg, const noc::Testbench
         {"packet_flits", cfg.traffic.packet_flits},
         {"vcs", cfg.noc.vcs},
         {"buffer_flits", cfg.noc.buffer_flits},
+        {"ni_queues", cfg.noc.ni_queues},
         {"router_delay_cycles", cfg.noc.router_delay_cycles},
         {"link_delay_cycles", cfg.noc.link_delay_cycles},
         {"flit_bytes", cfg.noc.flit_bytes},
@@ -165,6 +166,8 @@ int cmd_noc(const std::vector<std::string>& args) {
     ("vcs", po::value(&cfg.noc.vcs)->default_value(cfg.noc.vcs), "virtual channels per input port (1..8)")
     ("buffer-flits", po::value(&cfg.noc.buffer_flits)->default_value(cfg.noc.buffer_flits),
      "buffer depth per virtual channel, in flits")
+    ("ni-queues", po::value(&cfg.noc.ni_queues)->default_value(cfg.noc.ni_queues),
+     "injection queues per network interface (0 = one per VC; 1 = a single FIFO, head-of-line blocking)")
     ("router-delay", po::value(&cfg.noc.router_delay_cycles)->default_value(cfg.noc.router_delay_cycles),
      "router pipeline delay in cycles (buffer write to switch traversal)")
     ("link-delay", po::value(&cfg.noc.link_delay_cycles)->default_value(cfg.noc.link_delay_cycles),

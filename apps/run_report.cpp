@@ -194,7 +194,7 @@ std::string summary_csv(const std::vector<StrategyReport>& reports) {
   std::ostringstream os;
   os << "strategy,fidelity,mean_tbt_us";
   for (mapping::PhaseFamily f : kFamilies) os << "," << us_key(mapping::family_name(f));
-  os << ",expert_imbalance_us,noc_payload_bytes\n";
+  os << ",expert_imbalance_us,noc_payload_bytes,wall_seconds\n";
   for (const auto& s : reports) {
     const mapping::StrategyResult& r = s.result;
     double bytes = 0;
@@ -207,7 +207,7 @@ std::string summary_csv(const std::vector<StrategyReport>& reports) {
       std::snprintf(buf, sizeof buf, ",%.4f", r.mean_family_s(f) * kUs);
       os << buf;
     }
-    std::snprintf(buf, sizeof buf, ",%.4f,%.0f\n", r.mean_expert_imbalance_s() * kUs, bytes);
+    std::snprintf(buf, sizeof buf, ",%.4f,%.0f,%.4f\n", r.mean_expert_imbalance_s() * kUs, bytes, r.wall_s);
     os << buf;
   }
   return os.str();

@@ -1,46 +1,110 @@
 #!/usr/bin/env bash
-# How closely the flow-level model (--fidelity flow) tracks the cycle-level SystemC model:
-# runs the same configurations in both modes and reports, per quantity (TBT, MoE communication,
-# all-reduce, MoE compute), R^2 of flow against cycle and the largest relative error.
-# Usage: bench/flow_vs_cycle.sh [path/to/nmpsim]   (a few minutes; not a test)
+# How closely flow fidelity tracks cycle fidelity, on the fixed validation set of
+# bench/flow_vs_cycle.configs (16 configurations x tp, ep, cb, hdmoe = 64 runs, one step each).
+# Reports per run TBT and MoE communication at both fidelities and each run's host time; then R^2 and
+# the largest relative error of flow against cycle, whether both pick the same fastest strategy per
+# configuration, whether both count the same bytes on every link, and the distribution of the flow
+# speed-up. Draws a scatter plot (PNG) of flow against cycle. Not a test (a ctest case checks a subset).
+#
+# Usage: bench/flow_vs_cycle.sh [--bin PATH] [--out DIR] [--reuse-cycle] [--only LABEL,...] [--png FILE]
+#   --out DIR        keep every run's output under DIR/{cycle,flow}/LABEL (default: a scratch directory)
+#   --reuse-cycle    with --out: reuse cycle outputs already in DIR (the cycle runs take most of the time)
+#   --only L1,L2     only these configurations
+#   --png FILE       the scatter plot (default: DIR/flow_vs_cycle.png, or none without --out)
 set -euo pipefail
-BIN=${1:-build/apps/nmpsim}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-rows="$tmp/rows.txt"
-: > "$rows"
-get() {  # get DIR STRATEGY COLUMN-NAME   (from DIR/summary.csv)
-  awk -F, -v s="$2" -v k="$3" 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next } $1 == s { print $col[k] }' "$1/summary.csv"
-}
-for hw in hdmoe-4x4-2.5t75g hdmoe-4x4-5t50g hdmoe-4x4-10t25g hdmoe-4x8-5t50g; do
-  for model in mixtral-8x7b deepseek-v2-lite; do
-    for batch in 16 64; do
-      for fid in cycle flow; do
-        "$BIN" run --hw "$hw" --model "$model" --batch "$batch" --steps 1 --fidelity "$fid" --no-plots --quiet \
-          --out "$tmp/$fid"
-      done
-      for s in tp ep cb; do
-        line="$hw $model $batch $s"
-        for key in mean_tbt_us moe_comm_us allreduce_us moe_compute_us; do
-          line="$line $(get "$tmp/cycle" "$s" "$key") $(get "$tmp/flow" "$s" "$key")"
-        done
-        echo "$line" >> "$rows"
-      done
-    done
-  done
+cd "$(dirname "$0")/.."
+BIN=build/apps/nmpsim OUT="" REUSE=0 ONLY="" PNG=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --bin) BIN=$2; shift 2 ;;
+    --out) OUT=$2; shift 2 ;;
+    --reuse-cycle) REUSE=1; shift ;;
+    --only) ONLY=",$2,"; shift 2 ;;
+    --png) PNG=$2; shift 2 ;;
+    *) echo "usage: $0 [--bin PATH] [--out DIR] [--reuse-cycle] [--only LABEL,...] [--png FILE]" >&2; exit 2 ;;
+  esac
 done
-printf '%-18s %-16s %5s %-3s %12s %12s %12s %12s\n' hardware model batch st tbt_cycle tbt_flow comm_cycle comm_flow
-awk '{ printf "%-18s %-16s %5s %-3s %12.1f %12.1f %12.1f %12.1f\n", $1, $2, $3, $4, $5, $6, $7, $8 }' "$rows"
+[ -x "$BIN" ] || { echo "error: $BIN is not an executable (build first, or pass --bin)" >&2; exit 2; }
+if [ -z "$OUT" ]; then
+  OUT=$(mktemp -d)
+  trap 'rm -rf "$OUT"' EXIT
+else
+  mkdir -p "$OUT"
+  [ -z "$PNG" ] && PNG="$OUT/flow_vs_cycle.png"
+fi
+rows="$OUT/rows.txt"
+: > "$rows"
+col() {  # col CSV STRATEGY COLUMN-NAME
+  awk -F, -v s="$2" -v k="$3" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } $1 == s { print $c[k] }' "$1"
+}
+link_diff() {  # largest |cycle - flow| link bytes of one strategy
+  awk -F, -v s="$3" 'FNR == 1 { f++; next } $1 == s { k = $2 "-" $3; if (f == 1) a[k] = $9; else b[k] = $9 }
+    END { m = 0; for (k in a) { d = a[k] - b[k]; if (d < 0) d = -d; if (d > m) m = d } for (k in b) if (!(k in a)) m = b[k]; print m }' \
+    "$1" "$2"
+}
+n=0
+while read -r label args; do
+  case "$label" in ''|'#'*) continue ;; esac
+  [ -n "$ONLY" ] && [[ "$ONLY" != *",$label,"* ]] && continue
+  n=$((n + 1))
+  for fid in cycle flow; do
+    dir="$OUT/$fid/$label"
+    if [ "$fid" = cycle ] && [ "$REUSE" = 1 ] && [ -f "$dir/summary.csv" ]; then continue; fi
+    printf '%-10s %-5s ...\r' "$label" "$fid" >&2
+    # shellcheck disable=SC2086  # the configuration's arguments are words
+    "$BIN" run $args --steps 1 --strategy tp,ep,cb,hdmoe --fidelity "$fid" --no-plots --quiet --out "$dir"
+  done
+  for s in tp ep cb hdmoe; do
+    c="$OUT/cycle/$label/summary.csv" f="$OUT/flow/$label/summary.csv"
+    echo "$label $s $(col "$c" $s mean_tbt_us) $(col "$f" $s mean_tbt_us) $(col "$c" $s moe_comm_us)" \
+      "$(col "$f" $s moe_comm_us) $(col "$c" $s wall_seconds) $(col "$f" $s wall_seconds)" \
+      "$(link_diff "$OUT/cycle/$label/links.csv" "$OUT/flow/$label/links.csv" $s)" >> "$rows"
+  done
+done < bench/flow_vs_cycle.configs
+printf '%-10s %-6s %11s %11s %7s %11s %11s %7s %9s %9s %8s\n' config strategy tbt_cyc_us tbt_flow_us err \
+  comm_cyc_us comm_flow_us err cyc_s flow_s speedup
+awk '{ printf "%-10s %-6s %11.1f %11.1f %+6.1f%% %11.1f %11.1f %+6.1f%% %9.2f %9.4f %7.0fx\n", $1, $2, $3, $4,
+       100 * ($4 - $3) / $3, $5, $6, ($5 > 0 ? 100 * ($6 - $5) / $5 : 0), $7, $8, $7 / $8 }' "$rows"
 echo
-awk '
+awk -v configs="$n" '
 function report(name, c, f,    i, mean, sst, sse, maxerr, e) {
-  mean = 0; for (i = 1; i <= n; i++) mean += c[i]; mean /= n
+  mean = 0; for (i = 1; i <= runs; i++) mean += c[i]; mean /= runs
   sst = 0; sse = 0; maxerr = 0
-  for (i = 1; i <= n; i++) {
+  for (i = 1; i <= runs; i++) {
     sst += (c[i] - mean)^2; sse += (c[i] - f[i])^2
     if (c[i] > 0) { e = (f[i] - c[i]) / c[i]; if (e < 0) e = -e; if (e > maxerr) maxerr = e }
   }
-  printf "%-16s R^2 = %.4f   max relative error = %.1f%%   (%d runs)\n", name, 1 - sse / sst, 100 * maxerr, n
+  printf "%-9s R^2 = %.4f   max relative error = %.1f%%\n", name, 1 - sse / sst, 100 * maxerr
 }
-{ n++; tc[n] = $5; tf[n] = $6; cc[n] = $7; cf[n] = $8; ac[n] = $9; af[n] = $10; mc[n] = $11; mf[n] = $12 }
-END { report("TBT", tc, tf); report("MoE comm", cc, cf); report("all-reduce", ac, af); report("MoE compute", mc, mf) }' "$rows"
+{ runs++; tc[runs] = $3; tf[runs] = $4; cc[runs] = $5; cf[runs] = $6; if ($9 > maxlink) maxlink = $9
+  if (!($1 in bc) || $3 < bc[$1]) { bc[$1] = $3; wc[$1] = $2 }
+  if (!($1 in bf) || $4 < bf[$1]) { bf[$1] = $4; wf[$1] = $2 } }
+END {
+  printf "%d runs in %d configurations\n", runs, configs
+  report("TBT", tc, tf); report("MoE comm", cc, cf)
+  agree = 0; for (k in wc) { if (wc[k] == wf[k]) agree++; else printf "fastest strategy differs on %s: cycle %s, flow %s\n", k, wc[k], wf[k] }
+  printf "fastest strategy agrees on %d of %d configurations\n", agree, configs
+  printf "largest difference in any link'"'"'s bytes between the fidelities: %.0f bytes\n", maxlink
+}' "$rows"
+awk '{ print $7 / $8 }' "$rows" | sort -g | awk '{ v[NR] = $1 } END {
+  printf "flow speed-up (cycle host time / flow host time per run): min %.0fx, median %.0fx, max %.0fx\n", v[1], v[int((NR + 1) / 2)], v[NR] }'
+if [ -n "$PNG" ] && command -v gnuplot > /dev/null; then
+  gnuplot <<EOF
+set terminal pngcairo size 1100,480 font ",10"
+set output "$PNG"
+set multiplot layout 1,2 title "Flow fidelity against cycle fidelity (bench/flow_vs_cycle.sh, $(wc -l < "$rows") runs)"
+set logscale xy
+set grid
+set key top left
+set xlabel "cycle fidelity (us)"
+set ylabel "flow fidelity (us)"
+set title "MoE communication per step"
+plot "$rows" using 5:6 with points pt 7 ps 0.8 title "runs", x with lines lc rgb "#888888" title "y = x", \
+  x * 1.15 with lines dt 2 lc rgb "#bbbbbb" title "+-15%", x / 1.15 with lines dt 2 lc rgb "#bbbbbb" notitle
+set title "Time between tokens"
+plot "$rows" using 3:4 with points pt 7 ps 0.8 title "runs", x with lines lc rgb "#888888" title "y = x", \
+  x * 1.05 with lines dt 2 lc rgb "#bbbbbb" title "+-5%", x / 1.05 with lines dt 2 lc rgb "#bbbbbb" notitle
+unset multiplot
+EOF
+  echo "scatter plot: $PNG"
+fi

@@ -19,6 +19,11 @@ mapping::AnalyticalHardware to_analytical(const hw::HardwareSpec& spec) {
   a.clock_hz = spec.noc.clock_ghz * 1e9;
   a.flit_bytes = spec.flit_bytes();
   a.router_delay_cycles = spec.noc.router_delay_cycles;
+  const noc::NocConfig nc = spec.noc_config();
+  a.ni_queues = nc.ni_queue_count();
+  a.buffer_flits = nc.buffer_flits;
+  a.copy_chunk_bytes = spec.compute.copy_chunk_bytes;
+  a.contended_efficiency = spec.noc.flow_link_efficiency;
   return a;
 }
 

@@ -55,6 +55,7 @@ void HardwareSpec::validate(const std::string& where) const {
     fail("compute.copy_chunk_bytes: must be in [64, 1073741824]");
   if (compute.element_bytes < 1 || compute.element_bytes > 16) fail("compute.element_bytes: must be in [1, 16]");
   in(noc.clock_ghz, ranges::kClockGhz, "noc.clock_ghz");
+  in(noc.flow_link_efficiency, ranges::kFlowLinkEfficiency, "noc.flow_link_efficiency");
   const auto used = levels_present(topology);
   for (int l = 0; l < mapping::kNumLinkLevels; ++l) {
     if (!used[l]) continue;
@@ -123,6 +124,7 @@ noc::NocConfig HardwareSpec::noc_config() const {
   c.buffer_flits = noc.buffer_flits;
   c.router_delay_cycles = noc.router_delay_cycles;
   c.max_packet_flits = noc.max_packet_flits;
+  c.ni_queues = noc.ni_queues;
   c.clock_ghz = noc.clock_ghz;
   c.flit_bytes = flit_bytes();
   auto latency_cycles = [&](const mapping::LinkParams& p) {
@@ -190,7 +192,7 @@ std::string HardwareSpec::describe() const {
   }
   os << "  noc: " << fmt("%g", noc.clock_ghz) << " GHz, " << nc.flit_bytes << "-byte flits, " << nc.vcs << " VCs x "
      << nc.buffer_flits << " flits, router " << nc.router_delay_cycles << " cycles, packets of up to "
-     << nc.max_packet_flits << " flits\n";
+     << nc.max_packet_flits << " flits, " << nc.ni_queue_count() << " injection queues per NI\n";
   os << "  compute/bandwidth per node: " << fmt("%.4g", flops_per_link_byte()) << " FLOP per byte of one link, "
      << fmt("%.4g", flops_per_memory_byte()) << " FLOP per byte of local memory\n";
   return os.str();
@@ -238,6 +240,8 @@ nlohmann::json to_json(const HardwareSpec& s) {
         {"buffer_flits", s.noc.buffer_flits},
         {"router_delay_cycles", s.noc.router_delay_cycles},
         {"max_packet_flits", s.noc.max_packet_flits},
+        {"ni_queues", s.noc.ni_queues},
+        {"flow_link_efficiency", s.noc.flow_link_efficiency},
         {"flit_bytes", s.noc.flit_bytes}}},
       {"links", links},
   };
@@ -307,6 +311,9 @@ HardwareSpec hardware_from_json(const nlohmann::json& j, const std::string& wher
     s.noc.router_delay_cycles = static_cast<int>(n.integer("router_delay_cycles", 1, 64, s.noc.router_delay_cycles));
     s.noc.max_packet_flits = static_cast<int>(n.integer("max_packet_flits", 1, 65535, s.noc.max_packet_flits));
     s.noc.flit_bytes = static_cast<uint32_t>(n.integer("flit_bytes", 0, ranges::kMaxFlitBytes, s.noc.flit_bytes));
+    s.noc.ni_queues = static_cast<int>(n.integer("ni_queues", 0, noc::kMaxNiQueues, s.noc.ni_queues));
+    s.noc.flow_link_efficiency =
+        n.number_in("flow_link_efficiency", ranges::kFlowLinkEfficiency, s.noc.flow_link_efficiency);
     n.no_unknown_keys();
   }
 

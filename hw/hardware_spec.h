@@ -27,6 +27,7 @@ inline constexpr mapping::NumberRange kClockGhz{1e-3, 100, "GHz"};
 inline constexpr mapping::NumberRange kLinkGbps{1e-3, 1e6, "GB/s"};
 inline constexpr mapping::NumberRange kLinkLatencyNs{0, 1e6, "ns"};
 inline constexpr mapping::NumberRange kLinkPjPerBit{0, 1e3, "pJ/bit"};
+inline constexpr mapping::NumberRange kFlowLinkEfficiency{0.1, 1, "(share of a link's bandwidth)"};
 inline constexpr uint32_t kMaxFlitBytes = 65536;  ///< a flit wider than this is not a NoC
 inline constexpr int kMaxLinkDelayCycles = 4096;  ///< noc::NocConfig's limit
 }  // namespace ranges
@@ -39,6 +40,11 @@ struct NocParams {
   int buffer_flits = 0;
   int router_delay_cycles = 2;
   int max_packet_flits = 16;
+  /// Injection (DMA) queues per network interface; 0 = one per VC (noc::NocConfig::ni_queues).
+  int ni_queues = 0;
+  /// Flow fidelity only: share of a mesh link's bandwidth that flows contending for it get, the
+  /// wormhole and allocator losses of the cycle-level routers (docs/MODEL.md "Flow-level network").
+  double flow_link_efficiency = 0.8;
   /// 0: derived so that the fastest link moves one flit per cycle (flit = its bytes per cycle).
   uint32_t flit_bytes = 0;
 };

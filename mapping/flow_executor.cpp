@@ -5,118 +5,229 @@
 
 namespace nmpsim::mapping {
 
-FlowExecutor::FlowExecutor(const AnalyticalHardware& hw, std::unique_ptr<NetworkModel> network)
+FlowExecutor::FlowExecutor(const AnalyticalHardware& hw)
     : hw_(hw),
-      net_(std::move(network)),
+      net_(hw),
+      nodes_(static_cast<size_t>(hw.topology.nodes())),
       link_bytes_(static_cast<size_t>(hw.topology.nodes()) * 4, 0.0),
       node_flops_(static_cast<size_t>(hw.topology.nodes()), 0.0) {}
 
-FlowExecutor::FlowExecutor(const AnalyticalHardware& hw) : FlowExecutor(hw, std::make_unique<LinkLoadBound>(hw)) {}
+void FlowExecutor::timer(double t, TimerKind kind, int a) { timers_.push(Timer{t, seq_++, kind, a}); }
 
-void FlowExecutor::messages_of(OpRef r, std::vector<Message>& out) const {
-  const Op& op = tracker_.op(r);
-  if (op.kind == OpKind::kTransfer) out.push_back(Message{op.node.value(), op.peer.value(), op.bytes});
-  if (op.kind != OpKind::kStream) return;
-  int from = op.node.value();
-  for (PhysicalNode to : tracker_.schedule(r.schedule).chains()[static_cast<size_t>(op.chain)]) {
-    out.push_back(Message{from, to.value(), op.bytes});
-    from = to.value();
+double FlowExecutor::dma_job(int node, double t, double bytes) {
+  if (bytes <= 0) return t;  // the DMA finishes an empty job at once
+  double& free = nodes_[static_cast<size_t>(node)].dma_free;
+  free = std::max(free, t) + hw_.memory_first_access_s + bytes / hw_.memory_bytes_per_s;
+  return free;
+}
+
+void FlowExecutor::send(int src, int dst, const Msg& m) {
+  uint32_t cookie;
+  if (!free_msgs_.empty()) {
+    cookie = free_msgs_.back();
+    free_msgs_.pop_back();
+    msgs_[cookie] = m;
+  } else {
+    cookie = static_cast<uint32_t>(msgs_.size());
+    msgs_.push_back(m);
   }
+  net_.add_link_bytes(src, dst, m.bytes, link_bytes_);
+  net_.send(now_, src, dst, m.bytes, cookie);
 }
 
-double FlowExecutor::stream_read_seconds(const Op& op) const {
-  return op.bytes > 0 ? hw_.memory_first_access_s + op.bytes / hw_.memory_bytes_per_s : 0.0;
-}
-
-void FlowExecutor::account(OpRef r) {
-  const Op& op = tracker_.op(r);
-  if (op.kind == OpKind::kCompute) node_flops_[static_cast<size_t>(op.node.value())] += op.flops;
-  scratch_.clear();
-  messages_of(r, scratch_);
-  for (const Message& m : scratch_) net_->add_link_bytes(m, link_bytes_);
-}
-
-void FlowExecutor::schedule_completion(double t, OpRef r) { events_.push(Event{t, seq_++, r}); }
-
-void FlowExecutor::start_background(OpRef r) {
-  const Op& op = tracker_.op(r);
-  tracker_.started(r, now_);
-  account(r);  // fills scratch_ with the op's messages
-  double seconds = net_->seconds(scratch_);
-  if (op.kind == OpKind::kStream) seconds = std::max(seconds, stream_read_seconds(op));
-  schedule_completion(now_ + seconds, r);
-}
-
-void FlowExecutor::take_ready(std::vector<OpRef>& wave) {
+void FlowExecutor::issue_ready() {
   auto& ready = tracker_.ready();
   while (!ready.empty()) {
     const OpRef r = ready.front();
     ready.pop_front();
-    if (tracker_.op(r).stream == kForeground)
-      wave.push_back(r);
-    else
-      start_background(r);
+    issue(r);
   }
 }
 
-int FlowExecutor::start_wave(std::vector<OpRef>& wave) {
-  // Op order within a node sets the order of its compute ops (the order the schedule lists them).
-  std::sort(wave.begin(), wave.end(),
-            [](OpRef a, OpRef b) { return a.schedule != b.schedule ? a.schedule < b.schedule : a.op < b.op; });
-  wave_messages_.clear();
-  for (OpRef r : wave) messages_of(r, wave_messages_);
-  const double net_s = net_->seconds(wave_messages_);
-  node_busy_.assign(static_cast<size_t>(hw_.topology.nodes()), 0.0);
-  for (OpRef r : wave) {
-    const Op& op = tracker_.op(r);
-    tracker_.started(r, now_);
-    account(r);
-    double end = now_ + net_s;
-    if (op.kind == OpKind::kCompute) {
-      double& busy = node_busy_[static_cast<size_t>(op.node.value())];
-      busy += compute_seconds(hw_, op.flops, op.bytes);
-      end = now_ + busy;
-    } else if (op.kind == OpKind::kStream) {
-      end = now_ + std::max(net_s, stream_read_seconds(op));
+void FlowExecutor::issue(OpRef r) {
+  const Op& op = tracker_.op(r);
+  tracker_.started(r, now_);
+  switch (op.kind) {
+    case OpKind::kTransfer:
+      if (op.node == op.peer) {
+        tracker_.complete(r, now_);  // a node's message to itself needs no NoC
+      } else {
+        Msg m;
+        m.kind = Msg::kTransfer;
+        m.op = r;
+        m.bytes = op.bytes;
+        send(op.node.value(), op.peer.value(), m);
+      }
+      break;
+    case OpKind::kCompute:
+    case OpKind::kStream: {
+      // Commands of the PE: compute and foreground streams on the foreground queue, background
+      // streams on the background queue.
+      const int node = op.node.value();
+      const int queue = op.stream == kForeground ? 0 : 1;
+      Node& n = nodes_[static_cast<size_t>(node)];
+      n.queue[queue].push_back(r);
+      if (!n.busy[queue]) start_next_command(node, queue);
+      break;
     }
-    schedule_completion(end, r);
+    default:
+      throw std::logic_error("flow executor: joins and external ops complete in the tracker");
   }
-  const int started = static_cast<int>(wave.size());
-  wave.clear();
-  return started;
+}
+
+void FlowExecutor::start_next_command(int node, int queue) {
+  Node& n = nodes_[static_cast<size_t>(node)];
+  if (n.queue[queue].empty()) {
+    n.busy[queue] = false;
+    return;
+  }
+  n.busy[queue] = true;
+  const OpRef r = n.queue[queue].front();
+  const Op& op = tracker_.op(r);
+  if (op.kind == OpKind::kStream) {
+    start_stream(r, node, queue);
+    return;
+  }
+  // Start-up, then the DRAM job and the FLOPs side by side (pe::ProcessingElement::do_compute).
+  const double t0 = now_ + hw_.startup_s;
+  const double done = std::max(t0 + op.flops / hw_.peak_flops, dma_job(node, t0, op.bytes));
+  node_flops_[static_cast<size_t>(node)] += op.flops;
+  timer(done, TimerKind::kCommandDone, node * 2 + queue);
+}
+
+void FlowExecutor::command_done(int node, int queue) {
+  Node& n = nodes_[static_cast<size_t>(node)];
+  const OpRef r = n.queue[queue].front();
+  n.queue[queue].pop_front();
+  tracker_.complete(r, now_);
+  start_next_command(node, queue);
+}
+
+void FlowExecutor::start_stream(OpRef r, int node, int queue) {
+  const Op& op = tracker_.op(r);
+  const auto& chain = tracker_.schedule(r.schedule).chains()[static_cast<size_t>(op.chain)];
+  const double chunk = op.chunk_bytes > 0 ? op.chunk_bytes : hw_.copy_chunk_bytes;
+  const double bytes = static_cast<double>(static_cast<uint64_t>(op.bytes));
+  if (chain.empty() || bytes <= 0) {
+    timer(now_, TimerKind::kCommandDone, node * 2 + queue);
+    return;
+  }
+  int id;
+  if (!free_streams_.empty()) {
+    id = free_streams_.back();
+    free_streams_.pop_back();
+  } else {
+    id = static_cast<int>(streams_.size());
+    streams_.emplace_back();
+  }
+  Stream& s = streams_[static_cast<size_t>(id)];
+  s = Stream{};
+  s.op = r;
+  s.src = node;
+  s.queue = queue;
+  for (PhysicalNode v : chain) s.chain.push_back(v.value());
+  s.bytes = bytes;
+  s.chunk = static_cast<double>(static_cast<uint64_t>(chunk));
+  s.chunks = static_cast<int>(std::ceil(bytes / s.chunk));
+  timer(dma_job(node, now_, std::min(s.chunk, bytes)), TimerKind::kChunkRead, id);
+}
+
+void FlowExecutor::chunk_read(int id) {
+  Stream& s = streams_[static_cast<size_t>(id)];
+  const double len = std::min(s.chunk, s.bytes - s.read * s.chunk);
+  ++s.read;
+  Msg m;
+  m.kind = Msg::kChunk;
+  m.stream = id;
+  m.hop = 0;
+  m.bytes = len;
+  send(s.src, s.chain.front(), m);
+  if (s.read < s.chunks)
+    timer(dma_job(s.src, now_, std::min(s.chunk, s.bytes - s.read * s.chunk)), TimerKind::kChunkRead, id);
+}
+
+void FlowExecutor::chunk_written(int id) {
+  const Stream& s = streams_[static_cast<size_t>(id)];
+  Msg ack;
+  ack.kind = Msg::kAck;
+  ack.stream = id;
+  ack.bytes = 0;
+  send(s.chain.back(), s.src, ack);
+}
+
+void FlowExecutor::on_delivery(uint64_t cookie) {
+  const Msg m = msgs_[cookie];
+  free_msgs_.push_back(static_cast<uint32_t>(cookie));
+  switch (m.kind) {
+    case Msg::kTransfer:
+      tracker_.complete(m.op, now_);
+      break;
+    case Msg::kChunk: {
+      // Forward at once, store locally; the last node acknowledges once the chunk is written.
+      const Stream& s = streams_[static_cast<size_t>(m.stream)];
+      const int here = s.chain[static_cast<size_t>(m.hop)];
+      const bool last = m.hop + 1 == static_cast<int>(s.chain.size());
+      if (!last) {
+        Msg next = m;
+        next.hop = m.hop + 1;
+        send(here, s.chain[static_cast<size_t>(next.hop)], next);
+      }
+      const double written = dma_job(here, now_, m.bytes);
+      if (last) timer(written, TimerKind::kChunkWritten, m.stream);
+      break;
+    }
+    case Msg::kAck: {
+      Stream& s = streams_[static_cast<size_t>(m.stream)];
+      if (++s.acked == s.chunks) {
+        const int node = s.src, queue = s.queue;
+        free_streams_.push_back(m.stream);
+        command_done(node, queue);
+      }
+      break;
+    }
+  }
 }
 
 bool FlowExecutor::step() {
-  if (events_.empty()) return false;
-  const Event e = events_.top();
-  events_.pop();
-  now_ = e.t;
-  if (tracker_.op(e.op).stream == kForeground) --wave_left_;
-  tracker_.complete(e.op, e.t);
+  const double tn = net_.next_event_s();
+  const double tt = timers_.empty() ? FluidNetwork::kNever : timers_.top().t;
+  const double t = std::min(tn, tt);
+  if (t == FluidNetwork::kNever) return false;
+  now_ = std::max(now_, t);
+  delivered_.clear();
+  net_.advance(t, delivered_);
+  for (const FluidNetwork::Delivery& d : delivered_) on_delivery(d.cookie);
+  while (!timers_.empty() && timers_.top().t <= t) {
+    const Timer e = timers_.top();
+    timers_.pop();
+    switch (e.kind) {
+      case TimerKind::kCommandDone:
+        command_done(e.a / 2, e.a % 2);
+        break;
+      case TimerKind::kChunkRead:
+        chunk_read(e.a);
+        break;
+      case TimerKind::kChunkWritten:
+        chunk_written(e.a);
+        break;
+    }
+  }
+  issue_ready();
   return true;
 }
 
 uint64_t FlowExecutor::execute(std::shared_ptr<LayerSchedule> s) {
   const uint64_t serial = tracker_.begin(std::move(s), now_, hw_.topology.nodes());
-  std::vector<OpRef> wave;
-  while (tracker_.foreground_left(serial) > 0) {
-    take_ready(wave);
-    if (wave_left_ == 0 && !wave.empty()) wave_left_ = start_wave(wave);
+  issue_ready();
+  while (tracker_.foreground_left(serial) > 0)
     if (!step()) throw std::logic_error("flow executor: foreground ops wait for something that never happens");
-  }
-  take_ready(wave);  // background ops the last completions made ready start now
-  if (!wave.empty() || wave_left_ != 0) throw std::logic_error("flow executor: foreground work outlived its layer");
   tracker_.release_finished(serial);
   return serial;
 }
 
 void FlowExecutor::drain() {
-  std::vector<OpRef> wave;
-  while (tracker_.background_left() > 0) {
-    take_ready(wave);
-    if (!wave.empty()) throw std::logic_error("flow executor: foreground work outside a layer");
+  while (tracker_.background_left() > 0)
     if (!step()) throw std::logic_error("flow executor: background ops wait for something that never happens");
-  }
 }
 
 }  // namespace nmpsim::mapping

@@ -1,27 +1,29 @@
-// Flow fidelity: executes layer schedules on the analytical models, in waves.
-//  - Foreground: every foreground op that is ready when a wave starts runs in it. Compute ops take
-//    compute_seconds() and run one after another per node (in op order); transfers and stream hops of
-//    the wave share the network as one concurrent set (NetworkModel::seconds). The wave ends when its
-//    last op does; ops that become ready meanwhile start in the next wave. With phase barriers this is
-//    exactly "a phase lasts as long as its slowest node / its busiest link", and a ring collective is
-//    its steps in sequence.
-//  - Background ops start as soon as they are ready and take the time they would take alone: the
-//    link-load bound does not model their contention with the foreground (docs/MODEL.md).
+// Flow fidelity: executes layer schedules event by event on analytical models of the same machine
+// the cycle-level back end simulates (docs/MODEL.md "Flow fidelity").
+//  - Each node has the processing element's two command queues (foreground, background), each
+//    running one command at a time in issue order, and one DMA engine that serves DRAM jobs first come,
+//    first served: a compute op takes start-up + max(FLOPs / peak, its DRAM job); a DRAM job takes the
+//    first access + bytes / streaming bandwidth once the DMA reaches it.
+//  - Transfers go on the network as soon as they are ready. Streams run like the PE's broadcast:
+//    chunk by chunk read from DRAM, sent to the first node of the chain, forwarded by every node on
+//    arrival and written into its DRAM; the last node acknowledges each chunk with a one-flit message;
+//    the op is done at the last acknowledgement.
+//  - The network is mapping::FluidNetwork: every message in flight shares the links, injection and
+//    ejection channels max-min fairly, with rates re-solved at every start and finish.
 #pragma once
 
+#include <deque>
 #include <memory>
 #include <queue>
 #include <vector>
 
 #include "mapping/executor.h"
-#include "mapping/network_model.h"
+#include "mapping/fluid_network.h"
 
 namespace nmpsim::mapping {
 
 class FlowExecutor : public Executor {
  public:
-  FlowExecutor(const AnalyticalHardware& hw, std::unique_ptr<NetworkModel> network);
-  /// With the link-load bound as the network model.
   explicit FlowExecutor(const AnalyticalHardware& hw);
 
   Fidelity fidelity() const override { return Fidelity::kFlow; }
@@ -30,36 +32,67 @@ class FlowExecutor : public Executor {
   double now_s() const override { return now_; }
   std::vector<double> link_bytes() const override { return link_bytes_; }
   std::vector<double> node_flops() const override { return node_flops_; }
+  /// The fluid network's rate re-solves so far (for profiling).
+  uint64_t network_solves() const { return net_.solves(); }
 
  private:
-  struct Event {
+  enum class TimerKind : uint8_t { kCommandDone, kChunkRead, kChunkWritten };
+  struct Timer {
     double t;
     uint64_t seq;
-    OpRef op;
-    bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+    TimerKind kind;
+    int a;  // kCommandDone: node * 2 + queue; kChunkRead: stream; kChunkWritten: stream
+    bool operator>(const Timer& o) const { return t != o.t ? t > o.t : seq > o.seq; }
   };
-  /// Moves the ready queue into `wave` (foreground) or starts it alone (background).
-  void take_ready(std::vector<OpRef>& wave);
-  /// Starts every op of `wave` at now_; returns how many completions were scheduled.
-  int start_wave(std::vector<OpRef>& wave);
-  void start_background(OpRef r);
-  /// Appends the network messages an op puts on the mesh (a stream: one per chain hop) to `out`.
-  void messages_of(OpRef r, std::vector<Message>& out) const;
-  double stream_read_seconds(const Op& op) const;
-  void schedule_completion(double t, OpRef r);
-  void account(OpRef r);
-  /// Pops the earliest completion; returns false if nothing is in flight.
+  /// A stream op in progress (the PE's broadcast command).
+  struct Stream {
+    OpRef op;
+    int src = 0, queue = 0;
+    std::vector<int> chain;
+    double bytes = 0, chunk = 0;
+    int chunks = 0, read = 0, acked = 0;
+  };
+  /// What a network message is, by cookie.
+  struct Msg {
+    enum Kind : uint8_t { kTransfer, kChunk, kAck } kind = kTransfer;
+    OpRef op;        // kTransfer
+    int stream = 0;  // kChunk, kAck
+    int hop = 0;     // kChunk: index into the chain of the node it goes to
+    double bytes = 0;
+  };
+  struct Node {
+    std::deque<OpRef> queue[2];  // PE command queues: 0 foreground, 1 background
+    bool busy[2] = {false, false};
+    double dma_free = 0;  // when the DMA engine finishes its last job
+  };
+
+  void issue_ready();
+  void issue(OpRef r);
+  void start_next_command(int node, int queue);
+  void command_done(int node, int queue);
+  /// Submits a DRAM job of `bytes` to `node`'s DMA at time t; returns when it completes.
+  double dma_job(int node, double t, double bytes);
+  void timer(double t, TimerKind kind, int a);
+  void send(int src, int dst, const Msg& m);
+  void on_delivery(uint64_t cookie);
+  void start_stream(OpRef r, int node, int queue);
+  void chunk_read(int stream);
+  void chunk_written(int stream);
+  /// Processes the next instant at which anything happens; false if nothing is left.
   bool step();
 
   AnalyticalHardware hw_;
-  std::unique_ptr<NetworkModel> net_;
+  FluidNetwork net_;
   double now_ = 0;
   uint64_t seq_ = 0;
-  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
-  int wave_left_ = 0;  // foreground completions of the running wave still to come
+  std::priority_queue<Timer, std::vector<Timer>, std::greater<Timer>> timers_;
+  std::vector<Node> nodes_;
+  std::vector<Stream> streams_;
+  std::vector<int> free_streams_;
+  std::vector<Msg> msgs_;
+  std::vector<uint32_t> free_msgs_;
+  std::vector<FluidNetwork::Delivery> delivered_;
   std::vector<double> link_bytes_, node_flops_;
-  std::vector<Message> scratch_, wave_messages_;
-  std::vector<double> node_busy_;
 };
 
 }  // namespace nmpsim::mapping

@@ -42,7 +42,11 @@ nlohmann::json analytical_to_json(const AnalyticalHardware& hw) {
           {"element_bytes", hw.element_bytes},
           {"clock_hz", hw.clock_hz},
           {"flit_bytes", hw.flit_bytes},
-          {"router_delay_cycles", hw.router_delay_cycles}};
+          {"router_delay_cycles", hw.router_delay_cycles},
+          {"ni_queues", hw.ni_queues},
+          {"buffer_flits", hw.buffer_flits},
+          {"copy_chunk_bytes", hw.copy_chunk_bytes},
+          {"contended_efficiency", hw.contended_efficiency}};
 }
 
 double compute_seconds(const AnalyticalHardware& hw, double flops, double bytes) {

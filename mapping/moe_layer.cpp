@@ -48,8 +48,11 @@ void exchange_phase(LayerSchedule& s, PhaseChain& chain, int ph, const std::vect
                     const std::vector<double>* reduce_flops) {
   DepList ops;
   std::vector<DepList> into(static_cast<size_t>(n));
+  // Each source walks its destinations in shifted order (v + 1, v + 2, ...), as pairwise all-to-all
+  // implementations do, so that the sources do not all start on the same destination.
   for (int v = 0; v < n; ++v)
-    for (int u = 0; u < n; ++u) {
+    for (int k = 0; k < n; ++k) {
+      const int u = (v + k) % n;
       const double b = bytes[static_cast<size_t>(v) * n + u];
       if (b <= 0) continue;
       ops.push_back(s.transfer(ph, PhysicalNode(v), PhysicalNode(u), b, chain.after()));

@@ -24,11 +24,14 @@ Network::Network(const NocConfig& cfg) : cfg_(cfg), geo_{cfg.width, cfg.height} 
     }
   }
   nis_.resize(static_cast<size_t>(n));
-  for (auto& ni : nis_)
+  for (auto& ni : nis_) {
+    ni.queues.resize(static_cast<size_t>(cfg_.ni_queue_count()));
     for (int v = 0; v < cfg_.vcs; ++v) ni.credits[v] = static_cast<int16_t>(cfg_.buffer_flits);
+  }
   size_t w = 1;
   while (w <= max_delay) w <<= 1;
-  wheel_.resize(w);
+  flit_wheel_.resize(w);
+  credit_wheel_.resize(w);
   wheel_mask_ = w - 1;
   router_active_.assign(static_cast<size_t>(n), 0);
 }
@@ -84,6 +87,12 @@ uint64_t Network::enqueue(int src, int dst, uint64_t bytes, uint32_t flits, uint
   const uint32_t packets = (flits + packet_flits - 1) / packet_flits;
   m.packets_left = packets;
   Ni& ni = nis_[src];
+  // The whole message goes to the queue with the fewest flits still to send (lowest index on ties).
+  NiQueue* q = &ni.queues[0];
+  for (NiQueue& c : ni.queues)
+    if (c.flits < q->flits) q = &c;
+  if (q->packets.empty()) ++ni.busy_queues;
+  q->flits += flits;
   for (uint32_t p = 0; p < packets; ++p) {
     const uint32_t ps = alloc_slot(packets_, free_packets_);
     PacketRec& pr = packets_[ps];
@@ -97,7 +106,7 @@ uint64_t Network::enqueue(int src, int dst, uint64_t bytes, uint32_t flits, uint
       offered_flits_ += pr.flits;
       ++measured_packets_;
     }
-    ni.queue.push(ps);
+    q->packets.push(ps);
     ++live_packets_;
   }
   if (!ni.active) {
@@ -119,74 +128,72 @@ void Network::RouterSink::on_flit(int out_port, const Flit& f) {
   const uint64_t c = n.cycle_;
   n.last_progress_ = c;
   if (out_port == kLocal) {
-    n.schedule(c + 1, Event{f, static_cast<uint32_t>(node), kFlitToNi, kLocal, f.vc});
+    n.schedule_flit(c + 1, f, static_cast<uint32_t>(node), kLocal, true);
     return;
   }
   const OutputLinkTiming& t = n.routers_[node].output_link(out_port);
   const int next = n.geo_.neighbour(node, out_port);
   ++n.flit_link_traversals_;
   if (n.link_observer_) n.link_observer_(node, out_port, f, c);
-  n.schedule(c + t.latency_cycles + t.serialise_cycles,
-             Event{f, static_cast<uint32_t>(next), kFlitToRouter, static_cast<uint8_t>(opposite_port(out_port)), f.vc});
+  n.schedule_flit(c + t.latency_cycles + t.serialise_cycles, f, static_cast<uint32_t>(next),
+                  static_cast<uint8_t>(opposite_port(out_port)), false);
 }
 
 void Network::RouterSink::on_credit(int in_port, int vc) {
   Network& n = *net;
   const uint64_t c = n.cycle_;
   if (in_port == kLocal) {
-    n.schedule(c + 1, Event{Flit{}, static_cast<uint32_t>(node), kCreditToNi, kLocal, static_cast<uint8_t>(vc)});
+    n.schedule_credit(c + 1, static_cast<uint32_t>(node), kLocal, static_cast<uint8_t>(vc), true);
     return;
   }
   const int up = n.geo_.neighbour(node, in_port);
   const int up_port = opposite_port(in_port);
   // Credits travel back on the reverse wire of the same link, with its latency.
   const uint32_t lat = n.routers_[up].output_link(up_port).latency_cycles;
-  n.schedule(c + lat, Event{Flit{}, static_cast<uint32_t>(up), kCreditToRouter, static_cast<uint8_t>(up_port),
-                            static_cast<uint8_t>(vc)});
+  n.schedule_credit(c + lat, static_cast<uint32_t>(up), static_cast<uint8_t>(up_port), static_cast<uint8_t>(vc), false);
 }
 
 void Network::violation(const std::string& what) {
   if (violations_++ == 0) first_violation_ = "cycle " + std::to_string(cycle_) + ": " + what;
 }
 
-void Network::handle(const Event& ev) {
-  switch (ev.kind) {
-    case kFlitToRouter:
-      if (external_router(static_cast<int>(ev.node))) {
-        ExternalRouter& x = ext_[ev.node];
-        if (x.in.has_flit[ev.port])
-          violation("two flits arrive on one port in one cycle at router " + geo_.coord(static_cast<int>(ev.node)));
-        if (ev.flit.packet > kFlitWordMaxPacket)
-          violation("packet id " + std::to_string(ev.flit.packet) + " does not fit the 26-bit pin flit format");
-        x.in.flit[ev.port] = ev.flit;
-        x.in.has_flit[ev.port] = true;
-        x.note(cycle_);
-        ++ext_buffered_;
-        if (++x.buffered > x.max_buffered) x.max_buffered = x.buffered;
-        break;
-      }
-      if (!routers_[ev.node].accept_flit(ev.port, ev.flit, cycle_))
-        violation("buffer overflow at router " + geo_.coord(static_cast<int>(ev.node)) + " port " + port_name(ev.port) +
-                  " vc" + std::to_string(ev.vc));
-      activate_router(static_cast<int>(ev.node));
-      break;
-    case kCreditToRouter:
-      if (external_router(static_cast<int>(ev.node))) {
-        int& slot = ext_[ev.node].in.credit_vc[ev.port];
-        if (slot >= 0)
-          violation("two credits arrive on one port in one cycle at router " + geo_.coord(static_cast<int>(ev.node)));
-        slot = ev.vc;
-        break;
-      }
-      routers_[ev.node].accept_credit(ev.port, ev.vc);
-      break;
-    case kFlitToNi:
-      eject(static_cast<int>(ev.node), ev.flit);
-      break;
-    case kCreditToNi:
-      ++nis_[ev.node].credits[ev.vc];
-      break;
+void Network::handle_flit(const FlitEvent& ev) {
+  if (ev.to_ni) {
+    eject(static_cast<int>(ev.node), ev.flit);
+    return;
   }
+  if (external_router(static_cast<int>(ev.node))) {
+    ExternalRouter& x = ext_[ev.node];
+    if (x.in.has_flit[ev.port])
+      violation("two flits arrive on one port in one cycle at router " + geo_.coord(static_cast<int>(ev.node)));
+    if (ev.flit.packet > kFlitWordMaxPacket)
+      violation("packet id " + std::to_string(ev.flit.packet) + " does not fit the 26-bit pin flit format");
+    x.in.flit[ev.port] = ev.flit;
+    x.in.has_flit[ev.port] = true;
+    x.note(cycle_);
+    ++ext_buffered_;
+    if (++x.buffered > x.max_buffered) x.max_buffered = x.buffered;
+    return;
+  }
+  if (!routers_[ev.node].accept_flit(ev.port, ev.flit, cycle_))
+    violation("buffer overflow at router " + geo_.coord(static_cast<int>(ev.node)) + " port " + port_name(ev.port) +
+              " vc" + std::to_string(ev.flit.vc));
+  activate_router(static_cast<int>(ev.node));
+}
+
+void Network::handle_credit(const CreditEvent& ev) {
+  if (ev.to_ni) {
+    ++nis_[ev.node].credits[ev.vc];
+    return;
+  }
+  if (external_router(static_cast<int>(ev.node))) {
+    int& slot = ext_[ev.node].in.credit_vc[ev.port];
+    if (slot >= 0)
+      violation("two credits arrive on one port in one cycle at router " + geo_.coord(static_cast<int>(ev.node)));
+    slot = ev.vc;
+    return;
+  }
+  routers_[ev.node].accept_credit(ev.port, ev.vc);
 }
 
 void Network::eject(int node, const Flit& f) {
@@ -227,36 +234,57 @@ void Network::finish_message(uint32_t slot, uint64_t cycle) {
 }
 
 void Network::inject(int node) {
+  // The NI sends at most one flit per cycle: the first queue, in round-robin order from ni.rr, whose
+  // front packet exists by now and has a VC with a free slot (its own, or a free VC for a new packet).
   Ni& ni = nis_[node];
-  const uint32_t ps = ni.queue.front();
-  const PacketRec& p = packets_[ps];
-  if (p.create_cycle > cycle_) return;
-  if (ni.cur_vc < 0) {
-    // A new packet takes the VC with the most free slots (lowest index on ties).
-    int best = 0;
-    for (int v = 1; v < cfg_.vcs; ++v)
-      if (ni.credits[v] > ni.credits[best]) best = v;
-    if (ni.credits[best] <= 0) return;
-    ni.cur_vc = best;
+  const int nq = static_cast<int>(ni.queues.size());
+  for (int k = 0, qi = ni.rr; k < nq; ++k, qi = qi + 1 == nq ? 0 : qi + 1) {
+    NiQueue& q = ni.queues[static_cast<size_t>(qi)];
+    if (q.packets.empty()) continue;
+    const uint32_t ps = q.packets.front();
+    const PacketRec& p = packets_[ps];
+    if (p.create_cycle > cycle_) continue;
+    int vc = q.cur_vc;
+    if (vc < 0) {
+      // A new packet takes the free VC with the most free slots (lowest index on ties).
+      for (int v = 0; v < cfg_.vcs; ++v)
+        if (ni.vc_owner[v] < 0 && (vc < 0 || ni.credits[v] > ni.credits[vc])) vc = v;
+      if (vc < 0 || ni.credits[vc] <= 0) continue;
+      q.cur_vc = vc;
+      ni.vc_owner[vc] = static_cast<int8_t>(qi);
+    } else if (ni.credits[vc] <= 0) {
+      continue;
+    }
+    Flit f;
+    f.packet = ps;
+    f.dst = p.dst;
+    f.seq = q.next_seq;
+    f.vc = static_cast<uint8_t>(vc);
+    f.flags = static_cast<uint8_t>((f.seq == 0 ? kHeadFlit : 0) | (f.seq + 1 == p.flits ? kTailFlit : 0));
+    --ni.credits[vc];
+    --q.flits;
+    ++injected_flits_;
+    last_progress_ = cycle_;
+    schedule_flit(cycle_ + 1, f, static_cast<uint32_t>(node), kLocal, false);
+    if (f.tail()) {
+      q.packets.pop();
+      if (q.packets.empty()) --ni.busy_queues;
+      ni.vc_owner[vc] = -1;
+      q.cur_vc = -1;
+      q.next_seq = 0;
+    } else {
+      ++q.next_seq;
+    }
+    ni.rr = qi + 1 == nq ? 0 : qi + 1;
+    return;
   }
-  if (ni.credits[ni.cur_vc] <= 0) return;
-  Flit f;
-  f.packet = ps;
-  f.dst = p.dst;
-  f.seq = ni.next_seq;
-  f.vc = static_cast<uint8_t>(ni.cur_vc);
-  f.flags = static_cast<uint8_t>((f.seq == 0 ? kHeadFlit : 0) | (f.seq + 1 == p.flits ? kTailFlit : 0));
-  --ni.credits[ni.cur_vc];
-  ++injected_flits_;
-  last_progress_ = cycle_;
-  schedule(cycle_ + 1, Event{f, static_cast<uint32_t>(node), kFlitToRouter, kLocal, f.vc});
-  if (f.tail()) {
-    ni.queue.pop();
-    ni.cur_vc = -1;
-    ni.next_seq = 0;
-  } else {
-    ++ni.next_seq;
-  }
+}
+
+uint64_t Network::earliest_front(const Ni& ni) const {
+  uint64_t c = kNever;
+  for (const NiQueue& q : ni.queues)
+    if (!q.packets.empty()) c = std::min(c, packets_[q.packets.front()].create_cycle);
+  return c;
 }
 
 bool Network::step(uint64_t cycle) {
@@ -274,11 +302,17 @@ void Network::begin_cycle(uint64_t cycle) {
   if (stats_reset_pending_ && cycle >= window_start_) reset_router_stats(window_start_);
 
   // 1. Everything the links deliver in this cycle.
-  std::vector<Event>& slot = wheel_[cycle & wheel_mask_];
-  if (!slot.empty()) {
-    wheel_events_ -= slot.size();
-    for (const Event& ev : slot) handle(ev);
-    slot.clear();
+  std::vector<FlitEvent>& flits = flit_wheel_[cycle & wheel_mask_];
+  if (!flits.empty()) {
+    wheel_events_ -= flits.size();
+    for (const FlitEvent& ev : flits) handle_flit(ev);
+    flits.clear();
+  }
+  std::vector<CreditEvent>& credits = credit_wheel_[cycle & wheel_mask_];
+  if (!credits.empty()) {
+    wheel_events_ -= credits.size();
+    for (const CreditEvent& ev : credits) handle_credit(ev);
+    credits.clear();
   }
   if (!local_pending_.empty()) {
     size_t keep = 0;
@@ -296,7 +330,7 @@ void Network::begin_cycle(uint64_t cycle) {
   for (size_t i = 0; i < active_nis_.size();) {
     const int node = active_nis_[i];
     inject(node);
-    if (nis_[node].queue.empty()) {
+    if (nis_[node].busy_queues == 0) {
       nis_[node].active = false;
       active_nis_[i] = active_nis_.back();
       active_nis_.pop_back();
@@ -327,7 +361,7 @@ bool Network::end_cycle() {
     // Only a stall if something could have moved: flits in flight, or a packet that was injectable.
     bool waiting = flits_in_flight() > 0;
     for (size_t i = 0; !waiting && i < active_nis_.size(); ++i)
-      waiting = packets_[nis_[active_nis_[i]].queue.front()].create_cycle + cfg_.watchdog_cycles < cycle;
+      waiting = earliest_front(nis_[active_nis_[i]]) + cfg_.watchdog_cycles < cycle;
     if (waiting) {
       fire_watchdog();
     } else {
@@ -341,14 +375,11 @@ uint64_t Network::next_event_cycle(uint64_t cycle) const {
   if (stalled_) return kNever;
   if (!active_routers_.empty() || ext_buffered_ > 0) return cycle + 1;
   uint64_t next = kNever;
-  for (int node : active_nis_) {
-    const uint64_t c = packets_[nis_[node].queue.front()].create_cycle;
-    next = std::min(next, std::max(cycle + 1, c));
-  }
+  for (int node : active_nis_) next = std::min(next, std::max(cycle + 1, earliest_front(nis_[node])));
   for (uint32_t ms : local_pending_) next = std::min(next, std::max(cycle + 1, messages_[ms].create_cycle));
   if (wheel_events_ > 0) {
-    for (uint64_t c = cycle + 1; c <= cycle + wheel_.size() && c < next; ++c)
-      if (!wheel_[c & wheel_mask_].empty()) {
+    for (uint64_t c = cycle + 1; c <= cycle + flit_wheel_.size() && c < next; ++c)
+      if (!flit_wheel_[c & wheel_mask_].empty() || !credit_wheel_[c & wheel_mask_].empty()) {
         next = c;
         break;
       }

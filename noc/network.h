@@ -154,13 +154,19 @@ class Network {
   uint64_t flit_link_traversals() const { return flit_link_traversals_; }
 
  private:
-  enum EventKind : uint8_t { kFlitToRouter, kCreditToRouter, kFlitToNi, kCreditToNi };
-  struct Event {
+  /// A flit arriving at a router input port (or, port kLocal with to_ni, at the node's NI).
+  struct FlitEvent {
     Flit flit;
     uint32_t node;
-    uint8_t kind;
+    uint8_t port;
+    uint8_t to_ni;
+  };
+  /// A credit arriving at a router output port (or, with to_ni, at the node's NI).
+  struct CreditEvent {
+    uint32_t node;
     uint8_t port;
     uint8_t vc;
+    uint8_t to_ni;
   };
   struct PacketRec {
     uint32_t message = 0;
@@ -177,11 +183,19 @@ class Network {
     uint32_t packets_left = 0;
     bool measured = false;
   };
-  struct Ni {
-    RingQueue<uint32_t> queue;  // packet slots; the front one may be partly injected
-    int cur_vc = -1;
+  /// One injection (DMA) queue of a network interface: whole messages, packet by packet.
+  struct NiQueue {
+    RingQueue<uint32_t> packets;  // packet slots; the front one may be partly injected
+    uint64_t flits = 0;           // flits queued and not yet injected
+    int cur_vc = -1;              // VC of the packet being injected (held until its tail)
     uint16_t next_seq = 0;
+  };
+  struct Ni {
+    std::vector<NiQueue> queues;
     int16_t credits[8] = {};
+    int8_t vc_owner[8] = {-1, -1, -1, -1, -1, -1, -1, -1};  // queue injecting a packet on the VC
+    int busy_queues = 0;                                    // queues holding packets
+    int rr = 0;                                             // queue offered the next flit first
     bool active = false;
   };
   struct RouterSink {
@@ -191,14 +205,21 @@ class Network {
     void on_credit(int in_port, int vc);
   };
 
-  void schedule(uint64_t cycle, const Event& ev) {
-    wheel_[cycle & wheel_mask_].push_back(ev);
+  void schedule_flit(uint64_t cycle, const Flit& f, uint32_t node, uint8_t port, bool to_ni) {
+    flit_wheel_[cycle & wheel_mask_].push_back(FlitEvent{f, node, port, static_cast<uint8_t>(to_ni)});
+    ++wheel_events_;
+  }
+  void schedule_credit(uint64_t cycle, uint32_t node, uint8_t port, uint8_t vc, bool to_ni) {
+    credit_wheel_[cycle & wheel_mask_].push_back(CreditEvent{node, port, vc, static_cast<uint8_t>(to_ni)});
     ++wheel_events_;
   }
   uint64_t enqueue(int src, int dst, uint64_t bytes, uint32_t flits, uint32_t packet_flits, uint64_t cycle,
                    uint64_t tag);
-  void handle(const Event& ev);
+  void handle_flit(const FlitEvent& ev);
+  void handle_credit(const CreditEvent& ev);
   void inject(int node);
+  /// Earliest creation cycle of a packet at the front of one of the NI's queues.
+  uint64_t earliest_front(const Ni& ni) const;
   void eject(int node, const Flit& f);
   void finish_message(uint32_t slot, uint64_t cycle);
   void activate_router(int node);
@@ -230,7 +251,9 @@ class Network {
   MeshGeometry geo_;
   std::vector<Router> routers_;
   std::vector<Ni> nis_;
-  std::vector<std::vector<Event>> wheel_;
+  // Timing wheels (slot = cycle & wheel_mask_): flits on links, and credits on their return wires.
+  std::vector<std::vector<FlitEvent>> flit_wheel_;
+  std::vector<std::vector<CreditEvent>> credit_wheel_;
   uint64_t wheel_mask_ = 0;
   uint64_t wheel_events_ = 0;
   std::vector<int> active_routers_;

@@ -53,10 +53,8 @@ void Network::fire_watchdog() {
 
 uint64_t Network::flits_queued_at_sources() const {
   uint64_t total = 0;
-  for (const Ni& ni : nis_) {
-    for (size_t i = 0; i < ni.queue.size(); ++i) total += packets_[ni.queue.at(i)].flits;
-    total -= ni.next_seq;  // already injected part of the front packet
-  }
+  for (const Ni& ni : nis_)
+    for (const NiQueue& q : ni.queues) total += q.flits;
   return total;
 }
 
@@ -65,9 +63,7 @@ std::string Network::check_conservation() const {
   uint64_t buffered = 0;
   for (int node = 0; node < nodes(); ++node) buffered += static_cast<uint64_t>(buffered_at(node));
   uint64_t on_links = 0;
-  for (const auto& slot : wheel_)
-    for (const Event& ev : slot)
-      if (ev.kind == kFlitToRouter || ev.kind == kFlitToNi) ++on_links;
+  for (const auto& slot : flit_wheel_) on_links += slot.size();
   if (injected_flits_ != ejected_flits_ + buffered + on_links)
     return "flit books do not balance: injected " + std::to_string(injected_flits_) + " != ejected " +
            std::to_string(ejected_flits_) + " + buffered " + std::to_string(buffered) + " + on links " +

@@ -39,6 +39,8 @@ void NocConfig::validate() const {
   require(flit_bytes >= 1, "noc: flit_bytes must be at least 1");
   require(max_packet_flits >= 1 && max_packet_flits <= 65535,
           "noc: max_packet_flits must be in [1, 65535] (got " + std::to_string(max_packet_flits) + ")");
+  require(ni_queues >= 0 && ni_queues <= kMaxNiQueues, "noc: ni_queues must be in [0, " + std::to_string(kMaxNiQueues) +
+                                                           "] (got " + std::to_string(ni_queues) + "; 0 = one per VC)");
   require(std::isfinite(clock_ghz) && clock_ghz > 0.0 && clock_ghz <= 100.0, "noc: clock_ghz must be in (0, 100]");
   require(watchdog_cycles >= 1, "noc: watchdog_cycles must be at least 1");
   MeshGeometry geo{width, height};

@@ -25,6 +25,7 @@ class ConfigError : public std::runtime_error {
 enum Port : uint8_t { kNorth = 0, kEast = 1, kSouth = 2, kWest = 3, kLocal = 4 };
 inline constexpr int kNumPorts = 5;
 inline constexpr int kNumMeshDirs = 4;
+inline constexpr int kMaxNiQueues = 16;
 const char* port_name(int port);
 inline constexpr int opposite_port(int p) { return p == kLocal ? kLocal : (p + 2) % 4; }
 
@@ -39,12 +40,16 @@ struct LinkSpec {
 struct NocConfig {
   int width = 8;
   int height = 8;
-  int vcs = 2;                       ///< virtual channels per input port
-  int buffer_flits = 8;              ///< flit slots per VC buffer
-  int router_delay_cycles = 2;       ///< buffer write -> switch traversal, at zero load
-  int link_delay_cycles = 1;         ///< default wire latency of every inter-router link
-  uint32_t flit_bytes = 16;          ///< payload bytes per flit (header travels in sideband bits)
-  int max_packet_flits = 16;         ///< messages are cut into packets of at most this many flits
+  int vcs = 2;                  ///< virtual channels per input port
+  int buffer_flits = 8;         ///< flit slots per VC buffer
+  int router_delay_cycles = 2;  ///< buffer write -> switch traversal, at zero load
+  int link_delay_cycles = 1;    ///< default wire latency of every inter-router link
+  uint32_t flit_bytes = 16;     ///< payload bytes per flit (header travels in sideband bits)
+  int max_packet_flits = 16;    ///< messages are cut into packets of at most this many flits
+  /// Injection queues per network interface (DMA queues): each message goes whole to one queue, the
+  /// queues send packets of different messages interleaved flit by flit (round robin), each packet on
+  /// a VC no other queue holds. 0 = one queue per VC (docs/MODEL.md "Network interface").
+  int ni_queues = 0;
   double clock_ghz = 1.0;            ///< router clock
   uint64_t watchdog_cycles = 20000;  ///< stall if flits are in flight and nothing moves this long
 
@@ -52,6 +57,7 @@ struct NocConfig {
   std::unordered_map<uint32_t, LinkSpec> link_overrides;
 
   int nodes() const { return width * height; }
+  int ni_queue_count() const { return ni_queues > 0 ? ni_queues : vcs; }
   static uint32_t link_key(int node, int dir) { return static_cast<uint32_t>(node) * kNumMeshDirs + dir; }
   /// Sets the link leaving `node` towards `dir` (North/East/South/West).
   void set_link(int node, int dir, const LinkSpec& spec) { link_overrides[link_key(node, dir)] = spec; }

@@ -36,7 +36,10 @@ bool Router::accept_flit(int port, Flit flit, uint64_t cycle) {
   int slot = iv.head + iv.count;
   if (slot >= depth_) slot -= depth_;
   buf_[ivc * depth_ + slot] = flit;
-  ++iv.count;
+  if (iv.count++ == 0) {
+    iv.front_ready = flit.ready_cycle;
+    iv.front_dst = flit.dst;
+  }
   nonempty_ |= uint64_t{1} << ivc;
   note_occupancy(cycle);
   if (++buffered_ > max_buffered_) max_buffered_ = buffered_;

@@ -71,8 +71,10 @@ class Router {
 
  private:
   struct InputVc {
-    uint16_t head = 0;   // ring index of the front flit
-    uint16_t count = 0;  // flits buffered
+    uint64_t front_ready = 0;  // the front flit's ready_cycle (kept here so allocation reads no buffer)
+    uint32_t front_dst = 0;    // the front flit's destination
+    uint16_t head = 0;         // ring index of the front flit
+    uint16_t count = 0;        // flits buffered
     int8_t out_port = -1;
     int8_t out_vc = -1;
   };
@@ -116,13 +118,12 @@ void Router::step(uint64_t cycle, Sink& sink) {
   for (uint64_t m = nonempty_; m; m &= m - 1) {
     const int ivc = __builtin_ctzll(m);
     InputVc& iv = in_[ivc];
-    const Flit& f = front(ivc);
-    if (f.ready_cycle > cycle) continue;
+    if (iv.front_ready > cycle) continue;
     if (iv.out_vc >= 0) {
       ready |= uint64_t{1} << ivc;
       continue;
     }
-    if (iv.out_port < 0) iv.out_port = static_cast<int8_t>(geo_.route_xy(node_, static_cast<int>(f.dst)));
+    if (iv.out_port < 0) iv.out_port = static_cast<int8_t>(geo_.route_xy(node_, static_cast<int>(iv.front_dst)));
     if (iv.out_port == kLocal) {
       iv.out_vc = 0;  // ejection needs no VC allocation: the network interface sinks every flit
       ready |= uint64_t{1} << ivc;
@@ -178,7 +179,13 @@ void Router::step(uint64_t cycle, Sink& sink) {
     InputVc& iv = in_[ivc];
     Flit f = front(ivc);
     iv.head = static_cast<uint16_t>(iv.head + 1 == depth_ ? 0 : iv.head + 1);
-    if (--iv.count == 0) nonempty_ &= ~(uint64_t{1} << ivc);
+    if (--iv.count == 0) {
+      nonempty_ &= ~(uint64_t{1} << ivc);
+    } else {
+      const Flit& next = front(ivc);
+      iv.front_ready = next.ready_cycle;
+      iv.front_dst = next.dst;
+    }
     const int ov = iv.out_vc;
     if (o != kLocal) {
       --out_credits_[o * V + ov];

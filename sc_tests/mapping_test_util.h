@@ -1,6 +1,7 @@
 // Helpers shared by the mapping-layer tests.
 #pragma once
 
+#include "mapping/flow_model.h"
 #include "mapping/moe_model.h"
 #include "mapping/trace.h"
 
@@ -15,6 +16,18 @@ inline RoutingTrace trace_for(const ModelSpec& m, double skew, size_t tokens) {
   c.tokens = tokens;
   c.zipf_s = skew;
   return synthetic_trace(c);
+}
+
+/// A 1 GHz line of `nodes` routers with 50 GB/s links of 1 ns and 50-byte flits: one flit per cycle
+/// on every link and NI channel.
+inline AnalyticalHardware line_hardware(int nodes) {
+  AnalyticalHardware hw;
+  hw.topology.width = hw.topology.die_width = hw.topology.wafer_width = nodes;
+  hw.topology.links[0].gbytes_per_s = 50;
+  hw.topology.links[0].latency_ns = 1;
+  hw.flit_bytes = 50;
+  hw.clock_hz = 1e9;
+  return hw;
 }
 
 }  // namespace nmpsim::mapping::testing

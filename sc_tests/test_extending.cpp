@@ -71,9 +71,12 @@ TEST(Extending, ANewStrategyAndPolicyRunThroughTheUnchangedPipelineAtFlowFidelit
   opt.registry = &r;
   const apps::Experiment x = apps::run_experiment(example_spec(mapping::Fidelity::kFlow, true), opt);
   expect_example_results(x);
-  // The flow model charges background traffic nothing, so the policy leaves the TBT as it was.
+  // The telemetry messages share links and network interfaces with the layer's own traffic, so the
+  // TBT can only grow, and by little: 15 one-flit messages per layer against megabytes of MoE traffic.
   const apps::Experiment plain = apps::run_experiment(example_spec(mapping::Fidelity::kFlow, false), opt);
-  EXPECT_EQ(x.reports[1].result.mean_tbt_s(), plain.reports[1].result.mean_tbt_s());
+  const double with_policy = x.reports[1].result.mean_tbt_s(), without = plain.reports[1].result.mean_tbt_s();
+  EXPECT_GE(with_policy, without);
+  EXPECT_LE(with_policy - without, 0.01 * without);
   // LPT's guarantee on the profile it was built from: no node's load exceeds the mean by more than
   // the heaviest expert.
   const mapping::Placement& p = x.prepared.placements[1];

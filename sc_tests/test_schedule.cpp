@@ -7,6 +7,7 @@
 #include "mapping/flow_executor.h"
 #include "mapping/layer_runner.h"
 #include "mapping/moe_layer.h"
+#include "mapping_test_util.h"
 
 namespace nmpsim::mapping {
 namespace {
@@ -14,13 +15,9 @@ namespace {
 PhysicalNode N(int v) { return PhysicalNode(v); }
 
 AnalyticalHardware line_hw(int nodes) {
-  AnalyticalHardware hw;
-  hw.topology.width = hw.topology.die_width = hw.topology.wafer_width = nodes;
-  hw.topology.links[0].gbytes_per_s = 50;
-  hw.topology.links[0].latency_ns = 1;
+  AnalyticalHardware hw = testing::line_hardware(nodes);
   hw.peak_flops = 1e12;
   hw.startup_s = 0;
-  hw.flit_bytes = 50;
   return hw;
 }
 
@@ -159,7 +156,8 @@ TEST(FlowExecutor, WavesSerialiseComputePerNodeAndShareTheNetwork) {
   const int ph = s->phase("work", PhaseFamily::kMoeCompute), net = s->phase("send", PhaseFamily::kMoeComm);
   const OpId a = s->compute(ph, N(0), 1e6, 0), b = s->compute(ph, N(0), 2e6, 0), c = s->compute(ph, N(1), 1e6, 0);
   const OpId j = s->join(ph, {a, b, c});
-  // Two 1 MB messages over the same link 0 -> 1 (the second continues to 2): 2 MB / 50 GB/s + latency.
+  // Two 1 MB messages over the same link 0 -> 1 (the second continues to 2), from the NI's two
+  // queues at once: the contended link carries contended_efficiency of its 50 GB/s, shared equally.
   s->transfer(net, N(0), N(1), 1e6, {j});
   s->transfer(net, N(0), N(2), 1e6, {j});
   const uint64_t serial = ex.execute(s);
@@ -167,8 +165,11 @@ TEST(FlowExecutor, WavesSerialiseComputePerNodeAndShareTheNetwork) {
   EXPECT_DOUBLE_EQ(t[static_cast<size_t>(a)].end_s, 1e-6);  // 1 MFLOP at 1 TFLOP/s
   EXPECT_DOUBLE_EQ(t[static_cast<size_t>(b)].end_s, 3e-6);  // after a, on the same node
   EXPECT_DOUBLE_EQ(t[static_cast<size_t>(c)].end_s, 1e-6);
-  const double latency = (1 + 2) * 1e-9 + 2 * (2 * 1e-9 + 1e-9);  // injection + R, then R + link per hop (2 hops)
-  EXPECT_NEAR(ex.now_s(), 3e-6 + 2e6 / 50e9 + latency, 1e-15);
+  ASSERT_EQ(hw.ni_queues, 2);
+  // The destination router's pipeline (R = 2 cycles), then per hop R - 1 + the link's 1 cycle + the
+  // flit's 1 cycle on the wire; 2 hops.
+  const double latency = 2e-9 + 2 * (1e-9 + 1e-9 + 1e-9);
+  EXPECT_NEAR(ex.now_s(), 3e-6 + 2e6 / (hw.contended_efficiency * 50e9) + latency, 1e-15);
   EXPECT_EQ(ex.node_flops()[0], 3e6);
   EXPECT_EQ(ex.link_bytes()[0 * 4 + 1], 2e6);  // east out of node 0
   EXPECT_EQ(ex.link_bytes()[1 * 4 + 1], 1e6);
@@ -203,7 +204,9 @@ TEST(CriticalPath, PhaseTimesAddUpToTheLayerAndSkipOffPathWork) {
   next->compute(use, N(1), 1e12, 0, {ext});
   const uint64_t s2 = ex.execute(next);
   const LayerRecord rec2 = record_layer(r, ex.tracker(), s2, node_s);
-  EXPECT_NEAR(r.phase_s(rec2, "side"), 10.0 + 6e-9 - 3.0, 1e-12);  // 10 s + 6 ns latency, less the 3 s elapsed
+  // 10 s alone on the link (no contention, full bandwidth) + 5 ns latency (R = 2 cycles, then one
+  // hop of R - 1 + 1 link + 1 wire cycles), less the 3 s elapsed.
+  EXPECT_NEAR(r.phase_s(rec2, "side"), 10.0 + 5e-9 - 3.0, 1e-12);
   EXPECT_DOUBLE_EQ(r.phase_s(rec2, "use"), 1.0);
 }
 

@@ -1,0 +1,372 @@
+#include "mapping/fluid_network.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace nmpsim::mapping {
+
+namespace {
+enum { kN = 0, kE = 1, kS = 2, kW = 3 };
+
+/// Latency cycles of a link as the cycle-level NoC rounds them (hw::HardwareSpec::noc_config).
+double link_latency_cycles(const LinkParams& p, double clock_hz) {
+  return std::max(1.0, std::round(p.latency_ns * 1e-9 * clock_hz));
+}
+}  // namespace
+
+FluidNetwork::FluidNetwork(const AnalyticalHardware& hw)
+    : hw_(hw),
+      nodes_(hw.topology.nodes()),
+      ni_queues_(std::max(1, hw.ni_queues)),
+      flit_bytes_(std::max(1.0, hw.flit_bytes)),
+      contended_efficiency_(hw.contended_efficiency) {
+  const Topology& t = hw.topology;
+  const size_t n = static_cast<size_t>(nodes_);
+  capacity_.assign(6 * n, 0.0);
+  hop_latency_.assign(4 * n, 0.0);
+  const double cycle = 1.0 / hw.clock_hz;
+  const double ni = flit_bytes_ * hw.clock_hz;  // one flit per cycle
+  const double router_pipeline = (hw.router_delay_cycles - 1) * cycle;
+  const int dx[4] = {0, 1, 0, -1}, dy[4] = {-1, 0, 1, 0};
+  for (int v = 0; v < nodes_; ++v) {
+    capacity_[4 * n + static_cast<size_t>(v)] = ni;
+    capacity_[5 * n + static_cast<size_t>(v)] = ni;
+    for (int d = 0; d < 4; ++d) {
+      const int x = t.x(v) + dx[d], y = t.y(v) + dy[d];
+      if (x < 0 || y < 0 || x >= t.width || y >= t.height) continue;
+      const LinkParams& p = t.link(v, t.id(x, y));
+      // The cycle-level link moves at most one flit per cycle; a slower one takes ceil(1 / share)
+      // cycles on the wire per flit.
+      const double flits_per_cycle = std::min(1.0, p.gbytes_per_s * 1e9 / ni);
+      const double serialise = std::ceil(1.0 / flits_per_cycle - 1e-9);
+      const size_t link = static_cast<size_t>(v) * 4 + d;
+      capacity_[link] = flits_per_cycle * ni;
+      hop_latency_[link] = router_pipeline + (link_latency_cycles(p, hw.clock_hz) + serialise) * cycle;
+    }
+  }
+  // Outside the links: one cycle from the NI into the source router, the destination router's
+  // pipeline, one cycle into the destination NI, less the cycle the fluid already counts for the
+  // last flit (docs/MODEL.md "Flow-level network").
+  end_latency_s_ = hw.router_delay_cycles * cycle;
+  buffer_bytes_ = std::max(0, hw.buffer_flits) * flit_bytes_;
+  queues_.resize(n * static_cast<size_t>(ni_queues_));
+  local_.assign(6 * n, -1);
+}
+
+double FluidNetwork::wire_bytes(double bytes) const {
+  return std::max(1.0, std::ceil(bytes / flit_bytes_ - 1e-9)) * flit_bytes_;
+}
+
+template <class F>
+static void walk_xy(const Topology& t, int s, int d, F&& f) {
+  int x = t.x(s), y = t.y(s);
+  while (x != t.x(d)) {
+    const int nx = x + (t.x(d) > x ? 1 : -1);
+    f(t.id(x, y), nx > x ? kE : kW);
+    x = nx;
+  }
+  while (y != t.y(d)) {
+    const int ny = y + (t.y(d) > y ? 1 : -1);
+    f(t.id(x, y), ny > y ? kS : kN);
+    y = ny;
+  }
+}
+
+void FluidNetwork::add_link_bytes(int src, int dst, double bytes, std::vector<double>& link_bytes) const {
+  if (src == dst) return;
+  const double w = wire_bytes(bytes);
+  walk_xy(hw_.topology, src, dst, [&](int from, int dir) { link_bytes[static_cast<size_t>(from) * 4 + dir] += w; });
+}
+
+double FluidNetwork::latency_s(int src, int dst) const {
+  if (src == dst) return 0.0;
+  double s = end_latency_s_;
+  walk_xy(hw_.topology, src, dst, [&](int from, int dir) { s += hop_latency_[static_cast<size_t>(from) * 4 + dir]; });
+  return s;
+}
+
+void FluidNetwork::build_path(const Message& m, Flow& f) {
+  const size_t n = static_cast<size_t>(nodes_);
+  f.path_begin = static_cast<uint32_t>(paths_.size());
+  paths_.push_back(static_cast<int32_t>(4 * n + static_cast<size_t>(m.src)));
+  walk_xy(hw_.topology, m.src, m.dst, [&](int from, int dir) { paths_.push_back(from * 4 + dir); });
+  paths_.push_back(static_cast<int32_t>(5 * n + static_cast<size_t>(m.dst)));
+  f.path_len = static_cast<uint32_t>(paths_.size()) - f.path_begin;
+}
+
+void FluidNetwork::compact_paths() {
+  std::vector<int32_t> kept;
+  kept.reserve(live_path_len_ * 2);
+  for (int id : active_) {
+    Flow& f = flows_[static_cast<size_t>(id)];
+    const uint32_t begin = static_cast<uint32_t>(kept.size());
+    kept.insert(kept.end(), paths_.begin() + f.path_begin, paths_.begin() + f.path_begin + f.path_len);
+    f.path_begin = begin;
+  }
+  paths_.swap(kept);
+}
+
+void FluidNetwork::start_next(int queue) {
+  Queue& q = queues_[static_cast<size_t>(queue)];
+  while (!q.pending.empty() && q.attached < 0) start_one(queue);
+}
+
+void FluidNetwork::start_one(int queue) {
+  Queue& q = queues_[static_cast<size_t>(queue)];
+  if (paths_.size() > 4 * live_path_len_ + 4096) compact_paths();
+  int id;
+  if (!free_flows_.empty()) {
+    id = free_flows_.back();
+    free_flows_.pop_back();
+  } else {
+    id = static_cast<int>(flows_.size());
+    flows_.emplace_back();
+  }
+  Flow& f = flows_[static_cast<size_t>(id)];
+  f = Flow{};
+  f.m = q.pending.front();
+  q.pending.pop_front();
+  f.remaining = f.m.wire_bytes;
+  build_path(f.m, f);
+  // The NI moves on once the rest of the message fits in one VC buffer of every router on its path.
+  const int routers = static_cast<int>(f.path_len) - 1;
+  f.release_at = routers * buffer_bytes_;
+  live_path_len_ += f.path_len;
+  active_.push_back(id);
+  dirty_ = true;
+  if (f.remaining > f.release_at) {
+    f.queue = queue;
+    q.attached = id;
+  } else {
+    f.queue = -1;  // fits in the buffers at once: the queue moves straight on
+    q.bytes_left -= f.m.wire_bytes;
+  }
+}
+
+double FluidNetwork::event_time(const Flow& f) const {
+  const double left = f.queue >= 0 ? std::max(0.0, f.remaining - f.release_at) : f.remaining;
+  return now_ + left / f.rate;
+}
+
+void FluidNetwork::send(double now_s, int src, int dst, double bytes, uint64_t cookie) {
+  if (src < 0 || dst < 0 || src >= nodes_ || dst >= nodes_)
+    throw std::out_of_range("fluid network: message endpoints outside the mesh");
+  if (now_s > now_) progress(now_s);
+  ++in_flight_;
+  if (src == dst) {
+    deliveries_.push(Pending{now_, delivery_seq_++, cookie});
+    return;
+  }
+  const size_t base = static_cast<size_t>(src) * static_cast<size_t>(ni_queues_);
+  size_t best = base;
+  for (size_t q = base + 1; q < base + static_cast<size_t>(ni_queues_); ++q)
+    if (queues_[q].bytes_left < queues_[best].bytes_left) best = q;
+  Queue& q = queues_[best];
+  const Message m{src, dst, wire_bytes(bytes), cookie};
+  q.pending.push_back(m);
+  q.bytes_left += m.wire_bytes;
+  if (q.attached < 0) start_next(static_cast<int>(best));
+}
+
+void FluidNetwork::solve() {
+  ++solves_;
+  dirty_ = false;
+  index_flows();
+  set_capacities();
+  set_weights();
+  fill();
+  for (int r : glob_) local_[static_cast<size_t>(r)] = -1;
+  next_finish_ = kNever;
+  for (int id : active_) next_finish_ = std::min(next_finish_, event_time(flows_[static_cast<size_t>(id)]));
+}
+
+void FluidNetwork::index_flows() {
+  // Local numbering of the resources the flows in flight cross, and each flow's path in it.
+  const size_t nf = active_.size();
+  glob_.clear();
+  lpath_begin_.resize(nf + 1);
+  lpath_.clear();
+  for (size_t i = 0; i < nf; ++i) {
+    const Flow& f = flows_[static_cast<size_t>(active_[i])];
+    lpath_begin_[i] = static_cast<int>(lpath_.size());
+    for (uint32_t k = 0; k < f.path_len; ++k) {
+      const size_t r = static_cast<size_t>(paths_[f.path_begin + k]);
+      if (local_[r] < 0) {
+        local_[r] = static_cast<int>(glob_.size());
+        glob_.push_back(static_cast<int>(r));
+      }
+      lpath_.push_back(local_[r]);
+    }
+  }
+  lpath_begin_[nf] = static_cast<int>(lpath_.size());
+  const size_t nr = glob_.size();
+  crossing_.assign(nr, 0);
+  for (int l : lpath_) ++crossing_[static_cast<size_t>(l)];
+  // Flows by resource (CSR).
+  list_begin_.resize(nr + 1);
+  int offset = 0;
+  for (size_t l = 0; l < nr; ++l) {
+    list_begin_[l] = offset;
+    offset += crossing_[l];
+  }
+  list_begin_[nr] = offset;
+  list_fill_.assign(list_begin_.begin(), list_begin_.end() - 1);
+  list_.resize(static_cast<size_t>(offset));
+  for (size_t i = 0; i < nf; ++i)
+    for (int k = lpath_begin_[i]; k < lpath_begin_[i + 1]; ++k) {
+      const int slot = list_fill_[static_cast<size_t>(lpath_[static_cast<size_t>(k)])]++;
+      list_[static_cast<size_t>(slot)] = static_cast<int>(i);
+    }
+}
+
+void FluidNetwork::set_capacities() {
+  const size_t nr = glob_.size();
+  // Capacities for this set of flows, and which resources can bind: one that a single flow crosses
+  // binds only if it is slower than that flow's injection channel.
+  cap_.resize(nr);
+  left_.resize(nr);
+  unfrozen_.resize(nr);
+  share_.resize(nr);
+  wsum_.resize(nr);
+  live_.clear();
+  for (size_t l = 0; l < nr; ++l) {
+    const size_t r = static_cast<size_t>(glob_[l]);
+    const bool link = r < 4 * static_cast<size_t>(nodes_);
+    cap_[l] = capacity_[r] * (link && crossing_[l] > 1 ? contended_efficiency_ : 1.0);
+    left_[l] = cap_[l];
+    unfrozen_[l] = crossing_[l];
+    const bool inject = r >= 4 * static_cast<size_t>(nodes_) && r < 5 * static_cast<size_t>(nodes_);
+    bool live = crossing_[l] > 1 || inject;
+    if (!live) {
+      const int flow = list_[static_cast<size_t>(list_begin_[l])];
+      const int src_inject = lpath_[static_cast<size_t>(lpath_begin_[static_cast<size_t>(flow)])];
+      live = cap_[l] < cap_[static_cast<size_t>(src_inject)];
+    }
+    if (live) live_.push_back(static_cast<int>(l));
+  }
+}
+
+void FluidNetwork::fill() {
+  const size_t nf = active_.size(), nr = glob_.size();
+  frozen_.assign(nf, 0);
+  wsum_.assign(nr, 0.0);
+  for (size_t i = 0; i < nf; ++i)
+    for (int k = lpath_begin_[i]; k < lpath_begin_[i + 1]; ++k)
+      wsum_[static_cast<size_t>(lpath_[static_cast<size_t>(k)])] += weight_[i];
+  for (size_t l = 0; l < nr; ++l) share_[l] = cap_[l] / wsum_[l];
+  // Progressive filling: all unfrozen flows rise together, each at its weight; in each round the
+  // resources whose share per unit weight is lowest saturate and freeze the flows crossing them at
+  // that level. (A heap of resources instead of the scan per round was 6x slower on an 8x8 mesh:
+  // few rounds, many stale entries; docs/PERFORMANCE.md.)
+  size_t unfrozen_flows = nf;
+  while (unfrozen_flows > 0 && !live_.empty()) {
+    double level = kNever;
+    for (int l : live_) level = std::min(level, share_[static_cast<size_t>(l)]);
+    const double limit = level * (1 + 1e-12);
+    size_t keep = 0;
+    for (size_t i = 0; i < live_.size(); ++i) {
+      const size_t l = static_cast<size_t>(live_[i]);
+      if (unfrozen_[l] > 0 && share_[l] <= limit) {
+        for (int k = list_begin_[l]; k < list_begin_[l + 1]; ++k) {
+          const size_t fi = static_cast<size_t>(list_[static_cast<size_t>(k)]);
+          if (frozen_[fi]) continue;
+          frozen_[fi] = 1;
+          --unfrozen_flows;
+          const double rate = level * weight_[fi];
+          flows_[static_cast<size_t>(active_[fi])].rate = rate;
+          for (int j = lpath_begin_[fi]; j < lpath_begin_[fi + 1]; ++j) {
+            const size_t l2 = static_cast<size_t>(lpath_[static_cast<size_t>(j)]);
+            left_[l2] -= rate;
+            wsum_[l2] -= weight_[fi];
+            share_[l2] = --unfrozen_[l2] > 0 ? left_[l2] / wsum_[l2] : kNever;
+          }
+        }
+      }
+      if (unfrozen_[l] > 0) live_[keep++] = static_cast<int>(l);
+    }
+    live_.resize(keep);
+  }
+}
+
+void FluidNetwork::set_weights() {
+  // A router shares an output among its input ports round-robin, so a flow that enters its most
+  // crowded resource through a link crowded with k flows gets about 1/k of that port's turns:
+  // weight 1/k in the weighted max-min (docs/MODEL.md "Flow-level model").
+  const size_t nf = active_.size();
+  weight_.assign(nf, 1.0);
+  for (size_t i = 0; i < nf; ++i) {
+    int best = -1, most = 0;
+    for (int k = lpath_begin_[i] + 1; k < lpath_begin_[i + 1]; ++k) {
+      const int c = crossing_[static_cast<size_t>(lpath_[static_cast<size_t>(k)])];
+      if (c > most) {
+        most = c;
+        best = k;
+      }
+    }
+    if (best > lpath_begin_[i])
+      weight_[i] = 1.0 / crossing_[static_cast<size_t>(lpath_[static_cast<size_t>(best - 1)])];
+  }
+}
+
+double FluidNetwork::next_event_s() {
+  if (dirty_) solve();
+  const double d = deliveries_.empty() ? kNever : deliveries_.top().t;
+  return std::min(d, next_finish_);
+}
+
+void FluidNetwork::progress(double t_s) {
+  if (dirty_) solve();
+  const double dt = t_s - now_;
+  if (dt > 0)
+    for (int id : active_) {
+      Flow& f = flows_[static_cast<size_t>(id)];
+      f.remaining -= f.rate * dt;
+    }
+  now_ = std::max(now_, t_s);
+}
+
+void FluidNetwork::advance(double t_s, std::vector<Delivery>& delivered) {
+  progress(t_s);
+  if (next_finish_ <= t_s) {
+    // Flows whose last byte has left by now (up to rounding) finish; attached flows whose rest fits
+    // in the buffers release their queue, which starts its next message.
+    size_t keep = 0;
+    for (size_t i = 0; i < active_.size(); ++i) {
+      const int id = active_[i];
+      Flow& f = flows_[static_cast<size_t>(id)];
+      const double eps = 1e-9 * f.m.wire_bytes + 1e-9;
+      const bool finished = f.remaining <= eps || now_ + f.remaining / f.rate <= t_s;
+      if (f.queue >= 0 && (finished || event_time(f) <= t_s || f.remaining <= f.release_at + eps)) {
+        Queue& q = queues_[static_cast<size_t>(f.queue)];
+        q.bytes_left -= f.m.wire_bytes;
+        q.attached = -1;
+        restart_.push_back(f.queue);
+        f.queue = -1;
+      }
+      if (!finished) {
+        active_[keep++] = id;
+        continue;
+      }
+      deliveries_.push(Pending{now_ + latency_s(f.m.src, f.m.dst), delivery_seq_++, f.m.cookie});
+      live_path_len_ -= f.path_len;
+      free_flows_.push_back(id);
+    }
+    active_.resize(keep);
+    for (int queue : restart_) start_next(queue);
+    restart_.clear();
+    dirty_ = true;
+    if (active_.empty()) {
+      paths_.clear();  // no flow holds a path: start the buffer over
+      next_finish_ = kNever;
+      dirty_ = false;
+    }
+  }
+  while (!deliveries_.empty() && deliveries_.top().t <= t_s) {
+    delivered.push_back(Delivery{deliveries_.top().cookie, deliveries_.top().t});
+    deliveries_.pop();
+    --in_flight_;
+  }
+}
+
+}  // namespace nmpsim::mapping

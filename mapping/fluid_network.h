@@ -1,0 +1,136 @@
+// The network of flow fidelity: an event-driven fluid model of the XY-routed mesh.
+//
+// Messages are queued at their source's network interface, which has `ni_queues` injection queues
+// like the cycle-level NI (noc/network.h): a message goes whole to the queue with the fewest bytes
+// still to send, each queue sends its messages one after another, and the front messages of all
+// queues are in flight together. Every message in flight is a fluid flow over its resources: the
+// source's injection channel, each directed link of its XY path and the destination's ejection
+// channel. Flows share every resource by weighted max-min fairness (progressive filling, as
+// SimGrid's LMM solver does for its network model; the weights stand for the routers' round-robin
+// among input ports), and the rates are re-solved whenever a flow starts, finishes or releases its
+// queue. A flow releases its queue once the rest of the message fits in the VC buffers along its
+// path, so the next message starts while the tail drains, as in a wormhole network. A message is
+// delivered its path's zero-load latency after its last byte leaves the source.
+//
+// Bytes are counted on the wire as the cycle-level NoC moves them: ceil(bytes / flit) flits of
+// `flit_bytes` each (at least one), so both fidelities agree exactly on link bytes. Mesh links that
+// more than one flow crosses carry only `contended_efficiency` of their bandwidth: the wormhole and
+// allocator losses the cycle-level NoC shows under contention (docs/MODEL.md "Flow-level network").
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <queue>
+#include <vector>
+
+#include "mapping/flow_model.h"
+
+namespace nmpsim::mapping {
+
+class FluidNetwork {
+ public:
+  static constexpr double kNever = std::numeric_limits<double>::infinity();
+  struct Delivery {
+    uint64_t cookie = 0;
+    double time_s = 0;
+  };
+
+  explicit FluidNetwork(const AnalyticalHardware& hw);
+
+  /// Queues `bytes` from src to dst at time `now_s` (not before the last advance). A message to
+  /// itself is delivered at once, without the network. `cookie` comes back with the delivery.
+  void send(double now_s, int src, int dst, double bytes, uint64_t cookie);
+  /// Time of the next thing that happens inside the network (a delivery, or a flow finishing and
+  /// its queue's next message starting); kNever when idle.
+  double next_event_s();
+  /// Advances to `t_s` (at most next_event_s()) and appends the messages delivered by then.
+  void advance(double t_s, std::vector<Delivery>& delivered);
+  bool idle() const { return in_flight_ == 0; }
+  double now_s() const { return now_; }
+
+  /// Wire bytes of a message: whole flits, at least one.
+  double wire_bytes(double bytes) const;
+  /// Adds a message's wire bytes to every directed link of its XY path, [node * 4 + dir].
+  void add_link_bytes(int src, int dst, double bytes, std::vector<double>& link_bytes) const;
+  /// Zero-load latency from the last byte leaving src to its delivery at dst, seconds.
+  double latency_s(int src, int dst) const;
+  /// Rate re-solves so far (for profiling).
+  uint64_t solves() const { return solves_; }
+
+ private:
+  struct Message {
+    int src = 0, dst = 0;
+    double wire_bytes = 0;
+    uint64_t cookie = 0;
+  };
+  struct Queue {
+    std::deque<Message> pending;  // not started yet
+    double bytes_left = 0;        // wire bytes of the pending messages and of the one being injected
+    int attached = -1;            // the flow being injected from this queue, if any
+  };
+  struct Flow {
+    Message m;
+    int queue = -1;  // while attached: the queue it holds
+    double remaining = 0;
+    double rate = 0;
+    double release_at = 0;                  // remaining bytes at which the rest fits in the path's buffers
+    uint32_t path_begin = 0, path_len = 0;  // into paths_
+  };
+
+  /// Appends the resources of a new flow for `m` to paths_.
+  void build_path(const Message& m, Flow& f);
+  /// Starts the queue's pending messages until one holds it.
+  void start_next(int queue);
+  void start_one(int queue);
+  /// The time flow f finishes or, while attached, releases its queue.
+  double event_time(const Flow& f) const;
+  void compact_paths();
+  void solve();  // index_flows, set_capacities, set_weights, fill
+  void progress(double t_s);
+
+  AnalyticalHardware hw_;
+  int nodes_ = 0;
+  int ni_queues_ = 1;
+  double flit_bytes_ = 1;
+  std::vector<double> capacity_;     // bytes/s: links [node*4+dir], inject [4n+v], eject [5n+v]
+  std::vector<double> hop_latency_;  // seconds per link [node*4+dir]
+  double end_latency_s_ = 0;         // latency outside the links: NI, routers' pipelines
+  double router_s_ = 0;
+  double contended_efficiency_ = 1.0;
+  double buffer_bytes_ = 0;  // one VC buffer of one router
+
+  std::vector<Queue> queues_;  // [node * ni_queues + q]
+  std::vector<Flow> flows_;
+  std::vector<int> active_;      // flow ids in flight
+  std::vector<int> free_flows_;  // recycled flow ids
+  std::vector<int32_t> paths_;   // resource ids, flow by flow (compacted when it grows)
+  struct Pending {
+    double t;
+    uint64_t seq;
+    uint64_t cookie;
+    bool operator>(const Pending& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+  };
+  std::priority_queue<Pending, std::vector<Pending>, std::greater<Pending>> deliveries_;
+  uint64_t delivery_seq_ = 0;
+  double now_ = 0;
+  double next_finish_ = kNever;  // earliest time a flow finishes or releases its queue
+  uint64_t in_flight_ = 0;       // messages queued, flowing or awaiting delivery
+  uint64_t solves_ = 0;
+  bool dirty_ = false;        // the flow set changed since the last solve
+  size_t live_path_len_ = 0;  // path entries of flows in flight
+  std::vector<int> restart_;  // queues whose front message finished
+
+  // Solver scratch: local_ by resource id; the rest by local resource index or by active flow.
+  std::vector<int> local_, glob_, lpath_, lpath_begin_, crossing_, list_begin_, list_fill_, list_, unfrozen_, live_;
+  std::vector<double> cap_, left_, share_, wsum_, weight_;
+  /// The solve's steps: local numbering of the resources in use, their capacities for this set of
+  /// flows, the flows' weights, weighted progressive filling.
+  void index_flows();
+  void set_capacities();
+  void set_weights();
+  void fill();
+  std::vector<char> frozen_;
+};
+
+}  // namespace nmpsim::mapping

@@ -1,0 +1,114 @@
+// The fluid network of flow fidelity against hand-computed small cases: wire bytes, zero-load
+// latency, weighted max-min sharing with the contended-link efficiency, NI queues and the release of a
+// queue once a message's tail fits in the buffers of its path.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "mapping/fluid_network.h"
+#include "mapping_test_util.h"
+
+namespace nmpsim::mapping {
+namespace {
+
+/// testing::line_hardware with the presets' router: 2-cycle pipeline, 8-flit VC buffers.
+AnalyticalHardware line_hw(int nodes, int ni_queues) {
+  AnalyticalHardware hw = testing::line_hardware(nodes);
+  hw.router_delay_cycles = 2;
+  hw.buffer_flits = 8;
+  hw.ni_queues = ni_queues;
+  hw.contended_efficiency = 0.8;
+  return hw;
+}
+
+/// Runs the network until idle; delivery time by cookie.
+std::map<uint64_t, double> drain(FluidNetwork& net) {
+  std::map<uint64_t, double> at;
+  std::vector<FluidNetwork::Delivery> got;
+  for (int guard = 0; !net.idle() && guard < 10000; ++guard) {
+    net.advance(net.next_event_s(), got);
+    for (const auto& d : got) at[d.cookie] = d.time_s;
+    got.clear();
+  }
+  EXPECT_TRUE(net.idle());
+  return at;
+}
+
+// Zero-load latency of h hops: the destination router's pipeline (R = 2 cycles), then per hop
+// R - 1 + the link's 1 cycle + 1 cycle for the flit on the wire.
+double latency(int hops) { return 2e-9 + hops * 3e-9; }
+
+TEST(FluidNetwork, WireBytesAreWholeFlitsOnEveryLinkOfTheXyPath) {
+  const FluidNetwork net(line_hw(4, 2));
+  EXPECT_EQ(net.wire_bytes(1), 50);
+  EXPECT_EQ(net.wire_bytes(100), 100);
+  EXPECT_EQ(net.wire_bytes(101), 150);
+  std::vector<double> links(4 * 4, 0.0);
+  net.add_link_bytes(3, 1, 101, links);  // west: out of 3, out of 2
+  net.add_link_bytes(1, 1, 101, links);  // to itself: no link
+  for (size_t l = 0; l < links.size(); ++l) EXPECT_EQ(links[l], l == 3 * 4 + 3 || l == 2 * 4 + 3 ? 150 : 0) << l;
+  EXPECT_DOUBLE_EQ(net.latency_s(3, 1), latency(2));
+  EXPECT_EQ(net.latency_s(2, 2), 0.0);
+}
+
+TEST(FluidNetwork, AMessageAloneMovesAtItsInjectionRateAndArrivesAfterTheZeroLoadLatency) {
+  FluidNetwork net(line_hw(3, 2));
+  net.send(1e-6, 0, 2, 1e6, 7);
+  net.send(1e-6, 1, 1, 1e6, 8);  // to itself: at once
+  const auto at = drain(net);
+  EXPECT_NEAR(at.at(7), 1e-6 + 20e-6 + latency(2), 1e-15);
+  EXPECT_EQ(at.at(8), 1e-6);
+}
+
+TEST(FluidNetwork, FlowsOnAContendedLinkShareWhatTheEfficiencyLeavesMaxMinFairly) {
+  // 0 -> 2 and 1 -> 2 meet on the link 1 -> 2: 0.8 x 50 GB/s, 20 GB/s each; 1 MB takes 50 us.
+  FluidNetwork net(line_hw(3, 2));
+  net.send(0, 0, 2, 1e6, 1);
+  net.send(0, 1, 2, 1e6, 2);
+  const auto at = drain(net);
+  EXPECT_NEAR(at.at(1), 50e-6 + latency(2), 1e-15);
+  EXPECT_NEAR(at.at(2), 50e-6 + latency(1), 1e-15);
+}
+
+TEST(FluidNetwork, ARouterSharesAnOutputAmongItsInputPortsNotAmongFlows) {
+  // Two messages 0 -> 2 (both NI queues of node 0) and one 1 -> 2 meet on the link 1 -> 2 (40 GB/s
+  // usable). Its two input ports get half each: 10 GB/s for each of the two from the west, 20 GB/s
+  // for the local one. 1 -> 2 finishes its 1 MB at 50 us; the two then share the links at 20 GB/s
+  // each and send their last 0.5 MB in 25 us.
+  FluidNetwork net(line_hw(3, 2));
+  net.send(0, 0, 2, 1e6, 1);
+  net.send(0, 0, 2, 1e6, 2);
+  net.send(0, 1, 2, 1e6, 3);
+  const auto at = drain(net);
+  EXPECT_NEAR(at.at(3), 50e-6 + latency(1), 1e-15);
+  EXPECT_NEAR(at.at(1), 75e-6 + latency(2), 1e-14);
+  EXPECT_NEAR(at.at(2), 75e-6 + latency(2), 1e-14);
+}
+
+TEST(FluidNetwork, OneQueueStartsTheNextMessageWhenTheTailFitsInThePathsBuffers) {
+  // One NI queue: 0 -> 1 (1 MB) goes alone at 50 GB/s until its last 800 bytes (2 routers x 8
+  // flits x 50 bytes) fit in the buffers, at 19.984 us. Then 0 -> 2 starts; the two share the
+  // injection channel and the contended link 0 -> 1 (40 GB/s, 20 GB/s each) until the tail's 800
+  // bytes are gone 40 ns later; 0 -> 2 then runs alone at 50 GB/s for its remaining 999200 bytes.
+  FluidNetwork net(line_hw(3, 1));
+  net.send(0, 0, 1, 1e6, 1);
+  net.send(0, 0, 2, 1e6, 2);
+  const auto at = drain(net);
+  EXPECT_NEAR(at.at(1), 19.984e-6 + 40e-9 + latency(1), 1e-14);
+  EXPECT_NEAR(at.at(2), 19.984e-6 + 40e-9 + 999200 / 50e9 + latency(2), 1e-14);
+}
+
+TEST(FluidNetwork, AMessageGoesToTheQueueWithTheFewestBytesLeft) {
+  // Two queues: 1 MB to node 1 takes one, 10 KB to node 1 the other, and the third message (to
+  // node 2) joins the 10 KB queue, which empties first: it does not wait for the 1 MB message.
+  FluidNetwork net(line_hw(3, 2));
+  net.send(0, 0, 1, 1e6, 1);
+  net.send(0, 0, 1, 1e4, 2);
+  net.send(0, 0, 2, 1e4, 3);
+  const auto at = drain(net);
+  EXPECT_LT(at.at(3), 5e-6);
+  EXPECT_GT(at.at(1), 20e-6);
+}
+
+}  // namespace
+}  // namespace nmpsim::mapping

@@ -133,6 +133,7 @@ int cmd_run(const std::vector<std::string>& args) {
     ("vcd", po::value(&vcd), "cycle fidelity: trace PE busy state and per-link flit counters to this VCD file")
     ("cache-dir", po::value(&cache), "where solved placements are kept (default $NMPSIM_CACHE_DIR, else ~/.cache/nmpsim)")
     ("no-cache", "solve placements again instead of reusing cached ones")
+    ("jobs", po::value<int>(), "cycle fidelity: strategies simulated at once, each in its own process (default: the host's cores; results do not depend on it)")
     ("no-plots", "do not draw PNG plots")
     ("quiet", "print nothing but errors");
   // clang-format on
@@ -166,6 +167,11 @@ int cmd_run(const std::vector<std::string>& args) {
   opt.registry = &registry;
   opt.cache = &placements;
   opt.vcd = vcd;
+  if (vm.count("jobs")) {
+    opt.jobs = vm["jobs"].as<int>();
+    if (opt.jobs < 1 || opt.jobs > 1024)
+      throw UsageError("--jobs: must be in [1, 1024] (got " + std::to_string(opt.jobs) + ")");
+  }
   const bool tty = isatty(STDERR_FILENO);
   opt.note = [&](const std::string& line) {
     if (!quiet) std::fprintf(stderr, "%s\n", line.c_str());

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "apps/cli_common.h"
+#include "apps/workers.h"
 #include "firmware/cycle_executor.h"
 #include "hw/system.h"
 #include "mapping/flow_executor.h"
@@ -192,6 +193,54 @@ PreparedExperiment prepare_experiment(const RunSpec& spec, const ExperimentOptio
   return e;
 }
 
+namespace {
+
+StrategyReport run_cycle_one(hw::System& sys, const PreparedExperiment& e, const ExperimentOptions& opt,
+                             const mapping::RunInputs& in, const mapping::Placement& p) {
+  const hw::EnergyReport before = sys.energy();
+  firmware::CycleExecutor ex(sys);
+  mapping::PolicyList policies = make_policies(e, opt);
+  auto progress = [&](int s, int l) {
+    if (opt.on_layer) opt.on_layer(p.strategy, s, l);
+  };
+  mapping::StrategyResult r = mapping::run_placement(ex, in, p, policies, progress);
+  const hw::EnergyReport after = sys.energy();
+  return StrategyReport{std::move(r), EnergyPj{after.dram_pj - before.dram_pj, after.noc_pj - before.noc_pj,
+                                               after.compute_pj - before.compute_pj}};
+}
+
+void check_conservation(hw::System& sys) {
+  const std::string err = sys.mesh().network().check_conservation();
+  if (!err.empty()) throw std::runtime_error("NoC conservation violated: " + err);
+}
+
+/// Every strategy in its own worker process with its own System (apps/workers.h).
+std::vector<StrategyReport> run_cycle_in_workers(const PreparedExperiment& e, const ExperimentOptions& opt,
+                                                 const mapping::RunInputs& in) {
+  const int count = static_cast<int>(e.placements.size());
+  std::vector<std::string> names;
+  for (const mapping::Placement& p : e.placements) names.push_back(p.strategy);
+  const int jobs = opt.jobs > 0 ? opt.jobs : std::min(available_cores(), count);
+  const std::vector<std::string> answers = run_in_workers(count, jobs, names, [&](int i) {
+    hw::System sys("system", e.hardware);
+    const StrategyReport rep = run_cycle_one(sys, e, opt, in, e.placements[static_cast<size_t>(i)]);
+    check_conservation(sys);
+    const EnergyPj& en = *rep.energy;
+    return nlohmann::json{{"result", mapping::result_to_json(rep.result)}, {"energy", {en.dram, en.noc, en.compute}}}
+        .dump();
+  });
+  std::vector<StrategyReport> out;
+  for (const std::string& a : answers) {
+    const nlohmann::json j = nlohmann::json::parse(a);
+    const auto& en = j.at("energy");
+    out.push_back(StrategyReport{mapping::result_from_json(j.at("result")),
+                                 EnergyPj{en.at(0).get<double>(), en.at(1).get<double>(), en.at(2).get<double>()}});
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<StrategyReport> run_prepared(const PreparedExperiment& e, const ExperimentOptions& opt) {
   const mapping::AnalyticalHardware ah = firmware::to_analytical(e.hardware);
   const mapping::RunInputs in{e.model, e.trace, ah, e.cfg};
@@ -207,22 +256,12 @@ std::vector<StrategyReport> run_prepared(const PreparedExperiment& e, const Expe
     }
     return out;
   }
+  if (opt.vcd.empty()) return run_cycle_in_workers(e, opt, in);
+  // One VCD for the whole run: every strategy in this process, one after another on one System.
   hw::System sys("system", e.hardware);
-  if (!opt.vcd.empty()) sys.enable_vcd(opt.vcd);
-  for (const mapping::Placement& p : e.placements) {
-    const hw::EnergyReport before = sys.energy();
-    firmware::CycleExecutor ex(sys);
-    mapping::PolicyList policies = make_policies(e, opt);
-    auto progress = [&](int s, int l) {
-      if (opt.on_layer) opt.on_layer(p.strategy, s, l);
-    };
-    mapping::StrategyResult r = mapping::run_placement(ex, in, p, policies, progress);
-    const hw::EnergyReport after = sys.energy();
-    out.push_back(StrategyReport{std::move(r), EnergyPj{after.dram_pj - before.dram_pj, after.noc_pj - before.noc_pj,
-                                                        after.compute_pj - before.compute_pj}});
-  }
-  const std::string err = sys.mesh().network().check_conservation();
-  if (!err.empty()) throw std::runtime_error("NoC conservation violated: " + err);
+  sys.enable_vcd(opt.vcd);
+  for (const mapping::Placement& p : e.placements) out.push_back(run_cycle_one(sys, e, opt, in, p));
+  check_conservation(sys);
   sys.finish_vcd(true);
   return out;
 }

@@ -25,8 +25,12 @@ struct ExperimentOptions {
   mapping::PlacementCache* cache = nullptr;      ///< solved placements (may be null)
   std::string vcd;                               ///< cycle fidelity: trace to this VCD file
   std::function<void(const std::string&)> note;  ///< progress notes (solves, cache hits)
-  /// After every layer: (strategy, step, layer).
+  /// After every layer: (strategy, step, layer). At cycle fidelity it is called in the worker
+  /// process that runs the strategy.
   std::function<void(const std::string&, int, int)> on_layer;
+  /// Cycle fidelity: strategies simulated at once, each in its own worker process with its own
+  /// hardware (0: as many as the host has cores). With a VCD, one process runs them all in turn.
+  int jobs = 0;
 };
 
 struct PreparedExperiment {

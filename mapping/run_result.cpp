@@ -98,3 +98,50 @@ double StrategyResult::mean_expert_imbalance_s() const {
 }
 
 }  // namespace nmpsim::mapping
+
+namespace nmpsim::mapping {
+
+nlohmann::json result_to_json(const StrategyResult& r) {
+  nlohmann::json phases = nlohmann::json::array(), steps = nlohmann::json::array();
+  for (const PhaseInfo& p : r.phases) phases.push_back({p.name, static_cast<int>(p.family), p.stream});
+  for (const auto& step : r.steps) {
+    nlohmann::json layers = nlohmann::json::array();
+    for (const LayerRecord& l : step) layers.push_back({l.phase_s, l.expert_imbalance_s});
+    steps.push_back(std::move(layers));
+  }
+  return {{"strategy", r.strategy},
+          {"fidelity", static_cast<int>(r.fidelity)},
+          {"phases", phases},
+          {"steps", steps},
+          {"phase_bytes", r.phase_bytes},
+          {"node_flops", r.node_flops},
+          {"node_expert_s", r.node_expert_s},
+          {"node_token_work", r.node_token_work},
+          {"link_bytes", r.link_bytes},
+          {"wall_s", r.wall_s},
+          {"policies", r.policies}};
+}
+
+StrategyResult result_from_json(const nlohmann::json& j) {
+  StrategyResult r;
+  r.strategy = j.at("strategy").get<std::string>();
+  r.fidelity = static_cast<Fidelity>(j.at("fidelity").get<int>());
+  for (const auto& p : j.at("phases"))
+    r.phases.push_back(
+        PhaseInfo{p.at(0).get<std::string>(), static_cast<PhaseFamily>(p.at(1).get<int>()), p.at(2).get<int>()});
+  for (const auto& step : j.at("steps")) {
+    std::vector<LayerRecord> layers;
+    for (const auto& l : step) layers.push_back(LayerRecord{l.at(0).get<std::vector<double>>(), l.at(1).get<double>()});
+    r.steps.push_back(std::move(layers));
+  }
+  r.phase_bytes = j.at("phase_bytes").get<std::vector<double>>();
+  r.node_flops = j.at("node_flops").get<std::vector<double>>();
+  r.node_expert_s = j.at("node_expert_s").get<std::vector<double>>();
+  r.node_token_work = j.at("node_token_work").get<std::vector<double>>();
+  r.link_bytes = j.at("link_bytes").get<std::vector<double>>();
+  r.wall_s = j.at("wall_s").get<double>();
+  r.policies = j.at("policies");
+  return r;
+}
+
+}  // namespace nmpsim::mapping

@@ -62,3 +62,12 @@ struct StrategyResult {
 };
 
 }  // namespace nmpsim::mapping
+
+namespace nmpsim::mapping {
+
+/// The whole result as JSON and back, exactly (doubles round-trip): how a worker process hands its
+/// result to the parent (apps/workers.h).
+nlohmann::json result_to_json(const StrategyResult& r);
+StrategyResult result_from_json(const nlohmann::json& j);
+
+}  // namespace nmpsim::mapping

@@ -177,6 +177,32 @@ TEST(CliHw, ExerciseWritesVcdAndEnergyJson) {
 
 namespace {
 
+/// summary.csv without its wall_seconds column.
+std::string results_without_wall_time(const std::string& csv_path) {
+  std::ifstream in(csv_path);
+  std::string out, line;
+  while (std::getline(in, line)) out += line.substr(0, line.rfind(',')) + "\n";
+  return out;
+}
+
+TEST(CliRun, CycleResultsDoNotDependOnWorkerCountOrOnTheOtherStrategies) {
+  // Every strategy runs in its own worker process with its own hardware: one worker or two, alone
+  // or after others, a strategy's numbers are the same to the last digit.
+  const std::string dir = ::testing::TempDir() + "/cli_jobs";
+  const std::string base = "run --hw hdmoe-4x4-5t50g --batch 8 --steps 1 --context 256 --no-plots --quiet ";
+  ASSERT_EQ(nmpsim(base + "--strategy tp,ep,cb --jobs 1 --out " + dir + "/one").code, 0);
+  ASSERT_EQ(nmpsim(base + "--strategy tp,ep,cb --jobs 2 --out " + dir + "/two").code, 0);
+  ASSERT_EQ(nmpsim(base + "--strategy cb --out " + dir + "/alone").code, 0);
+  const std::string one = results_without_wall_time(dir + "/one/summary.csv");
+  EXPECT_EQ(one, results_without_wall_time(dir + "/two/summary.csv"));
+  const std::string alone = results_without_wall_time(dir + "/alone/summary.csv");
+  const std::string cb_row = alone.substr(alone.find('\n') + 1);
+  EXPECT_NE(one.find(cb_row), std::string::npos) << one << "\n" << cb_row;
+  const CliRun bad = nmpsim(base + "--jobs 0 --out " + dir + "/bad");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.out.find("--jobs"), std::string::npos) << bad.out;
+}
+
 TEST(CliRun, WritesSummaryCsvAndPlotsForEveryStrategy) {
   const std::string out = ::testing::TempDir() + "/cli_run";
   const CliRun r =

@@ -89,22 +89,29 @@ END {
 awk '{ print $7 / $8 }' "$rows" | sort -g | awk '{ v[NR] = $1 } END {
   printf "flow speed-up (cycle host time / flow host time per run): min %.0fx, median %.0fx, max %.0fx\n", v[1], v[int((NR + 1) / 2)], v[NR] }'
 if [ -n "$PNG" ] && command -v gnuplot > /dev/null; then
-  gnuplot <<EOF
+  # gnuplot sees no user string: it reads and writes fixed names in a scratch directory.
+  plotdir=$(mktemp -d)
+  cp "$rows" "$plotdir/rows.txt"
+  runs=$(wc -l < "$rows")
+  (cd "$plotdir" && gnuplot) <<EOF
 set terminal pngcairo size 1100,480 font ",10"
-set output "$PNG"
-set multiplot layout 1,2 title "Flow fidelity against cycle fidelity (bench/flow_vs_cycle.sh, $(wc -l < "$rows") runs)"
+set output "plot.png"
+rows = "rows.txt"
+set multiplot layout 1,2 title "Flow fidelity against cycle fidelity (bench/flow_vs_cycle.sh, $runs runs)"
 set logscale xy
 set grid
 set key top left
 set xlabel "cycle fidelity (us)"
 set ylabel "flow fidelity (us)"
 set title "MoE communication per step"
-plot "$rows" using 5:6 with points pt 7 ps 0.8 title "runs", x with lines lc rgb "#888888" title "y = x", \
+plot rows using 5:6 with points pt 7 ps 0.8 title "runs", x with lines lc rgb "#888888" title "y = x", \
   x * 1.15 with lines dt 2 lc rgb "#bbbbbb" title "+-15%", x / 1.15 with lines dt 2 lc rgb "#bbbbbb" notitle
 set title "Time between tokens"
-plot "$rows" using 3:4 with points pt 7 ps 0.8 title "runs", x with lines lc rgb "#888888" title "y = x", \
+plot rows using 3:4 with points pt 7 ps 0.8 title "runs", x with lines lc rgb "#888888" title "y = x", \
   x * 1.05 with lines dt 2 lc rgb "#bbbbbb" title "+-5%", x / 1.05 with lines dt 2 lc rgb "#bbbbbb" notitle
 unset multiplot
 EOF
+  mv "$plotdir/plot.png" "$PNG"
+  rm -rf "$plotdir"
   echo "scatter plot: $PNG"
 fi

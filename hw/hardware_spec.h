@@ -44,7 +44,7 @@ struct NocParams {
   int ni_queues = 0;
   /// Flow fidelity only: share of a mesh link's bandwidth that flows contending for it get, the
   /// wormhole and allocator losses of the cycle-level routers (docs/MODEL.md "Flow-level network").
-  double flow_link_efficiency = 0.8;
+  double flow_link_efficiency = 0.85;
   /// 0: derived so that the fastest link moves one flit per cycle (flit = its bytes per cycle).
   uint32_t flit_bytes = 0;
 };

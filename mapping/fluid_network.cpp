@@ -332,6 +332,7 @@ void FluidNetwork::advance(double t_s, std::vector<Delivery>& delivered) {
     // Flows whose last byte has left by now (up to rounding) finish; attached flows whose rest fits
     // in the buffers release their queue, which starts its next message.
     size_t keep = 0;
+    bool finished_any = false;
     for (size_t i = 0; i < active_.size(); ++i) {
       const int id = active_[i];
       Flow& f = flows_[static_cast<size_t>(id)];
@@ -349,13 +350,19 @@ void FluidNetwork::advance(double t_s, std::vector<Delivery>& delivered) {
         continue;
       }
       deliveries_.push(Pending{now_ + latency_s(f.m.src, f.m.dst), delivery_seq_++, f.m.cookie});
+      finished_any = true;
       live_path_len_ -= f.path_len;
       free_flows_.push_back(id);
     }
     active_.resize(keep);
-    for (int queue : restart_) start_next(queue);
+    for (int queue : restart_) start_next(queue);  // a start marks the rates dirty
     restart_.clear();
-    dirty_ = true;
+    if (finished_any) dirty_ = true;
+    if (!dirty_) {
+      // Only releases without a next message: the rates stand, the next event moves.
+      next_finish_ = kNever;
+      for (int id : active_) next_finish_ = std::min(next_finish_, event_time(flows_[static_cast<size_t>(id)]));
+    }
     if (active_.empty()) {
       paths_.clear();  // no flow holds a path: start the buffer over
       next_finish_ = kNever;

@@ -216,7 +216,7 @@ void register_prebroadcast(Registry& r) {
                {"targets", "4", "copies go to this many least-loaded nodes (0 = every node)"},
                {"predict", "previous", "next layer's loads from the 'previous' layer's routing or from the 'trace'"},
                {"accuracy", "1", "predict=trace: weight of the true frequencies (the rest is the trace average)"}};
-  f.cycle_only = true;  // the flow model does not yet charge background traffic's contention
+  f.cycle_only = true;  // flow fidelity charges the contention, but is not yet validated on this policy
   f.create = [](const nlohmann::json& o, const std::string& where) {
     return std::make_unique<PrebroadcastPolicy>(prebroadcast_options(o, where));
   };

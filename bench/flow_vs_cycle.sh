@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # How closely flow fidelity tracks cycle fidelity, on the fixed validation set of
-# bench/flow_vs_cycle.configs (16 configurations x tp, ep, cb, hdmoe = 64 runs, one step each).
+# bench/flow_vs_cycle.configs (15 configurations x tp, ep, cb, hdmoe = 60 runs, one step each).
 # Reports per run TBT and MoE communication at both fidelities and each run's host time; then R^2 and
 # the largest relative error of flow against cycle, whether both pick the same fastest strategy per
 # configuration, whether both count the same bytes on every link, and the distribution of the flow
@@ -94,7 +94,7 @@ if [ -n "$PNG" ] && command -v gnuplot > /dev/null; then
   cp "$rows" "$plotdir/rows.txt"
   runs=$(wc -l < "$rows")
   (cd "$plotdir" && gnuplot) <<EOF
-set terminal pngcairo size 1100,480 font ",10"
+set terminal pngcairo size 1100,480 font ",10" noenhanced
 set output "plot.png"
 rows = "rows.txt"
 set multiplot layout 1,2 title "Flow fidelity against cycle fidelity (bench/flow_vs_cycle.sh, $runs runs)"

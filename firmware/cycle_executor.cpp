@@ -138,12 +138,7 @@ void CycleExecutor::issue(OpRef r) {
 }
 
 void CycleExecutor::issue_ready() {
-  auto& ready = tracker_.ready();
-  while (!ready.empty()) {
-    const OpRef r = ready.front();
-    ready.pop_front();
-    issue(r);
-  }
+  tracker_.drain_ready([this](OpRef r) { issue(r); });
 }
 
 void CycleExecutor::pump() {

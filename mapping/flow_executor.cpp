@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "mapping/slot_table.h"
+
 namespace nmpsim::mapping {
 
 FlowExecutor::FlowExecutor(const AnalyticalHardware& hw)
@@ -22,26 +24,14 @@ double FlowExecutor::dma_job(int node, double t, double bytes) {
 }
 
 void FlowExecutor::send(int src, int dst, const Msg& m) {
-  uint32_t cookie;
-  if (!free_msgs_.empty()) {
-    cookie = free_msgs_.back();
-    free_msgs_.pop_back();
-    msgs_[cookie] = m;
-  } else {
-    cookie = static_cast<uint32_t>(msgs_.size());
-    msgs_.push_back(m);
-  }
+  const uint32_t cookie = take_slot(msgs_, free_msgs_);
+  msgs_[cookie] = m;
   net_.add_link_bytes(src, dst, m.bytes, link_bytes_);
   net_.send(now_, src, dst, m.bytes, cookie);
 }
 
 void FlowExecutor::issue_ready() {
-  auto& ready = tracker_.ready();
-  while (!ready.empty()) {
-    const OpRef r = ready.front();
-    ready.pop_front();
-    issue(r);
-  }
+  tracker_.drain_ready([this](OpRef r) { issue(r); });
 }
 
 void FlowExecutor::issue(OpRef r) {
@@ -112,14 +102,7 @@ void FlowExecutor::start_stream(OpRef r, int node, int queue) {
     timer(now_, TimerKind::kCommandDone, node * 2 + queue);
     return;
   }
-  int id;
-  if (!free_streams_.empty()) {
-    id = free_streams_.back();
-    free_streams_.pop_back();
-  } else {
-    id = static_cast<int>(streams_.size());
-    streams_.emplace_back();
-  }
+  const int id = take_slot(streams_, free_streams_);
   Stream& s = streams_[static_cast<size_t>(id)];
   s = Stream{};
   s.op = r;

@@ -32,8 +32,6 @@ class FlowExecutor : public Executor {
   double now_s() const override { return now_; }
   std::vector<double> link_bytes() const override { return link_bytes_; }
   std::vector<double> node_flops() const override { return node_flops_; }
-  /// The fluid network's rate re-solves so far (for profiling).
-  uint64_t network_solves() const { return net_.solves(); }
 
  private:
   enum class TimerKind : uint8_t { kCommandDone, kChunkRead, kChunkWritten };

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "mapping/slot_table.h"
+
 namespace nmpsim::mapping {
 
 namespace {
@@ -115,14 +117,7 @@ void FluidNetwork::start_next(int queue) {
 void FluidNetwork::start_one(int queue) {
   Queue& q = queues_[static_cast<size_t>(queue)];
   if (paths_.size() > 4 * live_path_len_ + 4096) compact_paths();
-  int id;
-  if (!free_flows_.empty()) {
-    id = free_flows_.back();
-    free_flows_.pop_back();
-  } else {
-    id = static_cast<int>(flows_.size());
-    flows_.emplace_back();
-  }
+  const int id = take_slot(flows_, free_flows_);
   Flow& f = flows_[static_cast<size_t>(id)];
   f = Flow{};
   f.m = q.pending.front();
@@ -170,7 +165,6 @@ void FluidNetwork::send(double now_s, int src, int dst, double bytes, uint64_t c
 }
 
 void FluidNetwork::solve() {
-  ++solves_;
   dirty_ = false;
   index_flows();
   set_capacities();
@@ -228,7 +222,6 @@ void FluidNetwork::set_capacities() {
   left_.resize(nr);
   unfrozen_.resize(nr);
   share_.resize(nr);
-  wsum_.resize(nr);
   live_.clear();
   for (size_t l = 0; l < nr; ++l) {
     const size_t r = static_cast<size_t>(glob_[l]);
@@ -332,7 +325,6 @@ void FluidNetwork::advance(double t_s, std::vector<Delivery>& delivered) {
     // Flows whose last byte has left by now (up to rounding) finish; attached flows whose rest fits
     // in the buffers release their queue, which starts its next message.
     size_t keep = 0;
-    bool finished_any = false;
     for (size_t i = 0; i < active_.size(); ++i) {
       const int id = active_[i];
       Flow& f = flows_[static_cast<size_t>(id)];
@@ -350,19 +342,13 @@ void FluidNetwork::advance(double t_s, std::vector<Delivery>& delivered) {
         continue;
       }
       deliveries_.push(Pending{now_ + latency_s(f.m.src, f.m.dst), delivery_seq_++, f.m.cookie});
-      finished_any = true;
       live_path_len_ -= f.path_len;
       free_flows_.push_back(id);
     }
     active_.resize(keep);
-    for (int queue : restart_) start_next(queue);  // a start marks the rates dirty
+    for (int queue : restart_) start_next(queue);
     restart_.clear();
-    if (finished_any) dirty_ = true;
-    if (!dirty_) {
-      // Only releases without a next message: the rates stand, the next event moves.
-      next_finish_ = kNever;
-      for (int id : active_) next_finish_ = std::min(next_finish_, event_time(flows_[static_cast<size_t>(id)]));
-    }
+    dirty_ = true;
     if (active_.empty()) {
       paths_.clear();  // no flow holds a path: start the buffer over
       next_finish_ = kNever;

@@ -47,7 +47,6 @@ class FluidNetwork {
   /// Advances to `t_s` (at most next_event_s()) and appends the messages delivered by then.
   void advance(double t_s, std::vector<Delivery>& delivered);
   bool idle() const { return in_flight_ == 0; }
-  double now_s() const { return now_; }
 
   /// Wire bytes of a message: whole flits, at least one.
   double wire_bytes(double bytes) const;
@@ -55,8 +54,6 @@ class FluidNetwork {
   void add_link_bytes(int src, int dst, double bytes, std::vector<double>& link_bytes) const;
   /// Zero-load latency from the last byte leaving src to its delivery at dst, seconds.
   double latency_s(int src, int dst) const;
-  /// Rate re-solves so far (for profiling).
-  uint64_t solves() const { return solves_; }
 
  private:
   struct Message {
@@ -96,7 +93,6 @@ class FluidNetwork {
   std::vector<double> capacity_;     // bytes/s: links [node*4+dir], inject [4n+v], eject [5n+v]
   std::vector<double> hop_latency_;  // seconds per link [node*4+dir]
   double end_latency_s_ = 0;         // latency outside the links: NI, routers' pipelines
-  double router_s_ = 0;
   double contended_efficiency_ = 1.0;
   double buffer_bytes_ = 0;  // one VC buffer of one router
 
@@ -116,10 +112,9 @@ class FluidNetwork {
   double now_ = 0;
   double next_finish_ = kNever;  // earliest time a flow finishes or releases its queue
   uint64_t in_flight_ = 0;       // messages queued, flowing or awaiting delivery
-  uint64_t solves_ = 0;
-  bool dirty_ = false;        // the flow set changed since the last solve
-  size_t live_path_len_ = 0;  // path entries of flows in flight
-  std::vector<int> restart_;  // queues whose front message finished
+  bool dirty_ = false;           // the flow set changed since the last solve
+  size_t live_path_len_ = 0;     // path entries of flows in flight
+  std::vector<int> restart_;     // queues whose front message finished
 
   // Solver scratch: local_ by resource id; the rest by local resource index or by active flow.
   std::vector<int> local_, glob_, lpath_, lpath_begin_, crossing_, list_begin_, list_fill_, list_, unfrozen_, live_;

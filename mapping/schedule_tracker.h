@@ -35,6 +35,15 @@ class ScheduleTracker {
   void refresh(uint64_t serial, double now);
   /// Ops the back end must start, oldest first (compute, transfer and stream ops only).
   std::deque<OpRef>& ready() { return ready_; }
+  /// Hands every ready op to `issue`, oldest first, including ops that issuing makes ready.
+  template <class F>
+  void drain_ready(F&& issue) {
+    while (!ready_.empty()) {
+      const OpRef r = ready_.front();
+      ready_.pop_front();
+      issue(r);
+    }
+  }
   void started(OpRef r, double t) { timing_mut(r).start_s = t; }
   /// Marks an op done at time t; what it unblocks joins the ready queue (joins complete at once).
   void complete(OpRef r, double t);

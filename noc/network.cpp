@@ -5,6 +5,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "mapping/slot_table.h"
 #include "noc/flit_word.h"
 
 namespace nmpsim::noc {
@@ -36,17 +37,6 @@ Network::Network(const NocConfig& cfg) : cfg_(cfg), geo_{cfg.width, cfg.height} 
   router_active_.assign(static_cast<size_t>(n), 0);
 }
 
-template <class T>
-uint32_t Network::alloc_slot(std::vector<T>& table, std::vector<uint32_t>& free_list) {
-  if (!free_list.empty()) {
-    const uint32_t s = free_list.back();
-    free_list.pop_back();
-    return s;
-  }
-  table.emplace_back();
-  return static_cast<uint32_t>(table.size() - 1);
-}
-
 uint64_t Network::send(int src, int dst, uint64_t bytes, uint64_t cycle, uint64_t tag) {
   const uint64_t fb = cfg_.flit_bytes;
   const uint64_t flits = std::max<uint64_t>(1, (bytes + fb - 1) / fb);
@@ -70,7 +60,7 @@ uint64_t Network::enqueue(int src, int dst, uint64_t bytes, uint32_t flits, uint
   if (started_ && cycle <= cycle_) cycle = cycle_ + 1;  // the current cycle is already simulated
   if (idle()) last_progress_ = cycle;                   // watchdog counts from when work appears
 
-  const uint32_t ms = alloc_slot(messages_, free_messages_);
+  const uint32_t ms = mapping::take_slot(messages_, free_messages_);
   MessageRec& m = messages_[ms];
   m.id = next_message_id_++;
   m.src = src;
@@ -94,7 +84,7 @@ uint64_t Network::enqueue(int src, int dst, uint64_t bytes, uint32_t flits, uint
   if (q->packets.empty()) ++ni.busy_queues;
   q->flits += flits;
   for (uint32_t p = 0; p < packets; ++p) {
-    const uint32_t ps = alloc_slot(packets_, free_packets_);
+    const uint32_t ps = mapping::take_slot(packets_, free_packets_);
     PacketRec& pr = packets_[ps];
     pr.message = ms;
     pr.dst = static_cast<uint32_t>(dst);

@@ -244,8 +244,6 @@ class Network {
   };
   void violation(const std::string& what);
   void fire_watchdog();
-  template <class T>
-  static uint32_t alloc_slot(std::vector<T>& table, std::vector<uint32_t>& free_list);
 
   NocConfig cfg_;
   MeshGeometry geo_;

@@ -7,13 +7,15 @@
 # speed-up. Draws a scatter plot (PNG) of flow against cycle. Not a test (a ctest case checks a subset).
 #
 # Usage: bench/flow_vs_cycle.sh [--bin PATH] [--out DIR] [--reuse-cycle] [--only LABEL,...] [--png FILE]
+#                                [--configs FILE]
 #   --out DIR        keep every run's output under DIR/{cycle,flow}/LABEL (default: a scratch directory)
 #   --reuse-cycle    with --out: reuse cycle outputs already in DIR (the cycle runs take most of the time)
 #   --only L1,L2     only these configurations
 #   --png FILE       the scatter plot (default: DIR/flow_vs_cycle.png, or none without --out)
+#   --configs FILE   another validation set in the same format (default: bench/flow_vs_cycle.configs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BIN=build/apps/nmpsim OUT="" REUSE=0 ONLY="" PNG=""
+BIN=build/apps/nmpsim OUT="" REUSE=0 ONLY="" PNG="" CONFIGS=bench/flow_vs_cycle.configs
 while [ $# -gt 0 ]; do
   case "$1" in
     --bin) BIN=$2; shift 2 ;;
@@ -21,9 +23,12 @@ while [ $# -gt 0 ]; do
     --reuse-cycle) REUSE=1; shift ;;
     --only) ONLY=",$2,"; shift 2 ;;
     --png) PNG=$2; shift 2 ;;
-    *) echo "usage: $0 [--bin PATH] [--out DIR] [--reuse-cycle] [--only LABEL,...] [--png FILE]" >&2; exit 2 ;;
+    --configs) CONFIGS=$2; shift 2 ;;
+    *) echo "usage: $0 [--bin PATH] [--out DIR] [--reuse-cycle] [--only LABEL,...] [--png FILE] [--configs FILE]" >&2
+       exit 2 ;;
   esac
 done
+[ -f "$CONFIGS" ] || { echo "error: $CONFIGS: no such configuration file" >&2; exit 2; }
 [ -x "$BIN" ] || { echo "error: $BIN is not an executable (build first, or pass --bin)" >&2; exit 2; }
 if [ -z "$OUT" ]; then
   OUT=$(mktemp -d)
@@ -60,7 +65,7 @@ while read -r label args; do
       "$(col "$f" $s moe_comm_us) $(col "$c" $s wall_seconds) $(col "$f" $s wall_seconds)" \
       "$(link_diff "$OUT/cycle/$label/links.csv" "$OUT/flow/$label/links.csv" $s)" >> "$rows"
   done
-done < bench/flow_vs_cycle.configs
+done < "$CONFIGS"
 printf '%-10s %-6s %11s %11s %7s %11s %11s %7s %9s %9s %8s\n' config strategy tbt_cyc_us tbt_flow_us err \
   comm_cyc_us comm_flow_us err cyc_s flow_s speedup
 awk '{ printf "%-10s %-6s %11.1f %11.1f %+6.1f%% %11.1f %11.1f %+6.1f%% %9.2f %9.4f %7.0fx\n", $1, $2, $3, $4,

@@ -24,6 +24,7 @@ mapping::AnalyticalHardware to_analytical(const hw::HardwareSpec& spec) {
   a.buffer_flits = nc.buffer_flits;
   a.copy_chunk_bytes = spec.compute.copy_chunk_bytes;
   a.contended_efficiency = spec.noc.flow_link_efficiency;
+  a.resolve_fraction = spec.noc.flow_resolve_fraction;
   return a;
 }
 

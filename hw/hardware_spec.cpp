@@ -56,6 +56,7 @@ void HardwareSpec::validate(const std::string& where) const {
   if (compute.element_bytes < 1 || compute.element_bytes > 16) fail("compute.element_bytes: must be in [1, 16]");
   in(noc.clock_ghz, ranges::kClockGhz, "noc.clock_ghz");
   in(noc.flow_link_efficiency, ranges::kFlowLinkEfficiency, "noc.flow_link_efficiency");
+  in(noc.flow_resolve_fraction, ranges::kFlowResolveFraction, "noc.flow_resolve_fraction");
   const auto used = levels_present(topology);
   for (int l = 0; l < mapping::kNumLinkLevels; ++l) {
     if (!used[l]) continue;
@@ -242,6 +243,7 @@ nlohmann::json to_json(const HardwareSpec& s) {
         {"max_packet_flits", s.noc.max_packet_flits},
         {"ni_queues", s.noc.ni_queues},
         {"flow_link_efficiency", s.noc.flow_link_efficiency},
+        {"flow_resolve_fraction", s.noc.flow_resolve_fraction},
         {"flit_bytes", s.noc.flit_bytes}}},
       {"links", links},
   };
@@ -314,6 +316,8 @@ HardwareSpec hardware_from_json(const nlohmann::json& j, const std::string& wher
     s.noc.ni_queues = static_cast<int>(n.integer("ni_queues", 0, noc::kMaxNiQueues, s.noc.ni_queues));
     s.noc.flow_link_efficiency =
         n.number_in("flow_link_efficiency", ranges::kFlowLinkEfficiency, s.noc.flow_link_efficiency);
+    s.noc.flow_resolve_fraction =
+        n.number_in("flow_resolve_fraction", ranges::kFlowResolveFraction, s.noc.flow_resolve_fraction);
     n.no_unknown_keys();
   }
 

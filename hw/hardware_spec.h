@@ -28,6 +28,7 @@ inline constexpr mapping::NumberRange kLinkGbps{1e-3, 1e6, "GB/s"};
 inline constexpr mapping::NumberRange kLinkLatencyNs{0, 1e6, "ns"};
 inline constexpr mapping::NumberRange kLinkPjPerBit{0, 1e3, "pJ/bit"};
 inline constexpr mapping::NumberRange kFlowLinkEfficiency{0.1, 1, "(share of a link's bandwidth)"};
+inline constexpr mapping::NumberRange kFlowResolveFraction{0, 1, "(share of the flows in flight)"};
 inline constexpr uint32_t kMaxFlitBytes = 65536;  ///< a flit wider than this is not a NoC
 inline constexpr int kMaxLinkDelayCycles = 4096;  ///< noc::NocConfig's limit
 }  // namespace ranges
@@ -45,6 +46,9 @@ struct NocParams {
   /// Flow fidelity only: share of a mesh link's bandwidth that flows contending for it get, the
   /// wormhole and allocator losses of the cycle-level routers (docs/MODEL.md "Flow-level network").
   double flow_link_efficiency = 0.85;
+  /// Flow fidelity only: the rates are re-solved exactly once the flows started or finished since the
+  /// last solve reach this share of the flows in flight; 0 = after every change (docs/MODEL.md).
+  double flow_resolve_fraction = 0.05;
   /// 0: derived so that the fastest link moves one flit per cycle (flit = its bytes per cycle).
   uint32_t flit_bytes = 0;
 };

@@ -46,7 +46,8 @@ nlohmann::json analytical_to_json(const AnalyticalHardware& hw) {
           {"ni_queues", hw.ni_queues},
           {"buffer_flits", hw.buffer_flits},
           {"copy_chunk_bytes", hw.copy_chunk_bytes},
-          {"contended_efficiency", hw.contended_efficiency}};
+          {"contended_efficiency", hw.contended_efficiency},
+          {"resolve_fraction", hw.resolve_fraction}};
 }
 
 double compute_seconds(const AnalyticalHardware& hw, double flops, double bytes) {

@@ -22,10 +22,12 @@ FluidNetwork::FluidNetwork(const AnalyticalHardware& hw)
       nodes_(hw.topology.nodes()),
       ni_queues_(std::max(1, hw.ni_queues)),
       flit_bytes_(std::max(1.0, hw.flit_bytes)),
-      contended_efficiency_(hw.contended_efficiency) {
+      contended_efficiency_(hw.contended_efficiency),
+      resolve_fraction_(std::max(0.0, hw.resolve_fraction)) {
   const Topology& t = hw.topology;
   const size_t n = static_cast<size_t>(nodes_);
   capacity_.assign(6 * n, 0.0);
+  efficiency_.assign(6 * n, 1.0);
   hop_latency_.assign(4 * n, 0.0);
   const double cycle = 1.0 / hw.clock_hz;
   const double ni = flit_bytes_ * hw.clock_hz;  // one flit per cycle
@@ -44,6 +46,9 @@ FluidNetwork::FluidNetwork(const AnalyticalHardware& hw)
       const double serialise = std::ceil(1.0 / flits_per_cycle - 1e-9);
       const size_t link = static_cast<size_t>(v) * 4 + d;
       capacity_[link] = flits_per_cycle * ni;
+      // The routers' allocation losses cost whole cycles of a link's turns; a link that needs several
+      // cycles per flit loses that share of them only once per flit (docs/MODEL.md).
+      efficiency_[link] = 1.0 - (1.0 - contended_efficiency_) * flits_per_cycle;
       hop_latency_[link] = router_pipeline + (link_latency_cycles(p, hw.clock_hz) + serialise) * cycle;
     }
   }
@@ -54,6 +59,8 @@ FluidNetwork::FluidNetwork(const AnalyticalHardware& hw)
   buffer_bytes_ = std::max(0, hw.buffer_flits) * flit_bytes_;
   queues_.resize(n * static_cast<size_t>(ni_queues_));
   local_.assign(6 * n, -1);
+  residual_ = capacity_;
+  crossing_now_.assign(6 * n, 0);
 }
 
 double FluidNetwork::wire_bytes(double bytes) const {
@@ -123,13 +130,15 @@ void FluidNetwork::start_one(int queue) {
   f.m = q.pending.front();
   q.pending.pop_front();
   f.remaining = f.m.wire_bytes;
+  f.t_ref = now_;
   build_path(f.m, f);
   // The NI moves on once the rest of the message fits in one VC buffer of every router on its path.
   const int routers = static_cast<int>(f.path_len) - 1;
   f.release_at = routers * buffer_bytes_;
   live_path_len_ += f.path_len;
+  if (active_pos_.size() < flows_.size()) active_pos_.resize(flows_.size());
+  active_pos_[static_cast<size_t>(id)] = static_cast<int>(active_.size());
   active_.push_back(id);
-  dirty_ = true;
   if (f.remaining > f.release_at) {
     f.queue = queue;
     q.attached = id;
@@ -137,11 +146,27 @@ void FluidNetwork::start_one(int queue) {
     f.queue = -1;  // fits in the buffers at once: the queue moves straight on
     q.bytes_left -= f.m.wire_bytes;
   }
+  provisional_rate(f);
+  push_event(id);
+  note_change();
+}
+
+void FluidNetwork::push_event(int id) {
+  events_.push_back(Event{event_time(flows_[static_cast<size_t>(id)]), id});
+  std::push_heap(events_.begin(), events_.end(), std::greater<Event>());
+}
+
+void FluidNetwork::remove_active(int id) {
+  const int at = active_pos_[static_cast<size_t>(id)];
+  const int last = active_.back();
+  active_[static_cast<size_t>(at)] = last;
+  active_pos_[static_cast<size_t>(last)] = at;
+  active_.pop_back();
 }
 
 double FluidNetwork::event_time(const Flow& f) const {
   const double left = f.queue >= 0 ? std::max(0.0, f.remaining - f.release_at) : f.remaining;
-  return now_ + left / f.rate;
+  return f.t_ref + left / f.rate;
 }
 
 void FluidNetwork::send(double now_s, int src, int dst, double bytes, uint64_t cookie) {
@@ -164,15 +189,48 @@ void FluidNetwork::send(double now_s, int src, int dst, double bytes, uint64_t c
   if (q.attached < 0) start_next(static_cast<int>(best));
 }
 
+void FluidNetwork::provisional_rate(Flow& f) {
+  double rate = kNever;
+  for (uint32_t k = 0; k < f.path_len; ++k) {
+    const size_t r = static_cast<size_t>(paths_[f.path_begin + k]);
+    const int n = ++crossing_now_[r];
+    const double cap = capacity_[r] * (n > 1 ? efficiency_[r] : 1.0);
+    rate = std::min(rate, std::max(residual_[r], cap / n));
+  }
+  f.rate = rate;
+  for (uint32_t k = 0; k < f.path_len; ++k) residual_[static_cast<size_t>(paths_[f.path_begin + k])] -= rate;
+}
+
+void FluidNetwork::release_rate(const Flow& f) {
+  for (uint32_t k = 0; k < f.path_len; ++k) {
+    const size_t r = static_cast<size_t>(paths_[f.path_begin + k]);
+    residual_[r] = --crossing_now_[r] > 0 ? residual_[r] + f.rate : capacity_[r];
+  }
+}
+
+void FluidNetwork::note_change() {
+  if (++changes_ >= change_limit_) dirty_ = true;
+}
+
 void FluidNetwork::solve() {
   dirty_ = false;
+  ++solves_;
+  changes_ = 0;
+  change_limit_ = std::max<uint64_t>(1, static_cast<uint64_t>(resolve_fraction_ * static_cast<double>(active_.size())));
+  for (int id : active_) {
+    Flow& f = flows_[static_cast<size_t>(id)];
+    f.remaining = left_at(f, now_);
+    f.t_ref = now_;
+  }
   index_flows();
   set_capacities();
   set_weights();
   fill();
+  for (size_t l = 0; l < glob_.size(); ++l) residual_[static_cast<size_t>(glob_[l])] = left_[l];
   for (int r : glob_) local_[static_cast<size_t>(r)] = -1;
-  next_finish_ = kNever;
-  for (int id : active_) next_finish_ = std::min(next_finish_, event_time(flows_[static_cast<size_t>(id)]));
+  events_.clear();
+  for (int id : active_) events_.push_back(Event{event_time(flows_[static_cast<size_t>(id)]), id});
+  std::make_heap(events_.begin(), events_.end(), std::greater<Event>());
 }
 
 void FluidNetwork::index_flows() {
@@ -225,8 +283,7 @@ void FluidNetwork::set_capacities() {
   live_.clear();
   for (size_t l = 0; l < nr; ++l) {
     const size_t r = static_cast<size_t>(glob_[l]);
-    const bool link = r < 4 * static_cast<size_t>(nodes_);
-    cap_[l] = capacity_[r] * (link && crossing_[l] > 1 ? contended_efficiency_ : 1.0);
+    cap_[l] = capacity_[r] * (crossing_[l] > 1 ? efficiency_[r] : 1.0);
     left_[l] = cap_[l];
     unfrozen_[l] = crossing_[l];
     const bool inject = r >= 4 * static_cast<size_t>(nodes_) && r < 5 * static_cast<size_t>(nodes_);
@@ -305,55 +362,60 @@ void FluidNetwork::set_weights() {
 double FluidNetwork::next_event_s() {
   if (dirty_) solve();
   const double d = deliveries_.empty() ? kNever : deliveries_.top().t;
-  return std::min(d, next_finish_);
+  return std::min(d, events_.empty() ? kNever : events_.front().t);
 }
 
 void FluidNetwork::progress(double t_s) {
   if (dirty_) solve();
-  const double dt = t_s - now_;
-  if (dt > 0)
-    for (int id : active_) {
-      Flow& f = flows_[static_cast<size_t>(id)];
-      f.remaining -= f.rate * dt;
-    }
   now_ = std::max(now_, t_s);
+}
+
+void FluidNetwork::handle_event(int id, double t_s) {
+  Flow& f = flows_[static_cast<size_t>(id)];
+  const double left = left_at(f, now_);
+  const double eps = 1e-9 * f.m.wire_bytes + 1e-9;
+  const bool finished = left <= eps || f.t_ref + f.remaining / f.rate <= t_s;
+  if (f.queue >= 0) {
+    // The rest fits in the buffers along the path: the queue starts its next message.
+    Queue& q = queues_[static_cast<size_t>(f.queue)];
+    q.bytes_left -= f.m.wire_bytes;
+    q.attached = -1;
+    restart_.push_back(f.queue);
+    f.queue = -1;
+  }
+  if (!finished) {
+    push_event(id);
+    return;
+  }
+  deliveries_.push(Pending{now_ + latency_s(f.m.src, f.m.dst), delivery_seq_++, f.m.cookie});
+  live_path_len_ -= f.path_len;
+  release_rate(f);
+  remove_active(id);
+  free_flows_.push_back(id);
+  note_change();
 }
 
 void FluidNetwork::advance(double t_s, std::vector<Delivery>& delivered) {
   progress(t_s);
-  if (next_finish_ <= t_s) {
-    // Flows whose last byte has left by now (up to rounding) finish; attached flows whose rest fits
-    // in the buffers release their queue, which starts its next message.
-    size_t keep = 0;
-    for (size_t i = 0; i < active_.size(); ++i) {
-      const int id = active_[i];
-      Flow& f = flows_[static_cast<size_t>(id)];
-      const double eps = 1e-9 * f.m.wire_bytes + 1e-9;
-      const bool finished = f.remaining <= eps || now_ + f.remaining / f.rate <= t_s;
-      if (f.queue >= 0 && (finished || event_time(f) <= t_s || f.remaining <= f.release_at + eps)) {
-        Queue& q = queues_[static_cast<size_t>(f.queue)];
-        q.bytes_left -= f.m.wire_bytes;
-        q.attached = -1;
-        restart_.push_back(f.queue);
-        f.queue = -1;
-      }
-      if (!finished) {
-        active_[keep++] = id;
-        continue;
-      }
-      deliveries_.push(Pending{now_ + latency_s(f.m.src, f.m.dst), delivery_seq_++, f.m.cookie});
-      live_path_len_ -= f.path_len;
-      free_flows_.push_back(id);
+  // Flows whose event is due by now (up to rounding) finish or release their queue; the released
+  // queues start their next messages once every due event is handled.
+  while (!events_.empty()) {
+    const Event e = events_.front();
+    if (e.t > t_s) {
+      const Flow& f = flows_[static_cast<size_t>(e.flow)];
+      const double target = f.queue >= 0 ? f.release_at : 0.0;
+      if (left_at(f, now_) > target + 1e-9 * f.m.wire_bytes + 1e-9) break;
     }
-    active_.resize(keep);
-    for (int queue : restart_) start_next(queue);
-    restart_.clear();
-    dirty_ = true;
-    if (active_.empty()) {
-      paths_.clear();  // no flow holds a path: start the buffer over
-      next_finish_ = kNever;
-      dirty_ = false;
-    }
+    std::pop_heap(events_.begin(), events_.end(), std::greater<Event>());
+    events_.pop_back();
+    handle_event(e.flow, t_s);
+  }
+  for (int queue : restart_) start_next(queue);
+  restart_.clear();
+  if (active_.empty()) {
+    paths_.clear();  // no flow holds a path: start the buffer over
+    events_.clear();
+    dirty_ = false;
   }
   while (!deliveries_.empty() && deliveries_.top().t <= t_s) {
     delivered.push_back(Delivery{deliveries_.top().cookie, deliveries_.top().t});

@@ -54,6 +54,8 @@ class FluidNetwork {
   void add_link_bytes(int src, int dst, double bytes, std::vector<double>& link_bytes) const;
   /// Zero-load latency from the last byte leaving src to its delivery at dst, seconds.
   double latency_s(int src, int dst) const;
+  /// Full max-min solves so far (for the performance report).
+  uint64_t solves() const { return solves_; }
 
  private:
   struct Message {
@@ -68,8 +70,9 @@ class FluidNetwork {
   };
   struct Flow {
     Message m;
-    int queue = -1;  // while attached: the queue it holds
-    double remaining = 0;
+    int queue = -1;        // while attached: the queue it holds
+    double remaining = 0;  // wire bytes still to send at t_ref
+    double t_ref = 0;
     double rate = 0;
     double release_at = 0;                  // remaining bytes at which the rest fits in the path's buffers
     uint32_t path_begin = 0, path_len = 0;  // into paths_
@@ -82,15 +85,33 @@ class FluidNetwork {
   void start_one(int queue);
   /// The time flow f finishes or, while attached, releases its queue.
   double event_time(const Flow& f) const;
+  double left_at(const Flow& f, double t) const { return f.remaining - f.rate * (t - f.t_ref); }
+  void push_event(int id);
+  void remove_active(int id);
+  /// Releases the queue of, or finishes, the flow whose event is due by t_s.
+  void handle_event(int id, double t_s);
   void compact_paths();
   void solve();  // index_flows, set_capacities, set_weights, fill
+  /// Between full solves: a new flow's provisional rate, and the bookkeeping of a change.
+  void provisional_rate(Flow& f);
+  void note_change();
+  void release_rate(const Flow& f);
   void progress(double t_s);
+  struct Event {
+    double t;
+    int flow;
+    bool operator>(const Event& o) const { return t != o.t ? t > o.t : flow > o.flow; }
+  };
+  /// One entry per flow in flight: the time it finishes or releases its queue (rebuilt by a solve).
+  std::vector<Event> events_;
+  std::vector<int> active_pos_;  // index in active_ by flow id
 
   AnalyticalHardware hw_;
   int nodes_ = 0;
   int ni_queues_ = 1;
   double flit_bytes_ = 1;
   std::vector<double> capacity_;     // bytes/s: links [node*4+dir], inject [4n+v], eject [5n+v]
+  std::vector<double> efficiency_;   // share of capacity_ left when flows contend (1 off the mesh)
   std::vector<double> hop_latency_;  // seconds per link [node*4+dir]
   double end_latency_s_ = 0;         // latency outside the links: NI, routers' pipelines
   double contended_efficiency_ = 1.0;
@@ -110,11 +131,18 @@ class FluidNetwork {
   std::priority_queue<Pending, std::vector<Pending>, std::greater<Pending>> deliveries_;
   uint64_t delivery_seq_ = 0;
   double now_ = 0;
-  double next_finish_ = kNever;  // earliest time a flow finishes or releases its queue
-  uint64_t in_flight_ = 0;       // messages queued, flowing or awaiting delivery
-  bool dirty_ = false;           // the flow set changed since the last solve
-  size_t live_path_len_ = 0;     // path entries of flows in flight
-  std::vector<int> restart_;     // queues whose front message finished
+  uint64_t in_flight_ = 0;  // messages queued, flowing or awaiting delivery
+  bool dirty_ = false;      // a full solve is due
+  // Lazy re-solving (docs/MODEL.md "Flow-level network"): a full solve once the flows started or
+  // finished since the last one reach resolve_fraction of the flows then in flight; in between a
+  // finished flow's bandwidth stays idle and a new flow takes, on each resource of its path, the
+  // larger of the residual and a fair share.
+  double resolve_fraction_ = 0;
+  uint64_t changes_ = 0, change_limit_ = 1, solves_ = 0;
+  std::vector<double> residual_;   // bytes/s by resource id, under the current rates
+  std::vector<int> crossing_now_;  // flows in flight by resource id
+  size_t live_path_len_ = 0;       // path entries of flows in flight
+  std::vector<int> restart_;       // queues whose front message finished
 
   // Solver scratch: local_ by resource id; the rest by local resource index or by active flow.
   std::vector<int> local_, glob_, lpath_, lpath_begin_, crossing_, list_begin_, list_fill_, list_, unfrozen_, live_;

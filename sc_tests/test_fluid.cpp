@@ -110,5 +110,39 @@ TEST(FluidNetwork, AMessageGoesToTheQueueWithTheFewestBytesLeft) {
   EXPECT_GT(at.at(1), 20e-6);
 }
 
+TEST(FluidNetwork, ASlowLinkLosesToContentionOnlyOnceForEveryFlitItCarries) {
+  // A line of two 2-node dies: the die-to-die link 1 -> 2 moves a quarter flit per cycle (12.5 GB/s,
+  // 4 cycles per flit), so contention costs it (1 - 0.8) x 0.25 of its bandwidth: 11.875 GB/s for
+  // 0 -> 2 and 1 -> 2 together, 5.9375 GB/s each. Per hop latency: R - 1 + 1 + 4 cycles on it.
+  AnalyticalHardware hw = line_hw(4, 2);
+  hw.topology.die_width = 2;
+  hw.topology.links[1].gbytes_per_s = 12.5;
+  hw.topology.links[1].latency_ns = 1;
+  FluidNetwork net(hw);
+  net.send(0, 0, 2, 1e6, 1);
+  net.send(0, 1, 2, 1e6, 2);
+  const auto at = drain(net);
+  EXPECT_NEAR(at.at(1), 1e6 / 5.9375e9 + 2e-9 + 3e-9 + 6e-9, 1e-15);
+  EXPECT_NEAR(at.at(2), 1e6 / 5.9375e9 + 2e-9 + 6e-9, 1e-15);
+}
+
+TEST(FluidNetwork, BetweenLazySolvesAFinishedFlowsBandwidthStaysIdle) {
+  // 0 -> 2 (0.5 MB) and 1 -> 2 (1 MB) share the link 1 -> 2 at 20 GB/s each; the first is done at
+  // 25 us. Re-solving at every change, the second then has the link alone (50 GB/s) for its last
+  // 0.5 MB: 35 us. With resolve_fraction 1 the next solve waits for two changes, so it keeps 20 GB/s
+  // and finishes at 50 us (docs/MODEL.md "Flow-level network").
+  for (const double fraction : {0.0, 1.0}) {
+    AnalyticalHardware hw = line_hw(3, 2);
+    hw.resolve_fraction = fraction;
+    FluidNetwork net(hw);
+    net.send(0, 0, 2, 0.5e6, 1);
+    net.send(0, 1, 2, 1e6, 2);
+    const auto at = drain(net);
+    EXPECT_NEAR(at.at(1), 25e-6 + latency(2), 1e-15);
+    EXPECT_NEAR(at.at(2), (fraction == 0 ? 35e-6 : 50e-6) + latency(1), 1e-15) << fraction;
+    EXPECT_EQ(net.solves(), fraction == 0 ? 2u : 1u);
+  }
+}
+
 }  // namespace
 }  // namespace nmpsim::mapping

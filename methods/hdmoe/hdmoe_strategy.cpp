@@ -84,6 +84,42 @@ Mapper parse_mapper(const std::string& text, const std::string& where) {
   throw InputError(where + ": expected bo, sa or random, got '" + text + "'");
 }
 
+HeldOut held_out(const HdmoeOptions& opt, const RoutingTrace& profile) {
+  HeldOut h;
+  h.batch = opt.batch;
+  h.context = opt.context;
+  h.attn_tp = opt.attn_tp;
+  if (opt.selection_batches > 0)
+    h.first_tokens = held_out_offsets(profile.tokens(), opt.batch, opt.sampled_batches, opt.selection_batches);
+  return h;
+}
+
+namespace {
+/// Per layer, the fastest of the node balance, TP, EP and CB on the held-out batches.
+Placement select_candidates(const Placement& node, const ModelSpec& m, const AnalyticalHardware& hw,
+                            const RoutingTrace& profile, const HdmoeOptions& opt) {
+  const int D = hw.topology.nodes();
+  const Placement tp = make_tp(m, D), ep = make_ep(m, D);
+  const Placement cb = make_cb(m, hw.topology, profile, default_cb_regions(m, hw.topology));
+  const std::vector<Candidate> cands{{"milp", &node}, {"tp", &tp}, {"ep", &ep}, {"cb", &cb}};
+  const HeldOut h = held_out(opt, profile);
+  Selection sel = select_per_layer(cands, m, hw, profile, h, node.strategy);
+  sel.placement.solver = node.solver;
+  nlohmann::json s = sel.to_json(cands);
+  s["first_tokens"] = h.first_tokens;
+  sel.placement.solver["selection"] = s;
+  sel.placement.validate(node.strategy);
+  return sel.placement;
+}
+
+double held_out_total_s(const Placement& p, const ModelSpec& m, const AnalyticalHardware& hw,
+                        const RoutingTrace& profile, const HeldOut& h) {
+  double s = 0;
+  for (double x : held_out_layer_seconds(p, m, hw, profile, h)) s += x;
+  return s;
+}
+}  // namespace
+
 Placement make_node_balance(const ModelSpec& m, const AnalyticalHardware& hw, const RoutingTrace& profile,
                             const HdmoeOptions& opt) {
   const int D = hw.topology.nodes();
@@ -137,6 +173,7 @@ Placement make_node_balance(const ModelSpec& m, const AnalyticalHardware& hw, co
               {"time_limit_s_per_layer", opt.time_limit_s},
               {"max_groups", opt.max_groups},
               {"sampled_batches", opt.sampled_batches},
+              {"selection_batches", opt.selection_batches},
               {"solve_seconds", total_s},
               {"layers_proven_optimal", optimal},
               {"layers_where_tp_was_best", tp_layers},
@@ -145,7 +182,7 @@ Placement make_node_balance(const ModelSpec& m, const AnalyticalHardware& hw, co
               {"ep_objective_us_sum", sum_warm * 1e6},
               {"layers", layers}};
   p.validate("hdmoe-node");
-  return p;
+  return opt.selection_batches > 0 ? select_candidates(p, m, hw, profile, opt) : p;
 }
 
 MappingResult link_balance(const Placement& node_balanced, const ModelSpec& m, const AnalyticalHardware& hw,
@@ -162,14 +199,27 @@ MappingResult link_balance(const Placement& node_balanced, const ModelSpec& m, c
   return map_bayesian(cost, opt.evaluations, opt.seed, hw.topology);
 }
 
-Placement with_link_balance(Placement p, const MappingResult& mr) {
+Placement with_link_balance(Placement p, const MappingResult& mr, const ModelSpec& m, const AnalyticalHardware& hw,
+                            const RoutingTrace& profile, const HdmoeOptions& opt) {
   p.strategy = "hdmoe";
+  const Placement identity = p;
   for (size_t n = 0; n < mr.node_map.size(); ++n) p.node_map[n] = mapping::PhysicalNode(mr.node_map[n]);
-  p.solver["link_balance"] = {{"method", mr.method},
-                              {"evaluations", mr.best_by_evaluation.size()},
-                              {"identity_cost_us", mr.identity_cost * 1e6},
-                              {"best_cost_us", mr.cost * 1e6},
-                              {"seconds", mr.seconds}};
+  nlohmann::json lb = {{"method", mr.method},
+                       {"evaluations", mr.best_by_evaluation.size()},
+                       {"identity_cost_us", mr.identity_cost * 1e6},
+                       {"best_cost_us", mr.cost * 1e6},
+                       {"seconds", mr.seconds}};
+  const HeldOut h = held_out(opt, profile);
+  if (!h.first_tokens.empty()) {
+    // The search's cost is the link-load bound of dispatch and combine; keep its map only if the
+    // layers run faster with it on the held-out batches.
+    const double with = held_out_total_s(p, m, hw, profile, h), without = held_out_total_s(identity, m, hw, profile, h);
+    lb["held_out_moe_us"] = with * 1e6;
+    lb["held_out_moe_us_identity"] = without * 1e6;
+    lb["kept"] = with <= without;
+    if (with > without) p.node_map = identity.node_map;
+  }
+  p.solver["link_balance"] = lb;
   p.validate("hdmoe");
   return p;
 }
@@ -178,7 +228,7 @@ Placement make_hdmoe(const ModelSpec& m, const AnalyticalHardware& hw, const Rou
                      const HdmoeOptions& opt, MappingResult* mapping_out) {
   const Placement node = make_node_balance(m, hw, profile, opt);
   MappingResult mr = link_balance(node, m, hw, profile, opt);
-  Placement p = with_link_balance(node, mr);
+  Placement p = with_link_balance(node, mr, m, hw, profile, opt);
   if (mapping_out) *mapping_out = std::move(mr);
   return p;
 }

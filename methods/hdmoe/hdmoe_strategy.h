@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "mapping/placement.h"
+#include "methods/hdmoe/candidate_selection.h"
 #include "methods/hdmoe/link_balance.h"
 #include "methods/hdmoe/node_balance.h"
 
@@ -26,6 +27,9 @@ struct HdmoeOptions {
   double time_limit_s = 1.0;  ///< CBC limit per layer
   size_t max_groups = 32;     ///< co-activation groups kept exactly per layer
   int sampled_batches = 4;    ///< t_comp over this many batches of the profile (1: average frequencies)
+  /// Held-out batches of the profile on which each layer picks among the MILP's placement, TP, EP and
+  /// CB, and on which link balance must beat the identity map (flow fidelity; 0: the paper's rule only).
+  int selection_batches = 4;
   Mapper mapper = Mapper::kBayesian;
   int evaluations = 150;    ///< mapping cost evaluations
   int mapping_samples = 4;  ///< sampled batches (layers) in the mapping cost
@@ -36,14 +40,19 @@ struct HdmoeOptions {
 };
 
 /// Node balance (Sec. IV-C1): per MoE layer, the MILP's placement or TP, whichever the model rates
-/// better; identity node map. `profile` gives the activation statistics. Named "hdmoe-node".
+/// better; then, with opt.selection_batches, per layer the fastest of that, TP, EP and CB on held-out
+/// batches at flow fidelity; identity node map. `profile` gives the activation statistics. Named "hdmoe-node".
 Placement make_node_balance(const ModelSpec& m, const AnalyticalHardware& hw, const RoutingTrace& profile,
                             const HdmoeOptions& opt);
 /// Link balance (Sec. IV-C2) of a node-balance placement: the node map found by opt.mapper.
 MappingResult link_balance(const Placement& node_balanced, const ModelSpec& m, const AnalyticalHardware& hw,
                            const RoutingTrace& profile, const HdmoeOptions& opt);
 /// `node_balanced` with the node map of `mr`, named "hdmoe", the search's statistics in its solver JSON.
-Placement with_link_balance(Placement node_balanced, const MappingResult& mr);
+/// With opt.selection_batches, the map is kept only if the held-out batches run faster with it.
+Placement with_link_balance(Placement node_balanced, const MappingResult& mr, const ModelSpec& m,
+                            const AnalyticalHardware& hw, const RoutingTrace& profile, const HdmoeOptions& opt);
+/// The held-out batches of opt (empty first_tokens when opt.selection_batches is 0).
+HeldOut held_out(const HdmoeOptions& opt, const RoutingTrace& profile);
 /// Node balance, then link balance.
 Placement make_hdmoe(const ModelSpec& m, const AnalyticalHardware& hw, const RoutingTrace& profile,
                      const HdmoeOptions& opt, MappingResult* mapping_out = nullptr);

@@ -14,12 +14,14 @@ using namespace nmpsim::mapping;  // the base layer this method builds on
 namespace {
 
 std::vector<OptionDoc> node_option_docs() {
-  return {
-      {"batch", "the run's batch", "batch size the placement is optimised for (tokens)"},
-      {"gamma", "1", "Eq. 3 scaling of the communication estimate"},
-      {"time_limit_s", "1", "CBC time limit per layer, seconds"},
-      {"max_groups", "32", "co-activation groups kept exactly per layer (the rest folded into per-expert terms)"},
-      {"sampled_batches", "4", "t_comp is the mean over this many batches of the profile (1: average frequencies)"}};
+  return {{"batch", "the run's batch", "batch size the placement is optimised for (tokens)"},
+          {"gamma", "1", "Eq. 3 scaling of the communication estimate"},
+          {"time_limit_s", "1", "CBC time limit per layer, seconds"},
+          {"max_groups", "32", "co-activation groups kept exactly per layer (the rest folded into per-expert terms)"},
+          {"sampled_batches", "4", "t_comp is the mean over this many batches of the profile (1: average frequencies)"},
+          {"selection_batches", "4",
+           "held-out batches of the profile on which each layer keeps the fastest of the MILP's placement, TP, EP "
+           "and CB, and link balance must beat the identity map (flow fidelity; 0: off)"}};
 }
 
 std::vector<OptionDoc> link_option_docs() {
@@ -37,7 +39,8 @@ nlohmann::json node_options(const JsonFields& f, const StrategyContext& ctx) {
           {"gamma", gamma},
           {"time_limit_s", limit},
           {"max_groups", f.integer("max_groups", 1, 1 << 20, 32)},
-          {"sampled_batches", f.integer("sampled_batches", 1, 1024, 4)}};
+          {"sampled_batches", f.integer("sampled_batches", 1, 1024, 4)},
+          {"selection_batches", f.integer("selection_batches", 0, 1024, 4)}};
 }
 
 HdmoeOptions to_options(const nlohmann::json& o, const StrategyContext& ctx) {
@@ -47,6 +50,7 @@ HdmoeOptions to_options(const nlohmann::json& o, const StrategyContext& ctx) {
   opt.time_limit_s = o.at("time_limit_s").get<double>();
   opt.max_groups = o.at("max_groups").get<size_t>();
   opt.sampled_batches = o.at("sampled_batches").get<int>();
+  opt.selection_batches = o.at("selection_batches").get<int>();
   if (o.contains("mapper")) {
     opt.mapper = parse_mapper(o.at("mapper").get<std::string>(), "mapper");
     opt.evaluations = o.at("evaluations").get<int>();
@@ -82,6 +86,16 @@ std::vector<std::string> solver_summary(const Placement& p) {
         s["ep_objective_us_sum"].get<double>());
     lines.push_back(buf);
   }
+  if (s.contains("selection")) {
+    const nlohmann::json& sel = s["selection"];
+    std::string chosen;
+    for (const auto& [name, n] : sel["layers_chosen"].items())
+      if (n.get<int>() > 0) chosen += (chosen.empty() ? "" : ", ") + name + " " + n.dump();
+    std::snprintf(buf, sizeof buf,
+                  "selection on %zu held-out batches (flow fidelity): layers from %s; MoE layers %.1f us",
+                  sel["first_tokens"].size(), chosen.c_str(), sel["held_out_moe_us_selected"].get<double>());
+    lines.push_back(buf);
+  }
   if (s.contains("link_balance")) {
     const nlohmann::json& lb = s["link_balance"];
     std::snprintf(buf, sizeof buf,
@@ -89,6 +103,12 @@ std::vector<std::string> solver_summary(const Placement& p) {
                   lb["method"].get<std::string>().c_str(), lb["evaluations"].get<int>(),
                   lb["identity_cost_us"].get<double>(), lb["best_cost_us"].get<double>());
     lines.push_back(buf);
+    if (lb.contains("kept") && !lb["kept"].get<bool>()) {
+      std::snprintf(buf, sizeof buf,
+                    "link balance: map dropped, the held-out batches ran faster without it (%.1f us vs %.1f us)",
+                    lb["held_out_moe_us_identity"].get<double>(), lb["held_out_moe_us"].get<double>());
+      lines.push_back(buf);
+    }
   }
   return lines;
 }
@@ -140,7 +160,8 @@ class HdmoeStrategy : public PlacementStrategy {
     ctx.say("hdmoe: link balance (" + ctx.options.at("mapper").get<std::string>() + ", " +
             ctx.options.at("evaluations").dump() + " evaluations)");
     const HdmoeOptions opt = to_options(ctx.options, ctx);
-    return with_link_balance(node, link_balance(node, ctx.model, ctx.hw, ctx.profile, opt));
+    return with_link_balance(node, link_balance(node, ctx.model, ctx.hw, ctx.profile, opt), ctx.model, ctx.hw,
+                             ctx.profile, opt);
   }
   bool expensive() const override { return true; }
   std::vector<std::string> summary(const Placement& p) const override { return solver_summary(p); }

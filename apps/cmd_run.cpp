@@ -147,7 +147,9 @@ int cmd_run(const std::vector<std::string>& args) {
               << "\nOutputs and their units: docs/FORMATS.md. Exit codes: 0 ok, 1 simulation failure, 2 bad input.\n";
     return kExitOk;
   }
-  if (vm.count("list-strategies") || vm.count("list-policies")) {
+  if (vm.count("list-strategies") || vm.count("list-policies") || vm.count("list-accountings")) {
+    if (vm.count("list-accountings"))
+      std::cout << "accountings (--accounting, --accounting-opt NAME.KEY=VALUE):\n" << registry.describe_accountings();
     if (vm.count("list-strategies"))
       std::cout << "strategies (--strategy, --strategy-opt NAME.KEY=VALUE):\n" << registry.describe_strategies();
     if (vm.count("list-policies"))

@@ -154,6 +154,15 @@ void resolve_policies(PreparedExperiment& e, const ExperimentOptions& opt) {
                        " needs cycle fidelity (its effect depends on contention the flow model does not charge)");
     p.options = f->resolve(p.options, "policy " + p.name + " options");
   }
+  PolicySpec& a = e.spec.accounting;
+  if (a.name.empty()) return;
+  const mapping::AccountingFactory* f = opt.registry->accounting(a.name);
+  if (!f)
+    throw InputError("unknown accounting '" + a.name +
+                     "' (registered: " + join_names(opt.registry->accounting_names()) + ")");
+  if (!e.spec.policies.empty()) throw InputError("accounting " + a.name + ": runtime policies need a simulation");
+  if (!opt.vcd.empty()) throw InputError("--vcd needs a simulation, not --accounting");
+  a.options = f->resolve(a.options, "accounting " + a.name + " options");
 }
 
 mapping::PolicyList make_policies(const PreparedExperiment& e, const ExperimentOptions& opt) {
@@ -245,6 +254,13 @@ std::vector<StrategyReport> run_prepared(const PreparedExperiment& e, const Expe
   const mapping::AnalyticalHardware ah = firmware::to_analytical(e.hardware);
   const mapping::RunInputs in{e.model, e.trace, ah, e.cfg};
   std::vector<StrategyReport> out;
+  if (!e.spec.accounting.name.empty()) {
+    const mapping::AccountingFactory* a = opt.registry->accounting(e.spec.accounting.name);
+    const mapping::AccountingInputs ai{e.model, e.trace, ah, e.cfg, e.spec.seed};
+    for (const mapping::Placement& p : e.placements)
+      out.push_back(StrategyReport{a->account(p, ai, e.spec.accounting.options), std::nullopt});
+    return out;
+  }
   if (e.spec.fidelity == mapping::Fidelity::kFlow) {
     for (const mapping::Placement& p : e.placements) {
       mapping::FlowExecutor ex(ah);
@@ -291,6 +307,7 @@ nlohmann::json summary_json(const PreparedExperiment& e, const std::vector<Strat
             {"context", e.cfg.shape.context},
             {"attn_tp", group},
             {"fidelity", mapping::fidelity_name(e.spec.fidelity)},
+            {"accounting", e.spec.accounting.name.empty() ? "simulation" : e.spec.accounting.name},
             {"weight_bytes", e.model.weight_bytes},
             {"activation_bytes", e.model.activation_bytes}}},
           {"strategies", strategies}};

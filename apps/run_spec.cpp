@@ -129,6 +129,12 @@ RunSpec run_spec_from_json(const nlohmann::json& j, const std::string& where) {
   s.first_token = static_cast<uint64_t>(root.integer("first_token", 0, kMaxU53, 0));
   s.profile_tokens = static_cast<uint64_t>(root.integer("profile_tokens", 0, kMaxU53, 0));
   if (root.has("fidelity")) s.fidelity = mapping::parse_fidelity(root.string("fidelity"), where + ": fidelity");
+  if (root.has("accounting") && !root.raw("accounting").is_null()) {  // null: simulate
+    const JsonFields a = root.object("accounting");
+    s.accounting = PolicySpec{a.string("name"), a.has("options") ? a.raw("options") : nlohmann::json::object()};
+    if (!s.accounting.options.is_object()) a.fail("options", "expected an object");
+    a.no_unknown_keys();
+  }
   root.no_unknown_keys();
   return s;
 }
@@ -184,6 +190,9 @@ nlohmann::json run_spec_to_json(const RunSpec& s) {
           {"first_token", s.first_token},
           {"profile_tokens", s.profile_tokens},
           {"fidelity", mapping::fidelity_name(s.fidelity)},
+          {"accounting", s.accounting.name.empty()
+                             ? nlohmann::json(nullptr)
+                             : nlohmann::json{{"name", s.accounting.name}, {"options", s.accounting.options}}},
           {"seed", s.seed}};
 }
 

@@ -62,6 +62,9 @@ struct RunSpec {
   int attn_tp = 0;
   uint64_t first_token = 0;
   mapping::Fidelity fidelity = mapping::Fidelity::kCycle;
+  /// Empty: simulate at `fidelity`; else a registered accounting charges time instead (e.g.
+  /// "hdmoe-authors"), with its options.
+  PolicySpec accounting;
   uint64_t seed = 1;  ///< seed of the synthetic trace and of randomised searches
 };
 

@@ -91,7 +91,11 @@ void SpecOptions::add_run_shape(po::options_description& desc, long long default
     ("steps", po::value(&steps_)->default_value(steps_), "decode steps simulated (each takes the next batch of the trace)")
     ("first-token", po::value(&first_token_)->default_value(first_token_), "trace token the first step starts at")
     ("fidelity", po::value(&fidelity_)->default_value(fidelity_),
-     "cycle (SystemC model with the cycle-level NoC) | flow (analytical flow-level model, fast)");
+     "cycle (SystemC model with the cycle-level NoC) | flow (analytical flow-level model, fast)")
+    ("accounting", po::value(&accounting_),
+     "charge time by a registered accounting instead of simulating (--list-accountings), e.g. hdmoe-authors")
+    ("accounting-opt", po::value(&accounting_opts_)->composing(), "an accounting option, NAME.KEY=VALUE; repeatable")
+    ("list-accountings", "describe every registered accounting and its options, then exit");
   // clang-format on
 }
 
@@ -147,6 +151,11 @@ void SpecOptions::apply(const po::variables_map& vm, RunSpec& s, const mapping::
   for (const std::string& list : policies_)
     for (const std::string& name : split_list(list)) s.policies.push_back(PolicySpec::named(name));
   merge_options(policy_opts_, "policy", s.policies);
+  if (given(vm, "accounting")) s.accounting = PolicySpec::named(accounting_);
+  std::vector<PolicySpec> accounting;
+  if (!s.accounting.name.empty()) accounting.push_back(s.accounting);
+  merge_options(accounting_opts_, "accounting", accounting);
+  if (!accounting.empty()) s.accounting = accounting.front();
 }
 
 void SpecOptions::apply_workload(const po::variables_map& vm, RunSpec& s) const {

@@ -28,6 +28,26 @@ void Registry::add(PolicyFactory p) {
   policies_.push_back(std::move(p));
 }
 
+void Registry::add(AccountingFactory a) {
+  if (!is_valid_name(a.name)) throw std::logic_error("registry: bad accounting name '" + a.name + "'");
+  if (accounting(a.name)) throw std::logic_error("registry: accounting '" + a.name + "' registered twice");
+  if (!a.account || !a.resolve)
+    throw std::logic_error("registry: accounting '" + a.name + "' needs account and resolve");
+  accountings_.push_back(std::move(a));
+}
+
+const AccountingFactory* Registry::accounting(const std::string& name) const {
+  for (const auto& a : accountings_)
+    if (a.name == name) return &a;
+  return nullptr;
+}
+
+std::vector<std::string> Registry::accounting_names() const {
+  std::vector<std::string> out;
+  for (const auto& a : accountings_) out.push_back(a.name);
+  return out;
+}
+
 const PlacementStrategy* Registry::strategy(const std::string& name) const {
   for (const auto& s : strategies_)
     if (s->name() == name) return s.get();
@@ -64,6 +84,15 @@ std::string Registry::describe_strategies() const {
   for (const auto& s : strategies_) {
     os << "  " << s->name() << ": " << s->description() << "\n";
     describe_options(os, s->options());
+  }
+  return os.str();
+}
+
+std::string Registry::describe_accountings() const {
+  std::ostringstream os;
+  for (const auto& a : accountings_) {
+    os << "  " << a.name << ": " << a.description << "\n";
+    describe_options(os, a.options);
   }
   return os.str();
 }

@@ -30,4 +30,16 @@ inline AnalyticalHardware line_hardware(int nodes) {
   return hw;
 }
 
+/// A w x h NMP mesh of one die: `tflops` per node, `gbps` links of 1 ns, one flit per cycle at 1 GHz.
+inline AnalyticalHardware nmp_hardware(int w, int h, double tflops, double gbps) {
+  AnalyticalHardware hw;
+  hw.topology.width = hw.topology.die_width = hw.topology.wafer_width = w;
+  hw.topology.height = hw.topology.die_height = hw.topology.wafer_height = h;
+  hw.topology.links[0].gbytes_per_s = gbps;
+  hw.topology.links[0].latency_ns = 1;
+  hw.peak_flops = tflops * 1e12;
+  hw.flit_bytes = gbps;
+  return hw;
+}
+
 }  // namespace nmpsim::mapping::testing

@@ -318,6 +318,24 @@ TEST(CliRun, StrategyAllRunsEveryRegisteredStrategyAndASecondRunReusesTheSolve) 
   EXPECT_EQ(a["spec"]["strategies"][4]["options"]["mapper"], "bo");
 }
 
+TEST(CliRun, TheAuthorsAccountingGivesTheirTpRowAndItsSpecReruns) {
+  // data/reference/hdmoe/ACCOUNTING.md: Mixtral 4x8, 10 TFLOP/s, 25 GB/s, B = 16: TP 2994.08 us.
+  const std::string dir = ::testing::TempDir() + "/cli_accounting";
+  const CliRun r = nmpsim(
+      "run --hw hdmoe-4x8-10t25g --model mixtral-8x7b --trace mtbench-reasoning --batch 16 --steps 1 "
+      "--strategy tp --accounting hdmoe-authors --no-plots --out " +
+      dir + "/a");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const nlohmann::json a = nlohmann::json::parse(slurp(dir + "/a/summary.json"));
+  EXPECT_NEAR(a["strategies"]["tp"]["mean_tbt_us"].get<double>(), 2994.08, 0.01);
+  EXPECT_EQ(a["config"]["accounting"], "hdmoe-authors");
+  EXPECT_EQ(a["spec"]["accounting"]["options"]["random_mesh_for"], "ep");
+  const CliRun again = nmpsim("run --spec " + dir + "/a/summary.json --no-plots --out " + dir + "/b");
+  ASSERT_EQ(again.code, 0) << again.out;
+  EXPECT_EQ(nlohmann::json::parse(slurp(dir + "/b/summary.json"))["strategies"]["tp"]["mean_tbt_us"],
+            a["strategies"]["tp"]["mean_tbt_us"]);
+}
+
 TEST(CliRun, TheSpecInSummaryJsonReproducesTheRun) {
   const std::string dir = ::testing::TempDir() + "/cli_spec";
   const CliRun r = nmpsim(
@@ -391,6 +409,11 @@ TEST(CliRun, BadInputsAreOneLineExitTwo) {
       {"run --strategy tp --fidelity flow --prebroadcast 2", "policy hdmoe-prebroadcast needs cycle fidelity"},
       {"run --strategy tp --policy hdmoe-prebroadcast --policy-opt hdmoe-prebroadcast.predict=oracle",
        "predict: expected previous or trace"},
+      {"run --strategy tp --accounting nope", "unknown accounting 'nope' (registered: hdmoe-authors)"},
+      {"run --strategy tp --accounting hdmoe-authors --prebroadcast 2", "runtime policies need a simulation"},
+      {"run --strategy tp --accounting hdmoe-authors --accounting-opt hdmoe-authors.x=1",
+       "accounting hdmoe-authors options: x: unknown field"},
+      {"run --strategy tp --accounting-opt hdmoe-authors.x=1", "no accounting 'hdmoe-authors' in this run's"},
       {"run --spec " + dir + "/spec_bad.json", "spec_bad.json: batchsize: unknown field"},
       {"run --spec " + dir + "/spec_strat.json", "spec_strat.json: strategies[0]: expected an object"},
   };

@@ -13,16 +13,7 @@ namespace {
 
 using namespace nmpsim::mapping;
 
-AnalyticalHardware nmp(int w, int h, double tflops, double gbps) {
-  AnalyticalHardware hw;
-  hw.topology.width = hw.topology.die_width = hw.topology.wafer_width = w;
-  hw.topology.height = hw.topology.die_height = hw.topology.wafer_height = h;
-  hw.topology.links[0].gbytes_per_s = gbps;
-  hw.topology.links[0].latency_ns = 1;
-  hw.peak_flops = tflops * 1e12;
-  hw.flit_bytes = gbps;
-  return hw;
-}
+AnalyticalHardware nmp(int w, int h, double tflops, double gbps) { return testing::nmp_hardware(w, h, tflops, gbps); }
 
 RoutingTrace trace_for(const ModelSpec& m, double skew, size_t tokens = 2048) {
   return mapping::testing::trace_for(m, skew, tokens);

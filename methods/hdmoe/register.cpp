@@ -1,4 +1,5 @@
 // HD-MoE's entry in the registry (called by the generated methods::register_all).
+#include "methods/hdmoe/authors_accounting.h"
 #include "methods/hdmoe/prebroadcast_policy.h"
 #include "methods/hdmoe/strategies.h"
 
@@ -7,6 +8,7 @@ namespace nmpsim::methods::hdmoe {
 void register_methods(mapping::Registry& r) {
   register_strategies(r);
   register_prebroadcast(r);
+  register_authors_accounting(r);
 }
 
 }  // namespace nmpsim::methods::hdmoe

@@ -32,6 +32,12 @@ NodeBalanceProblem node_balance_problem(const ModelSpec& m, const AnalyticalHard
   pb.expert_flops_per_token = m.expert_flops_per_token();
   pb.expert_bytes = m.expert_bytes();
   pb.token_bytes = m.token_bytes();
+  if (opt.authors_objective) {
+    pb.batch_freq.clear();                                        // expected loads, no sampled batches
+    pb.expert_flops_per_token = 2.0 * m.hidden * m.intermediate;  // one matrix
+    pb.expert_bytes = 0;                                          // no memory term
+    pb.token_bytes = 4.0 * m.hidden;                              // 4 bytes per element
+  }
   pb.peak_flops = hw.peak_flops;
   pb.memory_bytes_per_s = hw.memory_bytes_per_s;
   double link = 1e300;  // the slowest link level that occurs

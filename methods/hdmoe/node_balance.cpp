@@ -207,16 +207,25 @@ void load_milp(const NodeBalanceProblem& pb, const MilpColumns& k, const std::ve
 /// LP-and-round heuristic: solve the relaxation (Clp's barrier: on these degenerate LPs the simplex
 /// took 10x longer). Its shares P with Z = their support (and y = OR of Z) are feasible for the MILP.
 /// Returns the relaxation's column values (empty if not solved) and sets its objective (a lower bound).
-std::vector<double> solve_relaxation(const OsiClpSolverInterface& si, double& bound) {
+/// Solves the LP relaxation in `si` itself (barrier, then crossover to an optimal basis), and leaves
+/// `si` set to re-solve from that basis with the dual simplex and no presolve: CBC's root solve
+/// then takes no iterations. (From scratch, Clp's primal simplex took 8-13 s on a DeepSeek-V2-Lite
+/// layer, and CBC's check of the warm start as long again: both overran the time limit; docs/MODEL.md.)
+std::vector<double> solve_relaxation(OsiClpSolverInterface& si, double& bound) {
   ClpSolve barrier;
   barrier.setSolveType(ClpSolve::useBarrier);
-  OsiClpSolverInterface relax(si);
-  relax.messageHandler()->setLogLevel(0);
-  relax.setSolveOptions(barrier);
-  relax.initialSolve();
-  if (!relax.isProvenOptimal()) return {};
-  bound = relax.getObjValue();
-  return std::vector<double>(relax.getColSolution(), relax.getColSolution() + relax.getNumCols());
+  si.messageHandler()->setLogLevel(0);
+  si.setSolveOptions(barrier);
+  si.initialSolve();
+  ClpSolve dual;
+  dual.setSolveType(ClpSolve::useDual);
+  dual.setPresolveType(ClpSolve::presolveOff);
+  si.setSolveOptions(dual);
+  si.setHintParam(OsiDoPresolveInInitial, false, OsiHintDo);
+  si.setHintParam(OsiDoPresolveInResolve, false, OsiHintDo);
+  if (!si.isProvenOptimal()) return {};
+  bound = si.getObjValue();
+  return std::vector<double>(si.getColSolution(), si.getColSolution() + si.getNumCols());
 }
 
 /// A complete MILP point for given shares: Z = their support, y = OR of Z, all times; and its objective.
@@ -304,7 +313,8 @@ NodeBalanceResult solve_node_balance(const NodeBalanceProblem& pb, const std::ve
   res.warm_objective = warm_eval.objective;
   double start_obj = 0;
   const std::vector<double> w = start_point(pb, k, sc, warm, lp, start_obj);
-  model.setBestSolution(w.data(), k.ncols, start_obj * (1 + 1e-9), true);
+  // The start point is feasible by construction (start_point); CBC's check would re-solve the LP.
+  model.setBestSolution(w.data(), k.ncols, start_obj * (1 + 1e-9), false);
   const std::string seconds = std::to_string(std::max(0.1, time_limit_s));
   // CBC's preprocessing is off: in Debian's CBC 2.10 it overran the time limit many times over on
   // these models and crashed in CglPreProcess::postProcess on some. Branch and bound runs only on

@@ -21,7 +21,10 @@ std::vector<OptionDoc> node_option_docs() {
           {"sampled_batches", "4", "t_comp is the mean over this many batches of the profile (1: average frequencies)"},
           {"selection_batches", "4",
            "held-out batches of the profile on which each layer keeps the fastest of the MILP's placement, TP, EP "
-           "and CB, and link balance must beat the identity map (flow fidelity; 0: off)"}};
+           "and CB, and link balance must beat the identity map (flow fidelity; 0: off)"},
+          {"objective", "nmpsim",
+           "nmpsim (roofline compute, our token bytes, sampled batches) | authors (their released code's MILP "
+           "coefficients: FLOPs only, one matrix, 4 bytes per element, expected loads)"}};
 }
 
 std::vector<OptionDoc> link_option_docs() {
@@ -35,12 +38,15 @@ nlohmann::json node_options(const JsonFields& f, const StrategyContext& ctx) {
   const double gamma = f.number("gamma", 1.0), limit = f.number("time_limit_s", 1.0);
   if (!(gamma > 0 && gamma <= 1e6)) f.fail("gamma", "must be in (0, 1e6]");
   if (!(limit > 0 && limit <= 86400)) f.fail("time_limit_s", "must be in (0, 86400] seconds");
+  const std::string objective = f.string("objective", "nmpsim");
+  if (objective != "nmpsim" && objective != "authors") f.fail("objective", "expected nmpsim or authors");
   return {{"batch", f.integer("batch", 1, 1 << 20, ctx.batch)},
           {"gamma", gamma},
           {"time_limit_s", limit},
           {"max_groups", f.integer("max_groups", 1, 1 << 20, 32)},
           {"sampled_batches", f.integer("sampled_batches", 1, 1024, 4)},
-          {"selection_batches", f.integer("selection_batches", 0, 1024, 4)}};
+          {"selection_batches", f.integer("selection_batches", 0, 1024, 4)},
+          {"objective", objective}};
 }
 
 HdmoeOptions to_options(const nlohmann::json& o, const StrategyContext& ctx) {
@@ -51,6 +57,7 @@ HdmoeOptions to_options(const nlohmann::json& o, const StrategyContext& ctx) {
   opt.max_groups = o.at("max_groups").get<size_t>();
   opt.sampled_batches = o.at("sampled_batches").get<int>();
   opt.selection_batches = o.at("selection_batches").get<int>();
+  opt.authors_objective = o.at("objective").get<std::string>() == "authors";
   if (o.contains("mapper")) {
     opt.mapper = parse_mapper(o.at("mapper").get<std::string>(), "mapper");
     opt.evaluations = o.at("evaluations").get<int>();

@@ -89,9 +89,12 @@ std::string cache_dir(const po::variables_map& vm, const std::string& given_dir)
 
 void print_table(const Experiment& x, const std::string& out_dir, const std::string& plot_note) {
   const PreparedExperiment& e = x.prepared;
-  std::printf("nmpsim run: %s on %s, batch %d, %d steps, context %d, %s trace, %s fidelity\n", e.model.name.c_str(),
+  const std::string how = e.spec.accounting.name.empty()
+                              ? std::string(mapping::fidelity_name(e.spec.fidelity)) + " fidelity"
+                              : e.spec.accounting.name + " accounting (no simulation, 1 step)";
+  std::printf("nmpsim run: %s on %s, batch %d, %d steps, context %d, %s trace, %s\n", e.model.name.c_str(),
               e.hardware.name.c_str(), e.cfg.shape.batch, e.cfg.steps, e.cfg.shape.context, e.trace.source().c_str(),
-              mapping::fidelity_name(e.spec.fidelity));
+              how.c_str());
   double tp_tbt = 0;
   for (const auto& r : x.reports)
     if (r.result.strategy == "tp") tp_tbt = r.result.mean_tbt_s();

@@ -22,6 +22,7 @@ mapping::AnalyticalHardware to_analytical(const hw::HardwareSpec& spec) {
   const noc::NocConfig nc = spec.noc_config();
   a.ni_queues = nc.ni_queue_count();
   a.buffer_flits = nc.buffer_flits;
+  a.vcs = spec.noc.vcs;
   a.copy_chunk_bytes = spec.compute.copy_chunk_bytes;
   a.contended_efficiency = spec.noc.flow_link_efficiency;
   a.resolve_fraction = spec.noc.flow_resolve_fraction;

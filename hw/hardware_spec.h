@@ -45,7 +45,7 @@ struct NocParams {
   int ni_queues = 0;
   /// Flow fidelity only: share of a mesh link's bandwidth that flows contending for it get, the
   /// wormhole and allocator losses of the cycle-level routers (docs/MODEL.md "Flow-level network").
-  double flow_link_efficiency = 0.85;
+  double flow_link_efficiency = 0.9;
   /// Flow fidelity only: the rates are re-solved exactly once the flows started or finished since the
   /// last solve reach this share of the flows in flight; 0 = after every change (docs/MODEL.md).
   double flow_resolve_fraction = 0.05;

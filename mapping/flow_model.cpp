@@ -45,6 +45,7 @@ nlohmann::json analytical_to_json(const AnalyticalHardware& hw) {
           {"router_delay_cycles", hw.router_delay_cycles},
           {"ni_queues", hw.ni_queues},
           {"buffer_flits", hw.buffer_flits},
+          {"vcs", hw.vcs},
           {"copy_chunk_bytes", hw.copy_chunk_bytes},
           {"contended_efficiency", hw.contended_efficiency},
           {"resolve_fraction", hw.resolve_fraction}};

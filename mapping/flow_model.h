@@ -25,11 +25,12 @@ struct AnalyticalHardware {
   double clock_hz = 1e9;
   double flit_bytes = 50;
   int router_delay_cycles = 2;
-  int ni_queues = 2;                   ///< injection queues per network interface (noc ni_queues, resolved)
-  int buffer_flits = 8;                ///< flit slots per router input VC (noc buffer_flits, resolved)
-  double copy_chunk_bytes = 262144;    ///< weight streams move through the NoC in chunks of this size
-  double contended_efficiency = 0.85;  ///< share of a mesh link's bandwidth left when flows contend for it
-  double resolve_fraction = 0.05;      ///< flow fidelity re-solves rates after this share of flows changed
+  int ni_queues = 2;                  ///< injection queues per network interface (noc ni_queues, resolved)
+  int buffer_flits = 8;               ///< flit slots per router input VC (noc buffer_flits, resolved)
+  int vcs = 2;                        ///< virtual channels per router input port
+  double copy_chunk_bytes = 262144;   ///< weight streams move through the NoC in chunks of this size
+  double contended_efficiency = 0.9;  ///< share of a mesh link's bandwidth left when flows contend for it
+  double resolve_fraction = 0.05;     ///< flow fidelity re-solves rates after this share of flows changed
   /// Bandwidth of the network interface channels (one flit per cycle), bytes/s.
   double ni_bytes_per_s() const { return flit_bytes * clock_hz; }
 };

@@ -23,6 +23,7 @@ FluidNetwork::FluidNetwork(const AnalyticalHardware& hw)
       ni_queues_(std::max(1, hw.ni_queues)),
       flit_bytes_(std::max(1.0, hw.flit_bytes)),
       contended_efficiency_(hw.contended_efficiency),
+      vcs_(std::max(1, hw.vcs)),
       resolve_fraction_(std::max(0.0, hw.resolve_fraction)) {
   const Topology& t = hw.topology;
   const size_t n = static_cast<size_t>(nodes_);
@@ -132,9 +133,14 @@ void FluidNetwork::start_one(int queue) {
   f.remaining = f.m.wire_bytes;
   f.t_ref = now_;
   build_path(f.m, f);
-  // The NI moves on once the rest of the message fits in one VC buffer of every router on its path.
-  const int routers = static_cast<int>(f.path_len) - 1;
-  f.release_at = routers * buffer_bytes_;
+  // The NI moves on once the rest of the message fits in the buffer space its path gives it: one VC
+  // buffer per router, or the flow's share of the port's VC buffers when more flows than VCs cross it.
+  f.release_at = 0;
+  for (uint32_t k = 0; k + 1 < f.path_len; ++k) {
+    // The input port feeding router k holds `vcs` VC buffers, shared by the flows that cross it.
+    const int sharing = crossing_now_[static_cast<size_t>(paths_[f.path_begin + k])] + 1;
+    f.release_at += buffer_bytes_ * std::min(1.0, static_cast<double>(vcs_) / sharing);
+  }
   live_path_len_ += f.path_len;
   if (active_pos_.size() < flows_.size()) active_pos_.resize(flows_.size());
   active_pos_[static_cast<size_t>(id)] = static_cast<int>(active_.size());

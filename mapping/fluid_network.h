@@ -115,6 +115,7 @@ class FluidNetwork {
   std::vector<double> hop_latency_;  // seconds per link [node*4+dir]
   double end_latency_s_ = 0;         // latency outside the links: NI, routers' pipelines
   double contended_efficiency_ = 1.0;
+  int vcs_ = 2;
   double buffer_bytes_ = 0;  // one VC buffer of one router
 
   std::vector<Queue> queues_;  // [node * ni_queues + q]

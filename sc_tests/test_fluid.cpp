@@ -144,5 +144,18 @@ TEST(FluidNetwork, BetweenLazySolvesAFinishedFlowsBandwidthStaysIdle) {
   }
 }
 
+TEST(FluidNetwork, AFlowReleasesItsQueueIntoItsShareOfBuffersHeldByOtherFlows) {
+  // 0 -> 1, one NI queue, 2 VCs of 400 B per router. Five 500 B messages: the first three fit in the
+  // buffer space their two routers give them (800, 800, then 2/3 x 800 = 533 B) and leave the queue at
+  // once; the fourth gets 2/4 x 800 = 400 B, so it holds the queue until 400 B are left. The four share
+  // the link (0.8 x 50 GB/s) at 10 GB/s: the fifth starts at 10 ns, with a 2/5 x 800 = 320 B share.
+  // Five flows at 8 GB/s: the first four finish at 60 ns; the fifth has 100 B left, alone at 50 GB/s.
+  FluidNetwork net(line_hw(2, 1));
+  for (uint64_t m = 1; m <= 5; ++m) net.send(0, 0, 1, 500, m);
+  const auto at = drain(net);
+  for (uint64_t m = 1; m <= 4; ++m) EXPECT_NEAR(at.at(m), 60e-9 + latency(1), 1e-15) << m;
+  EXPECT_NEAR(at.at(5), 62e-9 + latency(1), 1e-15);
+}
+
 }  // namespace
 }  // namespace nmpsim::mapping

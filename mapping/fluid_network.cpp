@@ -200,7 +200,7 @@ void FluidNetwork::provisional_rate(Flow& f) {
   for (uint32_t k = 0; k < f.path_len; ++k) {
     const size_t r = static_cast<size_t>(paths_[f.path_begin + k]);
     const int n = ++crossing_now_[r];
-    const double cap = capacity_[r] * (n > 1 ? efficiency_[r] : 1.0);
+    const double cap = capacity_for(r, n);
     rate = std::min(rate, std::max(residual_[r], cap / n));
   }
   f.rate = rate;
@@ -289,7 +289,7 @@ void FluidNetwork::set_capacities() {
   live_.clear();
   for (size_t l = 0; l < nr; ++l) {
     const size_t r = static_cast<size_t>(glob_[l]);
-    cap_[l] = capacity_[r] * (crossing_[l] > 1 ? efficiency_[r] : 1.0);
+    cap_[l] = capacity_for(r, crossing_[l]);
     left_[l] = cap_[l];
     unfrozen_[l] = crossing_[l];
     const bool inject = r >= 4 * static_cast<size_t>(nodes_) && r < 5 * static_cast<size_t>(nodes_);

@@ -91,6 +91,8 @@ class FluidNetwork {
   /// Releases the queue of, or finishes, the flow whose event is due by t_s.
   void handle_event(int id, double t_s);
   void compact_paths();
+  /// Bytes/s resource r carries for `flows` flows: a contended one loses its efficiency share.
+  double capacity_for(size_t r, int flows) const { return capacity_[r] * (flows > 1 ? efficiency_[r] : 1.0); }
   void solve();  // index_flows, set_capacities, set_weights, fill
   /// Between full solves: a new flow's provisional rate, and the bookkeeping of a change.
   void provisional_rate(Flow& f);

@@ -11,15 +11,13 @@ namespace {
 
 using namespace nmpsim::mapping;
 
-AnalyticalHardware mesh(int w, int h, double tflops, double gbps) { return testing::nmp_hardware(w, h, tflops, gbps); }
-
 TEST(HdmoeAuthors, DeepSeekTpRowOfTheTable) {
   // ds, 4x8, 10 TFLOP/s, 25 GB/s, B = 16: 272.63 + 44.98 + 616.39 = 934.00 us (ACCOUNTING.md).
   const ModelSpec m = model_preset("deepseek-v2-lite");
   const RoutingTrace tr = testing::trace_for(m, 0.3, 512);
   AuthorsConfig cfg;
   cfg.batch = 16;
-  const AuthorsResult r = authors_account(make_tp(m, 32), m, mesh(4, 8, 10, 25), tr, cfg);
+  const AuthorsResult r = authors_account(make_tp(m, 32), m, testing::nmp_hardware(4, 8, 10, 25), tr, cfg);
   EXPECT_NEAR(r.comm_s() * 1e6, 272.63, 0.005);
   EXPECT_NEAR(r.compute_s() * 1e6, 44.98, 0.005);
   EXPECT_NEAR(r.constant_s * 26 * 1e6, 616.39, 0.005);
@@ -33,7 +31,7 @@ TEST(HdmoeAuthors, MixtralRowOnTheRealReasoningTrace) {
   const RoutingTrace tr = load_trace("mtbench-reasoning", m.experts, m.top_k);
   AuthorsConfig cfg;
   cfg.batch = 16;
-  const AnalyticalHardware hw = mesh(4, 8, 10, 25);
+  const AnalyticalHardware hw = testing::nmp_hardware(4, 8, 10, 25);
   const AuthorsResult tp = authors_account(make_tp(m, 32), m, hw, tr, cfg);
   EXPECT_NEAR(tp.comm_s() * 1e6, 671.09, 0.005);
   EXPECT_NEAR(tp.compute_s() * 1e6, 375.94, 0.005);
@@ -50,7 +48,8 @@ TEST(HdmoeAuthors, QwenEvaluatesWithTheDenseIntermediate) {
   AuthorsConfig cfg;
   cfg.batch = 128;
   cfg.eval_intermediate = 18944;
-  const AuthorsResult r = authors_account(make_tp(m, 32), m, mesh(4, 8, 10, 25), testing::trace_for(m, 0.6, 512), cfg);
+  const AuthorsResult r =
+      authors_account(make_tp(m, 32), m, testing::nmp_hardware(4, 8, 10, 25), testing::trace_for(m, 0.6, 512), cfg);
   EXPECT_NEAR(r.latency_s() * 1e6, 30495.63, 0.01);
 }
 
@@ -58,7 +57,7 @@ TEST(HdmoeAuthors, StoreAndForwardFillsIdleGapsFirstFitAndSplits) {
   // A line of 4 cells, 1 byte/s. A: 0 -> 2, 2 B: link 0->1 [0, 2), link 1->2 [2, 4). B: 1 -> 2, 1 B:
   // fits before A on 1->2, [0, 1). C: 0 -> 1, 3 B: after A on 0->1, [2, 5). D: 1 -> 3, 2 B: 1->2 has
   // the gap [1, 2) then is busy to 4, so [1, 2) + [4, 5); then 2->3 [5, 7). Makespan 7.
-  const AnalyticalHardware hw = mesh(4, 1, 1, 1e-9);
+  const AnalyticalHardware hw = testing::nmp_hardware(4, 1, 1, 1e-9);
   EXPECT_DOUBLE_EQ(store_and_forward_makespan(hw.topology, {{0, 2, 2}}, 1), 4);
   EXPECT_DOUBLE_EQ(store_and_forward_makespan(hw.topology, {{0, 2, 2}, {1, 2, 1}}, 1), 4);
   EXPECT_DOUBLE_EQ(store_and_forward_makespan(hw.topology, {{0, 2, 2}, {1, 2, 1}, {0, 1, 3}}, 1), 5);

@@ -42,7 +42,7 @@ std::string write_outputs(const Experiment& x, const std::string& out_dir, bool 
 /// The legacy HD-MoE and CB options of `nmpsim run`, as policy and strategy options of the spec.
 struct LegacyOptions {
   long long cb_regions = 0, prebroadcast = 0, targets = 4;
-  std::string predict = "previous";
+  std::string predict = "previous", admit = "flow";
   double accuracy = 1.0;
 
   void add_to(po::options_description& desc) {
@@ -54,7 +54,9 @@ struct LegacyOptions {
        "same as --policy hdmoe-prebroadcast --policy-opt hdmoe-prebroadcast.experts=N (0 = off)")
       ("prebroadcast-targets", po::value(&targets)->default_value(targets), "pre-broadcast: copies go to this many least-loaded nodes (0 = all)")
       ("predict", po::value(&predict)->default_value(predict), "pre-broadcast: predict from the 'previous' layer or the 'trace'")
-      ("prediction-accuracy", po::value(&accuracy)->default_value(accuracy, "1"), "--predict trace: weight of the true frequencies");
+      ("prediction-accuracy", po::value(&accuracy)->default_value(accuracy, "1"), "--predict trace: weight of the true frequencies")
+      ("prebroadcast-admit", po::value(&admit)->default_value(admit),
+       "pre-broadcast: 'flow' admits what pays on the flow model of the layer, 'window' the paper's Eq. 17 rule");
     // clang-format on
   }
   /// Before SpecOptions::apply: --cb-regions becomes a strategy option.
@@ -65,7 +67,7 @@ struct LegacyOptions {
   void apply(const po::variables_map& vm, RunSpec& s) const {
     const uint64_t n = checked_count(prebroadcast, "prebroadcast", 0, 1 << 16);
     if (n == 0) {
-      for (const char* k : {"prebroadcast-targets", "predict", "prediction-accuracy"})
+      for (const char* k : {"prebroadcast-targets", "predict", "prediction-accuracy", "prebroadcast-admit"})
         if (given(vm, k)) throw UsageError(std::string("--") + k + " needs --prebroadcast N");
       return;
     }
@@ -73,7 +75,8 @@ struct LegacyOptions {
     p.options = {{"experts", n},
                  {"targets", checked_count(targets, "prebroadcast-targets", 0, 1 << 16)},
                  {"predict", predict},
-                 {"accuracy", accuracy}};
+                 {"accuracy", accuracy},
+                 {"admit", admit}};
     s.policies.push_back(p);
   }
 };

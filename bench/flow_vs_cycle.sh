@@ -82,13 +82,23 @@ function report(name, c, f,    i, mean, sst, sse, maxerr, e) {
   printf "%-9s R^2 = %.4f   max relative error = %.1f%%\n", name, 1 - sse / sst, 100 * maxerr
 }
 { runs++; tc[runs] = $3; tf[runs] = $4; cc[runs] = $5; cf[runs] = $6; if ($9 > maxlink) maxlink = $9
+  cyc[$1, $2] = $3
   if (!($1 in bc) || $3 < bc[$1]) { bc[$1] = $3; wc[$1] = $2 }
   if (!($1 in bf) || $4 < bf[$1]) { bf[$1] = $4; wf[$1] = $2 } }
 END {
   printf "%d runs in %d configurations\n", runs, configs
   report("TBT", tc, tf); report("MoE comm", cc, cf)
-  agree = 0; for (k in wc) { if (wc[k] == wf[k]) agree++; else printf "fastest strategy differs on %s: cycle %s, flow %s\n", k, wc[k], wf[k] }
-  printf "fastest strategy agrees on %d of %d configurations\n", agree, configs
+  # Flow picks the right strategy when its pick is the fastest at cycle level, or ties with it there
+  # (within 0.1% of the cycle TBT: the choice costs nothing measurable).
+  agree = 0; ties = 0
+  for (k in wc) {
+    if (wc[k] == wf[k]) { agree++; continue }
+    d = (cyc[k, wf[k]] - bc[k]) / bc[k]
+    if (d <= 0.001) { agree++; ties++
+      printf "fastest strategy on %s: cycle %s, flow %s, a cycle-level tie (%+.3f%%)\n", k, wc[k], wf[k], 100 * d }
+    else printf "fastest strategy differs on %s: cycle %s, flow %s (flow'"'"'s pick %+.2f%% slower at cycle level)\n", k, wc[k], wf[k], 100 * d
+  }
+  printf "fastest strategy agrees on %d of %d configurations (%d of them cycle-level ties within 0.1%%)\n", agree, configs, ties
   printf "largest difference in any link'"'"'s bytes between the fidelities: %.0f bytes\n", maxlink
 }' "$rows"
 awk '{ print $7 / $8 }' "$rows" | sort -g | awk '{ v[NR] = $1 } END {

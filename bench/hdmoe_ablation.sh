@@ -3,19 +3,27 @@
 #  1. link balance: convergence of Bayesian optimisation vs annealing vs random search;
 #  2. node only vs node + link: MoE communication time;
 #  3. dynamic pre-broadcast of 2 and 5 experts per layer, with a placement built on one scenario
-#     (synthetic seed 1, or the MT-Bench 'math' category) and evaluated on others.
-# Usage: bench/hdmoe_ablation.sh [path/to/nmpsim]
+#     (synthetic seed 1, or the MT-Bench 'math' category) and evaluated on others: static against
+#     the paper's admission (Eq. 17 window) and ours (what pays on the flow model of the layer);
+#     then the same on an EP placement, where imbalance is large;
+#  4. a Mixtral placement built on one MT-Bench category, evaluated on others.
+# Usage: bench/hdmoe_ablation.sh [path/to/nmpsim] [SECTIONS, e.g. 3 or 1,2,4; default all]
 set -euo pipefail
 BIN=${1:-build/apps/nmpsim}
+SECTIONS=",${2:-1,2,3,4},"
+want() { [[ "$SECTIONS" == *",$1,"* ]]; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 col() { awk -F, -v s="$2" -v k="$3" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } $1 == s { print $c[k] }' "$1/summary.csv"; }
 
+if want 1; then
 echo "== 1. link-balance convergence (deepseek-v2-lite, hdmoe-4x8-10t25g, best cost in us after N evaluations)"
 "$BIN" place --hw hdmoe-4x8-10t25g --model deepseek-v2-lite --strategy hdmoe --batch 64 --evaluations 150 \
   --convergence "$tmp/conv.csv" --out "$tmp/ds.json" | tail -2
 awk -F, 'NR == 1 || $1 == 1 || $1 == 10 || $1 == 25 || $1 == 50 || $1 == 100 || $1 == 150' "$tmp/conv.csv"
+fi
 
+if want 2; then
 echo
 echo "== 2. node balance only vs node + link balance, cycle fidelity, batch 64"
 for hw in hdmoe-4x8-5t50g hdmoe-4x8-10t25g; do
@@ -27,24 +35,45 @@ for hw in hdmoe-4x8-5t50g hdmoe-4x8-10t25g; do
     "$(col "$tmp/nl" hdmoe-node expert_imbalance_us)"
 done
 
-echo
-echo "== 3. dynamic pre-broadcast, deepseek-v2-lite, batch 512, placement built on synthetic seed 1"
-for hw in hdmoe-4x8-2.5t75g hdmoe-4x8-5t50g; do
-  "$BIN" place --hw "$hw" --model deepseek-v2-lite --strategy hdmoe --batch 512 --seed 1 --out "$tmp/p_$hw.json" > /dev/null
-  for seed in 2 3; do
-    line="$hw seed $seed:"
-    for pb in 0 2 5; do
-      for pred in previous trace; do
-        [ "$pb" = 0 ] && [ "$pred" = trace ] && continue
-        "$BIN" run --hw "$hw" --model deepseek-v2-lite --seed "$seed" --strategy "$tmp/p_$hw.json" --batch 512 --steps 1 \
-          --prebroadcast "$pb" --predict "$pred" --no-plots --quiet --out "$tmp/d"
-        line="$line  pb=$pb/$pred $(col "$tmp/d" hdmoe mean_tbt_us)"
+fi
+
+if want 3; then
+# TBT of one run, and how many experts went out (issued/considered/cancelled).
+pbrun() {  # pbrun HW SEED STRATEGY BATCH PB PREDICT ADMIT
+  local extra=()
+  [ "$5" != 0 ] && extra=(--prebroadcast "$5" --predict "$6" --prebroadcast-admit "$7")
+  "$BIN" run --hw "$1" --model deepseek-v2-lite --seed "$2" --strategy "$3" --batch "$4" --steps 1 "${extra[@]}" \
+    --no-plots --quiet --out "$tmp/d" > /dev/null
+  col "$tmp/d" "$(awk -F, 'NR == 2 { print $1 }' "$tmp/d/summary.csv")" mean_tbt_us
+}
+# One table row: static, then pb=2 and 5 with each predictor under each admission, as TBT / static.
+pbrow() {  # pbrow LABEL HW SEED STRATEGY BATCH
+  local static line t
+  static=$(pbrun "$2" "$3" "$4" "$5" 0 previous flow)
+  line=$(printf '| %s | %.0f' "$1" "$static")
+  for pred in previous trace; do
+    for pb in 2 5; do
+      for admit in window flow; do
+        t=$(pbrun "$2" "$3" "$4" "$5" "$pb" "$pred" "$admit")
+        line="$line $(awk -v t="$t" -v s="$static" 'BEGIN { printf "| %.3f", t / s }')"
       done
     done
-    echo "$line"
   done
+  echo "$line |"
+}
+echo
+echo "== 3. dynamic pre-broadcast, deepseek-v2-lite, cycle fidelity, 1 step: TBT / static TBT"
+echo "   (w = the paper's Eq. 17 window admission, f = ours: only what pays on the flow model of the layer)"
+echo "| placement, hardware, eval seed | static TBT us | 2 prev w | 2 prev f | 5 prev w | 5 prev f | 2 trace w | 2 trace f | 5 trace w | 5 trace f |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
+for hw in hdmoe-4x8-2.5t75g hdmoe-4x8-5t50g; do
+  "$BIN" place --hw "$hw" --model deepseek-v2-lite --strategy hdmoe --batch 512 --seed 1 --out "$tmp/p_$hw.json" > /dev/null
+  for seed in 2 3; do pbrow "HD-MoE (seed 1), $hw, seed $seed" "$hw" "$seed" "$tmp/p_$hw.json" 512; done
 done
+pbrow "EP, hdmoe-4x8-2.5t75g, seed 1, batch 256" hdmoe-4x8-2.5t75g 1 ep 256
+fi
 
+if want 4; then
 echo
 echo "== 4. Mixtral, placement built on MT-Bench 'math', evaluated on 'coding' and 'writing' (cycle, batch 64)"
 "$BIN" place --hw hdmoe-4x8-5t50g --model mixtral-8x7b --trace mtbench-math --strategy hdmoe \
@@ -55,3 +84,4 @@ for cat in math coding writing; do
   printf '%-8s TBT us: tp %.0f  ep %.0f  hdmoe(math)+dynamic %.0f\n' "$cat" "$(col "$tmp/m" tp mean_tbt_us)" \
     "$(col "$tmp/m" ep mean_tbt_us)" "$(col "$tmp/m" hdmoe mean_tbt_us)"
 done
+fi

@@ -24,6 +24,7 @@ mapping::AnalyticalHardware to_analytical(const hw::HardwareSpec& spec) {
   a.buffer_flits = nc.buffer_flits;
   a.vcs = spec.noc.vcs;
   a.copy_chunk_bytes = spec.compute.copy_chunk_bytes;
+  a.broadcast_window_chunks = static_cast<int>(spec.compute.broadcast_window_chunks);
   a.contended_efficiency = spec.noc.flow_link_efficiency;
   a.resolve_fraction = spec.noc.flow_resolve_fraction;
   return a;
@@ -102,11 +103,13 @@ void CycleExecutor::issue_stream(OpRef r, const Op& op) {
     chain.push_back(v.value());
   const uint64_t tag = next_tag_++;
   const int src = op.node.value();
-  sys_.broadcasts().entries[tag] = pe::BroadcastRegistry::Entry{src, chain, false};
+  sys_.broadcasts().entries[tag] = pe::BroadcastRegistry::Entry{src, chain, false, cancelled_.erase(key(r)) > 0};
+  stream_tags_[key(r)] = tag;
   pe::Command c = pe::Command::broadcast(chain, static_cast<uint64_t>(op.bytes), tag);
   c.chunk_bytes = static_cast<uint64_t>(op.chunk_bytes);
   c.on_done = [this, r, tag] {
     sys_.broadcasts().entries.erase(tag);
+    stream_tags_.erase(key(r));
     completed(r);
   };
   if (op.stream == mapping::kForeground)
@@ -167,6 +170,15 @@ uint64_t CycleExecutor::execute(std::shared_ptr<mapping::LayerSchedule> s) {
   run_until([&] { return tracker_.foreground_left(serial) == 0; }, "a layer");
   tracker_.release_finished(serial);
   return serial;
+}
+
+void CycleExecutor::cancel(OpRef r) {
+  const auto it = stream_tags_.find(key(r));
+  if (it != stream_tags_.end()) {
+    sys_.broadcasts().entries.at(it->second).cancelled = true;  // the PE checks before every chunk
+  } else if (!tracker_.done(r)) {
+    cancelled_.insert(key(r));  // not issued yet: it will send nothing
+  }
 }
 
 void CycleExecutor::drain() {

@@ -53,6 +53,7 @@ void HardwareSpec::validate(const std::string& where) const {
     fail("compute.dma_chunk_bytes: must be in [64, 1073741824]");
   if (compute.copy_chunk_bytes < 64 || compute.copy_chunk_bytes > (1u << 30))
     fail("compute.copy_chunk_bytes: must be in [64, 1073741824]");
+  if (compute.broadcast_window_chunks > (1u << 20)) fail("compute.broadcast_window_chunks: must be in [0, 1048576]");
   if (compute.element_bytes < 1 || compute.element_bytes > 16) fail("compute.element_bytes: must be in [1, 16]");
   in(noc.clock_ghz, ranges::kClockGhz, "noc.clock_ghz");
   in(noc.flow_link_efficiency, ranges::kFlowLinkEfficiency, "noc.flow_link_efficiency");
@@ -219,6 +220,7 @@ nlohmann::json to_json(const HardwareSpec& s) {
         {"pj_per_flop", s.compute.pj_per_flop},
         {"dma_chunk_bytes", s.compute.dma_chunk_bytes},
         {"copy_chunk_bytes", s.compute.copy_chunk_bytes},
+        {"broadcast_window_chunks", s.compute.broadcast_window_chunks},
         {"element_bytes", s.compute.element_bytes}}},
       {"memory",
        {{"kind", m.kind},
@@ -283,6 +285,8 @@ HardwareSpec hardware_from_json(const nlohmann::json& j, const std::string& wher
       static_cast<uint32_t>(c.integer("dma_chunk_bytes", 64, 1 << 30, s.compute.dma_chunk_bytes));
   s.compute.copy_chunk_bytes =
       static_cast<uint32_t>(c.integer("copy_chunk_bytes", 64, 1 << 30, s.compute.copy_chunk_bytes));
+  s.compute.broadcast_window_chunks =
+      static_cast<uint32_t>(c.integer("broadcast_window_chunks", 0, 1 << 20, s.compute.broadcast_window_chunks));
   s.compute.element_bytes = static_cast<uint32_t>(c.integer("element_bytes", 1, 16, s.compute.element_bytes));
   c.no_unknown_keys();
 

@@ -22,6 +22,9 @@ class Executor {
   virtual uint64_t execute(std::shared_ptr<LayerSchedule> s) = 0;
   /// Runs until every background op is done (at the end of a decode step; this time is in no TBT).
   virtual void drain() = 0;
+  /// Stops stream op `r` from sending further chunks; the chunks on the way still land and the op is
+  /// done once they are acknowledged (its data is then incomplete). Does nothing to other ops.
+  virtual void cancel(OpRef r) = 0;
   /// Simulated seconds since the executor was made.
   virtual double now_s() const = 0;
   /// Bytes moved over each directed link [node * 4 + dir] (N, E, S, W) since the executor was made.

@@ -112,21 +112,50 @@ void FlowExecutor::start_stream(OpRef r, int node, int queue) {
   s.bytes = bytes;
   s.chunk = static_cast<double>(static_cast<uint64_t>(chunk));
   s.chunks = static_cast<int>(std::ceil(bytes / s.chunk));
-  timer(dma_job(node, now_, std::min(s.chunk, bytes)), TimerKind::kChunkRead, id);
+  s.live = true;
+  s.cancelled = cancelled_.erase(key(r)) > 0;
+  stream_next(id);
+}
+
+void FlowExecutor::stream_next(int id) {
+  Stream& s = streams_[static_cast<size_t>(id)];
+  if (s.reading) return;
+  const bool more = !s.cancelled && s.read < s.chunks;
+  if (more && (hw_.broadcast_window_chunks <= 0 || s.unsent < hw_.broadcast_window_chunks)) {
+    s.reading = true;
+    timer(dma_job(s.src, now_, std::min(s.chunk, s.bytes - s.read * s.chunk)), TimerKind::kChunkRead, id);
+  } else if (!more && s.acked == s.read) {
+    const int node = s.src, queue = s.queue;
+    s.live = false;
+    free_streams_.push_back(id);
+    command_done(node, queue);
+  }
 }
 
 void FlowExecutor::chunk_read(int id) {
   Stream& s = streams_[static_cast<size_t>(id)];
   const double len = std::min(s.chunk, s.bytes - s.read * s.chunk);
   ++s.read;
+  ++s.unsent;
+  s.reading = false;
   Msg m;
   m.kind = Msg::kChunk;
   m.stream = id;
   m.hop = 0;
   m.bytes = len;
   send(s.src, s.chain.front(), m);
-  if (s.read < s.chunks)
-    timer(dma_job(s.src, now_, std::min(s.chunk, s.bytes - s.read * s.chunk)), TimerKind::kChunkRead, id);
+  stream_next(id);
+}
+
+void FlowExecutor::cancel(OpRef r) {
+  for (size_t id = 0; id < streams_.size(); ++id) {
+    Stream& s = streams_[id];
+    if (!s.live || s.op.schedule != r.schedule || s.op.op != r.op) continue;
+    s.cancelled = true;
+    timer(now_, TimerKind::kStreamCheck, static_cast<int>(id));  // finishes it if nothing is on the way
+    return;
+  }
+  if (!tracker_.done(r)) cancelled_.insert(key(r));  // not started yet: it will send nothing
 }
 
 void FlowExecutor::chunk_written(int id) {
@@ -147,7 +176,11 @@ void FlowExecutor::on_delivery(uint64_t cookie) {
       break;
     case Msg::kChunk: {
       // Forward at once, store locally; the last node acknowledges once the chunk is written.
-      const Stream& s = streams_[static_cast<size_t>(m.stream)];
+      Stream& s = streams_[static_cast<size_t>(m.stream)];
+      if (m.hop == 0) {
+        --s.unsent;
+        stream_next(m.stream);
+      }
       const int here = s.chain[static_cast<size_t>(m.hop)];
       const bool last = m.hop + 1 == static_cast<int>(s.chain.size());
       if (!last) {
@@ -160,12 +193,8 @@ void FlowExecutor::on_delivery(uint64_t cookie) {
       break;
     }
     case Msg::kAck: {
-      Stream& s = streams_[static_cast<size_t>(m.stream)];
-      if (++s.acked == s.chunks) {
-        const int node = s.src, queue = s.queue;
-        free_streams_.push_back(m.stream);
-        command_done(node, queue);
-      }
+      ++streams_[static_cast<size_t>(m.stream)].acked;
+      stream_next(m.stream);
       break;
     }
   }
@@ -192,6 +221,9 @@ bool FlowExecutor::step() {
         break;
       case TimerKind::kChunkWritten:
         chunk_written(e.a);
+        break;
+      case TimerKind::kStreamCheck:
+        if (streams_[static_cast<size_t>(e.a)].live) stream_next(e.a);
         break;
     }
   }

@@ -15,6 +15,7 @@
 #include <deque>
 #include <memory>
 #include <queue>
+#include <unordered_set>
 #include <vector>
 
 #include "mapping/executor.h"
@@ -29,12 +30,13 @@ class FlowExecutor : public Executor {
   Fidelity fidelity() const override { return Fidelity::kFlow; }
   uint64_t execute(std::shared_ptr<LayerSchedule> s) override;
   void drain() override;
+  void cancel(OpRef r) override;
   double now_s() const override { return now_; }
   std::vector<double> link_bytes() const override { return link_bytes_; }
   std::vector<double> node_flops() const override { return node_flops_; }
 
  private:
-  enum class TimerKind : uint8_t { kCommandDone, kChunkRead, kChunkWritten };
+  enum class TimerKind : uint8_t { kCommandDone, kChunkRead, kChunkWritten, kStreamCheck };
   struct Timer {
     double t;
     uint64_t seq;
@@ -49,6 +51,10 @@ class FlowExecutor : public Executor {
     std::vector<int> chain;
     double bytes = 0, chunk = 0;
     int chunks = 0, read = 0, acked = 0;
+    int unsent = 0;        ///< chunks on the way to the first node of the chain
+    bool reading = false;  ///< a DRAM read of the next chunk is under way
+    bool cancelled = false;
+    bool live = false;
   };
   /// What a network message is, by cookie.
   struct Msg {
@@ -76,6 +82,8 @@ class FlowExecutor : public Executor {
   void start_stream(OpRef r, int node, int queue);
   void chunk_read(int stream);
   void chunk_written(int stream);
+  /// Starts reading the next chunk if the stream may (window, cancellation); finishes it when all is acknowledged.
+  void stream_next(int stream);
   /// Processes the next instant at which anything happens; false if nothing is left.
   bool step();
 
@@ -87,6 +95,8 @@ class FlowExecutor : public Executor {
   std::vector<Node> nodes_;
   std::vector<Stream> streams_;
   std::vector<int> free_streams_;
+  static uint64_t key(OpRef r) { return (r.schedule << 32) | static_cast<uint32_t>(r.op); }
+  std::unordered_set<uint64_t> cancelled_;  ///< cancelled stream ops that have not started
   std::vector<Msg> msgs_;
   std::vector<uint32_t> free_msgs_;
   std::vector<FluidNetwork::Delivery> delivered_;

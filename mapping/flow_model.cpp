@@ -47,6 +47,7 @@ nlohmann::json analytical_to_json(const AnalyticalHardware& hw) {
           {"buffer_flits", hw.buffer_flits},
           {"vcs", hw.vcs},
           {"copy_chunk_bytes", hw.copy_chunk_bytes},
+          {"broadcast_window_chunks", hw.broadcast_window_chunks},
           {"contended_efficiency", hw.contended_efficiency},
           {"resolve_fraction", hw.resolve_fraction}};
 }

@@ -29,6 +29,7 @@ struct AnalyticalHardware {
   int buffer_flits = 8;               ///< flit slots per router input VC (noc buffer_flits, resolved)
   int vcs = 2;                        ///< virtual channels per router input port
   double copy_chunk_bytes = 262144;   ///< weight streams move through the NoC in chunks of this size
+  int broadcast_window_chunks = 2;    ///< a stream's chunks on the way to its first node at most (0 = any)
   double contended_efficiency = 0.9;  ///< share of a mesh link's bandwidth left when flows contend for it
   double resolve_fraction = 0.05;     ///< flow fidelity re-solves rates after this share of flows changed
   /// Bandwidth of the network interface channels (one flit per cycle), bytes/s.

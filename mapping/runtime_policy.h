@@ -35,7 +35,7 @@ struct PolicyContext {
   const Groups& groups;
   /// The placement's shares on physical nodes: [moe layer][expert][node].
   const std::vector<std::vector<std::vector<double>>>& shares;
-  const Executor& executor;  ///< now_s(), tracker().done(OpRef)
+  Executor& executor;  ///< now_s(), tracker().done(OpRef), cancel(OpRef)
   int step = 0;
   int layer = 0;                           ///< current layer, 0-based over all layers (dense ones first)
   size_t first_token = 0;                  ///< the step's first trace token

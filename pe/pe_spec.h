@@ -10,7 +10,10 @@ struct PeSpec {
   double startup_ns = 50.0;             ///< fixed start-up of a compute or reduce command
   uint32_t dma_chunk_bytes = 1 << 20;   ///< largest DRAM transaction the DMA issues
   uint32_t copy_chunk_bytes = 1 << 18;  ///< weight copies move through the NoC in chunks of this size
-  uint32_t element_bytes = 2;           ///< bytes per element for Reduce (FP16)
+  /// A broadcast reads its next chunk from DRAM only while fewer than this many of its chunks are on
+  /// the way to the first node of its chain (the injection buffer it may fill; 0 = no limit).
+  uint32_t broadcast_window_chunks = 2;
+  uint32_t element_bytes = 2;  ///< bytes per element for Reduce (FP16)
   double pj_per_flop = 0.5;
 };
 

@@ -44,15 +44,20 @@ void ProcessingElement::run_background() {
 void ProcessingElement::do_broadcast(const Command& c) {
   if (c.chain.empty() || c.bytes == 0 || !registry_) return;
   const uint64_t chunk = c.chunk_bytes ? c.chunk_bytes : spec_.copy_chunk_bytes;
+  const uint32_t window = spec_.broadcast_window_chunks;
   int chunks = 0;
   for (uint64_t off = 0; off < c.bytes; off += chunk) {
+    while (window > 0 && bcast_unsent_[c.tag] >= window) wait(bcast_sent_event_);
+    if (registry_->entries.at(c.tag).cancelled) break;
     const uint64_t len = std::min(chunk, c.bytes - off);
     dma.wait_done(dma.start(tlm::TLM_READ_COMMAND, c.dram_address + off, len));
     mesh_.send(node_, c.chain.front(), len, make_tag(MessageKind::kBcastChunk, c.tag));
+    ++bcast_unsent_[c.tag];
     ++chunks;
   }
   while (acks_[c.tag] < chunks) wait(ack_event_);
   acks_.erase(c.tag);
+  bcast_unsent_.erase(c.tag);
   registry_->entries.at(c.tag).done = true;
 }
 
@@ -71,6 +76,14 @@ void ProcessingElement::on_delivery(const noc::Delivery& d) {
   const MessageKind kind = tag_kind(d.tag);
   if (d.src == node_ && kind == MessageKind::kData) {
     if (kind == MessageKind::kData && sends_outstanding_ > 0 && --sends_outstanding_ == 0) sent_event_.notify();
+  }
+  if (d.src == node_ && kind == MessageKind::kBcastChunk) {
+    // One of this PE's own chunks reached the first node of its chain: room for the next one.
+    const auto it = bcast_unsent_.find(tag_low(d.tag));
+    if (it != bcast_unsent_.end() && it->second > 0) {
+      --it->second;
+      bcast_sent_event_.notify();
+    }
   }
   if (d.dst != node_) return;
   switch (kind) {

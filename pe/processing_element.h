@@ -41,6 +41,7 @@ struct BroadcastRegistry {
     int source = -1;
     std::vector<int> chain;
     bool done = false;
+    bool cancelled = false;  ///< send no further chunks (the ones on the way still land)
   };
   std::unordered_map<uint64_t, Entry> entries;  ///< by broadcast tag
 };
@@ -107,8 +108,10 @@ class ProcessingElement : public sc_core::sc_module {
   std::unordered_map<uint64_t, int> inbox_;  // tag -> messages received and not yet consumed
   uint64_t sends_outstanding_ = 0;
   uint64_t copy_seq_ = 0;
-  std::unordered_map<uint64_t, int> acks_;  // copy id -> acknowledgements received
-  uint64_t staging_address_ = 0;            // where received weight chunks are written
+  std::unordered_map<uint64_t, int> acks_;               // copy id -> acknowledgements received
+  std::unordered_map<uint64_t, uint32_t> bcast_unsent_;  // broadcast tag -> chunks not yet at the first node
+  sc_core::sc_event bcast_sent_event_;
+  uint64_t staging_address_ = 0;  // where received weight chunks are written
   std::vector<CommandRecord> log_;
   bool logging_ = true;
   double flops_ = 0;

@@ -171,6 +171,10 @@ TEST(Firmware, PrebroadcastMovesRealBytesAndNeverLosesAToken) {
   EXPECT_GT(issued, 0);
   EXPECT_GT(used, 0);
   EXPECT_GT(bytes, 0);
+  // Every broadcast is used by the next layer or cancelled there; with a perfect predictor what landed
+  // saves exactly what was predicted.
+  EXPECT_EQ(used + pb["experts_cancelled"].get<double>(), issued);
+  EXPECT_NEAR(pb["realised_saving_us"].get<double>(), pb["predicted_saving_us"].get<double>(), 1e-6);
   double links_static = 0, links_dynamic = 0;
   for (double b : st.link_bytes) links_static += b;
   for (double b : dy.link_bytes) links_dynamic += b;

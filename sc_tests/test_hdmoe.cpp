@@ -7,6 +7,7 @@
 #include "mapping/rng.h"
 #include "mapping_test_util.h"
 #include "methods/hdmoe/hdmoe_strategy.h"
+#include "methods/hdmoe/prebroadcast_admission.h"
 
 namespace nmpsim::methods::hdmoe {
 namespace {
@@ -182,6 +183,68 @@ TEST(HdmoeBroadcast, OptimalChunkMinimisesEq16Numerically) {
                   1e-12 * best_t);
       EXPECT_LE(prebroadcast_lower_bound(alpha, beta, W, D, k), best_t + 1e-15);
     }
+}
+
+/// A gate (1 us on node 0, then its barrier) and the experts (1 ms of compute on node 0, no DRAM);
+/// optionally a foreground transfer of `fg_bytes` from node 1 to node 0 after the gate.
+LayerSchedule gate_then_experts(double fg_bytes) {
+  LayerSchedule s;
+  const int gate = s.phase("gate", PhaseFamily::kOther), experts = s.phase("experts", PhaseFamily::kMoeCompute);
+  const OpId g = s.compute(gate, PhysicalNode(0), 1e6, 0);
+  const OpId j = s.join(gate, {g});
+  s.compute(experts, PhysicalNode(0), 1e9, 0, {j});
+  if (fg_bytes > 0) s.transfer(experts, PhysicalNode(1), PhysicalNode(0), fg_bytes, {j});
+  return s;
+}
+
+BroadcastPlan copy_to_node0(double bytes, double saving_s) {
+  BroadcastPlan p;
+  p.expert = 0;
+  p.streams.push_back(BroadcastStream{1, {0}, bytes, std::min(bytes, 1e6)});
+  p.holders = {0, 1};
+  p.saving_s = saving_s;
+  return p;
+}
+
+TEST(HdmoePrebroadcast, AdmitsWhatLandsInTimeAndSavesMoreThanItCosts) {
+  AnalyticalHardware hw = testing::line_hardware(2);
+  hw.peak_flops = 1e12;
+  hw.startup_s = 0;
+  const LayerSchedule s = gate_then_experts(0);
+  // The layer takes 1 us + 1 ms; a 1 MB copy (20 us on the 50 GB/s link) lands long before and costs
+  // the foreground nothing (node 0 computes without DRAM): admitted, net = its saving.
+  const LayerForecast f = forecast_layer(hw, s, 0, {copy_to_node0(1e6, 100e-6)});
+  EXPECT_NEAR(f.foreground_s, 1.001e-3, 1e-12);
+  EXPECT_GT(f.landed_s, 20e-6);
+  EXPECT_LT(f.landed_s, 30e-6);
+  AdmissionResult a = admit_by_flow(hw, s, 0, {copy_to_node0(1e6, 100e-6)});
+  ASSERT_EQ(a.admitted.size(), 1u);
+  EXPECT_NEAR(a.predicted_net_s, 100e-6, 1e-12);
+  // Only half of the predicted savings came true so far: half counts.
+  EXPECT_NEAR(admit_by_flow(hw, s, 0, {copy_to_node0(1e6, 100e-6)}, 0.5).predicted_net_s, 50e-6, 1e-12);
+  EXPECT_TRUE(admit_by_flow(hw, s, 0, {copy_to_node0(1e6, 100e-6)}, 0.0).admitted.empty());
+  // Saves nothing: rejected. 100 MB take 2 ms and cannot land before the layer ends: rejected.
+  EXPECT_TRUE(admit_by_flow(hw, s, 0, {copy_to_node0(1e6, 0.0)}).admitted.empty());
+  EXPECT_TRUE(admit_by_flow(hw, s, 0, {copy_to_node0(100e6, 1.0)}).admitted.empty());
+  // Greedy in priority order: the second candidate adds nothing to the first's (cumulative) saving.
+  a = admit_by_flow(hw, s, 0, {copy_to_node0(1e6, 100e-6), copy_to_node0(1e6, 100e-6)});
+  EXPECT_EQ(a.admitted.size(), 1u);
+  EXPECT_EQ(a.considered, 2);
+}
+
+TEST(HdmoePrebroadcast, ACopyThatSlowsTheLayerMoreThanItSavesIsRejected) {
+  AnalyticalHardware hw = testing::line_hardware(2);
+  hw.peak_flops = 1e12;
+  hw.startup_s = 0;
+  // The layer now also moves 40 MB over the one link (800 us alone, on the critical path with the
+  // 1 ms compute in parallel: the layer ends at 1.001 ms). A 40 MB copy shares that link, so the
+  // transfer takes more than 1 ms and the layer grows by more than 100 us.
+  const LayerSchedule s = gate_then_experts(40e6);
+  const double base = forecast_layer(hw, s, 0, {}).foreground_s;
+  EXPECT_NEAR(base, 1.001e-3, 1e-9);
+  const LayerForecast f = forecast_layer(hw, s, 0, {copy_to_node0(40e6, 0)});
+  EXPECT_GT(f.foreground_s - base, 100e-6);
+  EXPECT_TRUE(admit_by_flow(hw, s, 0, {copy_to_node0(40e6, 100e-6)}).admitted.empty());
 }
 
 TEST(HdmoeGamma, LeastSquaresThroughTheOrigin) {

@@ -2,6 +2,7 @@
 // flow back end, against hand-computed small cases.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <set>
 
 #include "mapping/flow_executor.h"
@@ -217,6 +218,32 @@ TEST(FlowExecutor, AScheduleThatCanNeverFinishIsAnErrorNotAHang) {
   const OpId never = s->external(ph, OpRef{999, 0});
   s->compute(ph, N(0), 1, 0, {never});
   EXPECT_THROW(ex.execute(s), std::logic_error);
+}
+
+TEST(FlowExecutor, ACancelledStreamStopsAfterItsWindowAndStillCompletes) {
+  // A 10 MB stream from node 0 to node 1 in 1 MB chunks (20 us each on the 50 GB/s link), at most 2 on
+  // the way to node 1; the foreground (50 us of compute, no DRAM) ends and the stream is cancelled.
+  // By then at most floor(50 / 20) = 2 chunks have arrived, so at most 2 + 2 were ever sent, and the
+  // window was kept full, so at least 2 + 1; each sent chunk lands whole.
+  AnalyticalHardware hw = line_hw(2);
+  hw.broadcast_window_chunks = 2;
+  FlowExecutor ex(hw);
+  auto s = std::make_shared<LayerSchedule>();
+  s->compute(s->phase("work", PhaseFamily::kOther), N(1), 50e6, 0);
+  const OpId st = s->stream(s->phase("copy", PhaseFamily::kOther, 1), N(0), {N(1)}, 10e6, 1e6);
+  // A second stream that waits for the first never starts sending once cancelled.
+  const OpId later = s->stream(s->phase("copy", PhaseFamily::kOther, 1), N(0), {N(1)}, 10e6, 1e6, {st});
+  const uint64_t serial = ex.execute(s);
+  EXPECT_NEAR(ex.now_s(), 50e-6, 1e-12);
+  ex.cancel(OpRef{serial, st});
+  ex.cancel(OpRef{serial, later});
+  ex.drain();
+  EXPECT_TRUE(ex.tracker().done(OpRef{serial, st}));
+  EXPECT_TRUE(ex.tracker().done(OpRef{serial, later}));
+  const double sent = ex.link_bytes()[0 * 4 + 1];
+  EXPECT_GE(sent, 3e6);
+  EXPECT_LE(sent, 4e6);
+  EXPECT_DOUBLE_EQ(sent, 1e6 * std::round(sent / 1e6));
 }
 
 TEST(MoeLayer, ScheduleHasTheDocumentedPhasesAndConservesTheirBytes) {

@@ -165,6 +165,7 @@ Placement make_node_balance(const ModelSpec& m, const AnalyticalHardware& hw, co
                       {"bound_us", r.best_bound * 1e6},
                       {"gap", r.gap},
                       {"optimal", r.optimal},
+                      {"branch_and_bound", r.used_cbc},
                       {"seconds", r.seconds},
                       {"branch_nodes", r.branch_nodes},
                       {"groups_kept", pb.groups.experts.size()},

@@ -6,10 +6,32 @@
 #include "mapping/json_fields.h"
 #include "mapping/moe_layer.h"
 #include "methods/hdmoe/node_balance.h"
+#include "methods/hdmoe/prebroadcast_admission.h"
 
 namespace nmpsim::methods::hdmoe {
 
 using namespace nmpsim::mapping;  // the base layer this method builds on
+
+namespace {
+
+/// Every node's expert time when expert e takes unit[e] and node v holds the share rows[e][v].
+std::vector<double> node_seconds(const std::vector<std::vector<double>>& rows, const std::vector<double>& unit) {
+  std::vector<double> load(rows.empty() ? 0 : rows[0].size(), 0.0);
+  for (size_t e = 0; e < rows.size(); ++e)
+    for (size_t v = 0; v < load.size(); ++v) load[v] += rows[e][v] * unit[e];
+  return load;
+}
+
+/// Moves expert e's time from its static shares to an even split over `holders` (least-loaded dispatch).
+void spread(std::vector<double>& load, const std::vector<std::vector<double>>& rows, const std::vector<double>& unit,
+            int e, const std::vector<int>& holders) {
+  for (size_t v = 0; v < load.size(); ++v) load[v] -= rows[e][v] * unit[e];
+  for (int v : holders) load[v] += unit[e] / static_cast<double>(holders.size());
+}
+
+double busiest(const std::vector<double>& load) { return *std::max_element(load.begin(), load.end()); }
+
+}  // namespace
 
 const char* predictor_name(Predictor p) { return p == Predictor::kPrevious ? "previous" : "trace"; }
 
@@ -19,6 +41,14 @@ Predictor parse_predictor(const std::string& text, const std::string& where) {
   throw InputError(where + ": expected previous or trace, got '" + text + "'");
 }
 
+const char* admission_name(Admission a) { return a == Admission::kFlow ? "flow" : "window"; }
+
+Admission parse_admission(const std::string& text, const std::string& where) {
+  if (text == "flow") return Admission::kFlow;
+  if (text == "window") return Admission::kWindow;
+  throw InputError(where + ": expected flow or window, got '" + text + "'");
+}
+
 PrebroadcastOptions prebroadcast_options(const nlohmann::json& j, const std::string& where) {
   const JsonFields f(j, where, "");
   PrebroadcastOptions o;
@@ -26,14 +56,18 @@ PrebroadcastOptions prebroadcast_options(const nlohmann::json& j, const std::str
   o.targets = static_cast<int>(f.integer("targets", 0, 1 << 16, o.targets));
   if (f.has("predict")) o.predict = parse_predictor(f.string("predict"), where + ": predict");
   o.accuracy = f.number("accuracy", o.accuracy);
+  if (f.has("admit")) o.admit = parse_admission(f.string("admit"), where + ": admit");
   if (!(o.accuracy >= 0 && o.accuracy <= 1)) f.fail("accuracy", "must be in [0, 1]");
   f.no_unknown_keys();
   return o;
 }
 
 nlohmann::json to_json(const PrebroadcastOptions& o) {
-  return {
-      {"experts", o.experts}, {"targets", o.targets}, {"predict", predictor_name(o.predict)}, {"accuracy", o.accuracy}};
+  return {{"experts", o.experts},
+          {"targets", o.targets},
+          {"predict", predictor_name(o.predict)},
+          {"accuracy", o.accuracy},
+          {"admit", admission_name(o.admit)}};
 }
 
 void PrebroadcastPolicy::on_step_start(PolicyContext& ctx) {
@@ -47,14 +81,39 @@ void PrebroadcastPolicy::before_plan(PolicyContext& ctx, LayerInputs& in) {
   in.dynamic.full_copies.assign(static_cast<size_t>(ctx.model.experts), {});
   in.dynamic.peak_flops = ctx.hw.peak_flops;
   in.dynamic.memory_bytes_per_s = ctx.hw.memory_bytes_per_s;
+  // What the broadcasts that landed save under this layer's real routing, against what was predicted.
+  const RoutingTrace& tr = ctx.trace;
+  const auto counts = tr.expert_counts(ml % tr.layers(), ctx.first_token, static_cast<size_t>(ctx.cfg.shape.batch));
+  std::vector<double> f(counts.size());
+  for (size_t e = 0; e < f.size(); ++e) f[e] = double(counts[e]) / ctx.cfg.shape.batch;
+  const std::vector<double> unit = expert_seconds(ctx, f);
+  std::vector<double> load = node_seconds(ctx.shares[ml], unit);
+  const double busiest0 = busiest(load);
+  double predicted = 0;
   for (const Pending& pd : pending_[ml]) {
     bool done = true;
     for (const OpRef& r : pd.ops) done = done && ctx.executor.tracker().done(r);
-    if (!done) continue;
+    if (!done) {
+      // Too late for this layer: stop sending what is still queued (the chunks on the way land).
+      for (const OpRef& r : pd.ops) ctx.executor.cancel(r);
+      ++cancelled_;
+      continue;
+    }
     in.dynamic.full_copies[pd.expert] = pd.holders;
     in.use_dynamic = true;
     ++used_;
+    spread(load, ctx.shares[ml], unit, pd.expert, pd.holders);
+    predicted = pd.saving_s;  // cumulative: the last landed one's is the set's
   }
+  if (predicted > 0) {
+    predicted_s_ += predicted;
+    realised_s_ += busiest0 - busiest(load);
+  }
+}
+
+double PrebroadcastPolicy::reliability() const {
+  // Starts trusting the predictor; then the share of the predicted saving that was real, in [0, 1].
+  return predicted_s_ > 0 ? std::clamp(realised_s_ / predicted_s_, 0.0, 1.0) : 1.0;
 }
 
 void PrebroadcastPolicy::before_layer(PolicyContext& ctx, LayerSchedule& s) {
@@ -144,68 +203,106 @@ std::vector<char> least_loaded(const std::vector<double>& load, int count) {
 
 }  // namespace
 
-void PrebroadcastPolicy::issue(PolicyContext& ctx, LayerSchedule& s, uint64_t serial, int after) {
+std::vector<double> PrebroadcastPolicy::expert_seconds(const PolicyContext& ctx, const std::vector<double>& f) const {
+  const double W = ctx.model.expert_bytes();
+  std::vector<double> unit(f.size(), 0.0);
+  for (size_t e = 0; e < f.size(); ++e) {
+    const double tokens = f[e] * ctx.cfg.shape.batch;
+    if (tokens >= 0.5)
+      unit[e] =
+          std::max(tokens * ctx.model.expert_flops_per_token() / ctx.hw.peak_flops, W / ctx.hw.memory_bytes_per_s);
+  }
+  return unit;
+}
+
+std::vector<BroadcastPlan> PrebroadcastPolicy::candidates(const PolicyContext& ctx, int count, double chunk) const {
   const Topology& t = ctx.hw.topology;
-  const int n = t.nodes(), E = ctx.model.experts, B = ctx.cfg.shape.batch;
+  const int n = t.nodes(), E = ctx.model.experts;
   const int next = ctx.moe_layer() + 1;
   const std::vector<double> f = predict(ctx, next);
   const auto& rows = ctx.shares[next];
   const double W = ctx.model.expert_bytes();
-  auto unit = [&](int e) {
-    const double tokens = f[e] * B;
-    if (tokens < 0.5) return 0.0;
-    return std::max(tokens * ctx.model.expert_flops_per_token() / ctx.hw.peak_flops, W / ctx.hw.memory_bytes_per_s);
-  };
-  std::vector<double> load(static_cast<size_t>(n), 0.0);
-  for (int e = 0; e < E; ++e)
-    for (int v = 0; v < n; ++v) load[v] += rows[e][v] * unit(e);
-  // The window: the previous layer's latency (for the first layer, this layer's so far).
-  const double window = ctx.previous ? ctx.previous->total_s() : ctx.executor.now_s() - ctx.layer_start_s;
+  const std::vector<double> unit = expert_seconds(ctx, f);
+  std::vector<double> load = node_seconds(rows, unit);
+  const double busiest0 = busiest(load);
   const int scope = opt_.targets > 0 ? std::min(n, opt_.targets + 1) : n;
-  const int k = broadcasts_that_fit(ctx.hw, W, scope, opt_.experts, window);
-  if (k == 0) return;
-  const double chunk = broadcast_chunk(ctx.hw, W, scope, k);
-  const int ph = s.phase("prebroadcast", PhaseFamily::kMoeComm, /*stream=*/1);
-  const OpId start = phase_barrier(s, after);
   const std::vector<int> ring = ring_order(t, 0, 0, t.width, t.height);
   std::vector<char> chosen(static_cast<size_t>(E), 0);
-  for (int it = 0; it < k; ++it) {
+  std::vector<BroadcastPlan> out;
+  for (int it = 0; it < count; ++it) {
     const int pick = hottest_expert(ctx, rows, f, load, chosen);
     if (pick < 0) break;
     chosen[pick] = 1;
     // Targets: the least-loaded nodes (or all). Every holder of a share streams it along the mesh ring
     // through the targets; afterwards every target holds the whole expert.
     const std::vector<char> target = least_loaded(load, scope < n ? scope - 1 : n);
-    Pending pend{pick, {}, {}};
+    BroadcastPlan plan;
+    plan.expert = pick;
     for (int h = 0; h < n; ++h) {
       const double share = rows[pick][h];
       if (share <= 0) continue;
       const auto pos = std::find(ring.begin(), ring.end(), h) - ring.begin();
-      std::vector<PhysicalNode> chain;
+      BroadcastStream b;
+      b.src = h;
       for (int st = 1; st < n; ++st) {
         const int v = ring[(pos + st) % n];
-        if (target[v]) chain.push_back(PhysicalNode(v));
+        if (target[v]) b.chain.push_back(v);
       }
-      if (chain.empty()) continue;
-      const double bytes = share * W;
-      const OpId op =
-          s.stream(ph, PhysicalNode(h), std::move(chain), bytes, std::min(std::max(chunk, 4096.0), bytes), {start});
-      pend.ops.push_back(OpRef{serial, op});
-      bytes_ += bytes;
+      if (b.chain.empty()) continue;
+      b.bytes = share * W;
+      b.chunk_bytes = std::min(std::max(chunk, 4096.0), b.bytes);
+      plan.streams.push_back(std::move(b));
     }
-    if (pend.ops.empty()) continue;
+    if (plan.streams.empty()) continue;
     for (int v = 0; v < n; ++v)
-      if (target[v]) pend.holders.push_back(v);
+      if (target[v]) plan.holders.push_back(v);
     // Assume it lands: its load spreads evenly over the targets for the next pick.
-    const double spread = unit(pick) / static_cast<double>(pend.holders.size());
-    for (int v = 0; v < n; ++v) load[v] += (target[v] ? spread : 0.0) - rows[pick][v] * unit(pick);
-    pending_[next].push_back(std::move(pend));
+    spread(load, rows, unit, pick, plan.holders);
+    plan.saving_s = busiest0 - busiest(load);
+    out.push_back(std::move(plan));
+  }
+  return out;
+}
+
+void PrebroadcastPolicy::issue(PolicyContext& ctx, LayerSchedule& s, uint64_t serial, int after) {
+  const int n = ctx.hw.topology.nodes();
+  const double W = ctx.model.expert_bytes();
+  const int scope = opt_.targets > 0 ? std::min(n, opt_.targets + 1) : n;
+  std::vector<BroadcastPlan> plans;
+  if (opt_.admit == Admission::kWindow) {
+    // The paper's rule: as many as Eq. 17 fits into the window, the previous layer's latency (for the
+    // first layer, this layer's so far).
+    const double window = ctx.previous ? ctx.previous->total_s() : ctx.executor.now_s() - ctx.layer_start_s;
+    const int k = broadcasts_that_fit(ctx.hw, W, scope, opt_.experts, window);
+    if (k == 0) return;
+    plans = candidates(ctx, k, broadcast_chunk(ctx.hw, W, scope, k));
+  } else {
+    const std::vector<BroadcastPlan> cands =
+        candidates(ctx, opt_.experts, broadcast_chunk(ctx.hw, W, scope, opt_.experts));
+    AdmissionResult a = admit_by_flow(ctx.hw, s, after, cands, reliability());
+    considered_ += a.considered;
+    plans = std::move(a.admitted);
+  }
+  if (plans.empty()) return;
+  const int ph = s.phase("prebroadcast", PhaseFamily::kMoeComm, /*stream=*/1);
+  const OpId start = phase_barrier(s, after);
+  for (const BroadcastPlan& plan : plans) {
+    Pending pend{plan.expert, {}, plan.holders, plan.saving_s};
+    for (OpId op : add_broadcast(s, ph, start, plan)) pend.ops.push_back(OpRef{serial, op});
+    for (const BroadcastStream& b : plan.streams) bytes_ += b.bytes;
+    pending_[ctx.moe_layer() + 1].push_back(std::move(pend));
     ++issued_;
   }
 }
 
 nlohmann::json PrebroadcastPolicy::stats() const {
-  return {{"experts_issued", issued_}, {"experts_used", used_}, {"bytes", bytes_}};
+  return {{"experts_considered", considered_},
+          {"experts_issued", issued_},
+          {"experts_used", used_},
+          {"experts_cancelled", cancelled_},
+          {"bytes", bytes_},
+          {"predicted_saving_us", predicted_s_ * 1e6},
+          {"realised_saving_us", realised_s_ * 1e6}};
 }
 
 void register_prebroadcast(Registry& r) {
@@ -215,7 +312,10 @@ void register_prebroadcast(Registry& r) {
   f.options = {{"experts", "2", "at most this many experts pre-broadcast per layer (Eq. 17 may allow fewer)"},
                {"targets", "4", "copies go to this many least-loaded nodes (0 = every node)"},
                {"predict", "previous", "next layer's loads from the 'previous' layer's routing or from the 'trace'"},
-               {"accuracy", "1", "predict=trace: weight of the true frequencies (the rest is the trace average)"}};
+               {"accuracy", "1", "predict=trace: weight of the true frequencies (the rest is the trace average)"},
+               {"admit", "flow",
+                "'flow': only broadcasts whose predicted saving exceeds their cost on the flow model of the layer; "
+                "'window': the paper's Eq. 17 window"}};
   f.cycle_only = true;  // flow fidelity charges the contention, but is not yet validated on this policy
   f.create = [](const nlohmann::json& o, const std::string& where) {
     return std::make_unique<PrebroadcastPolicy>(prebroadcast_options(o, where));

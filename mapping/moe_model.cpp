@@ -195,6 +195,7 @@ std::map<std::string, ModelSpec> build() {
   all["qwen3-235b-a22b"] = gqa("qwen3-235b-a22b", 128, 8, 94, 4096, 1536, 64, 4);
   all["deepseek-v2-lite"] = mla("deepseek-v2-lite", 64, 6, 26, 1, 2048, 1408, 2, 10944, 16, 0);
   all["deepseek-v3"] = mla("deepseek-v3", 256, 8, 58, 3, 7168, 2048, 1, 18432, 128, 1536);
+  all["deepseek-v2"] = mla("deepseek-v2", 160, 6, 59, 1, 5120, 1536, 2, 12288, 128, 1536);
   return all;
 }
 

@@ -56,6 +56,26 @@ TEST(Models, PublishedShapes) {
   EXPECT_THROW(model_preset("gpt-5"), InputError);
 }
 
+TEST(Models, ExpertSizesAtInt8AreMoEntwinesTableI) {
+  // MoEntwine Table I, one routed expert at INT8 (3 x hidden x intermediate bytes), in MiB.
+  const std::vector<std::pair<const char*, double>> table{
+      {"deepseek-v3", 42}, {"qwen3-235b-a22b", 18}, {"deepseek-v2", 22.5}, {"dbrx", 189}, {"mixtral-8x22b", 288}};
+  for (const auto& [name, mib] : table) {
+    ModelSpec m = model_preset(name);
+    m.weight_bytes = 1;
+    EXPECT_DOUBLE_EQ(m.expert_bytes() / (1 << 20), mib) << name;
+  }
+  // DeepSeek-V2 (236B): 160 routed experts, top-6, 59 MoE layers of 60, 2 shared experts.
+  const ModelSpec d = model_preset("deepseek-v2");
+  EXPECT_EQ(d.experts, 160);
+  EXPECT_EQ(d.top_k, 6);
+  EXPECT_EQ(d.moe_layers, 59);
+  EXPECT_EQ(d.dense_layers, 1);
+  EXPECT_EQ(d.shared_experts, 2);
+  EXPECT_EQ(d.hidden, 5120);
+  EXPECT_EQ(d.intermediate, 1536);
+}
+
 TEST(Traces, LoadsEveryVendoredMixtralTraceByName) {
   const std::vector<std::string> names = vendored_trace_names();
   ASSERT_EQ(names.size(), 8u);  // the eight MT-Bench categories

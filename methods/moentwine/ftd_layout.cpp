@@ -1,0 +1,148 @@
+#include "methods/moentwine/ftd_layout.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <tuple>
+
+#include "mapping/json_fields.h"
+
+namespace nmpsim::methods::moentwine {
+
+using mapping::Topology;
+
+BlockShape block_shape(int width, int height, int n) {
+  BlockShape best{0, 0};
+  std::tuple<int, int, int> best_key{0, 0, 0};
+  for (int a = 1; a <= n; ++a) {
+    if (n % a || width % a || height % (n / a)) continue;
+    const int b = n / a;
+    const bool even_grid = (width / a) % 2 == 0 || (height / b) % 2 == 0;
+    const std::tuple<int, int, int> key{std::abs(a - b), even_grid ? 0 : 1, -a};
+    if (best.w == 0 || key < best_key) {
+      best = {a, b};
+      best_key = key;
+    }
+  }
+  if (best.w == 0)
+    throw mapping::InputError("moentwine: no block of " + std::to_string(n) + " nodes tiles the " +
+                              std::to_string(width) + "x" + std::to_string(height) + " mesh");
+  return best;
+}
+
+const char* mapping_name(Mapping m) { return m == Mapping::kBaseline ? "baseline" : "entwined"; }
+
+namespace {
+
+/// Ring order of the cells of a gx x gy grid (a Hamiltonian cycle when one side is even).
+std::vector<int> grid_ring(const Topology& t, int gx, int gy) {
+  Topology g = t;
+  g.width = gx;
+  g.height = gy;
+  return mapping::ring_order(g, 0, 0, gx, gy);
+}
+
+void index_groups(mapping::Groups& g, int nodes) {
+  g.group_of.assign(static_cast<size_t>(nodes), -1);
+  g.ring_pos.assign(static_cast<size_t>(nodes), -1);
+  for (size_t r = 0; r < g.ring.size(); ++r)
+    for (size_t p = 0; p < g.ring[r].size(); ++p) {
+      g.group_of[static_cast<size_t>(g.ring[r][p])] = static_cast<int>(r);
+      g.ring_pos[static_cast<size_t>(g.ring[r][p])] = static_cast<int>(p);
+    }
+}
+
+}  // namespace
+
+TokenDomains token_domains(const Topology& t, int tp, Mapping m) {
+  const int n = t.nodes();
+  if (tp <= 0 || tp > n || n % tp)
+    throw mapping::InputError("moentwine: the attention TP size " + std::to_string(tp) + " must divide the " +
+                              std::to_string(n) + " nodes");
+  // Baseline: blocks are the TP groups, offsets the FTDs. ER: blocks are the FTDs, offsets the TP groups.
+  const bool er = m == Mapping::kEntwined;
+  const BlockShape b = block_shape(t.width, t.height, er ? n / tp : tp);
+  const int gx = t.width / b.w, gy = t.height / b.h;
+  const std::vector<int> block_ring = grid_ring(t, gx, gy);   // blocks, in ring order over the grid
+  const std::vector<int> cell_ring = grid_ring(t, b.w, b.h);  // offsets inside a block, in ring order
+  auto node = [&](int block, int offset) {
+    return t.id((block % gx) * b.w + offset % b.w, (block / gx) * b.h + offset / b.w);
+  };
+  TokenDomains d;
+  std::vector<std::vector<int>> by_block(static_cast<size_t>(gx * gy)), by_offset(static_cast<size_t>(b.w * b.h));
+  for (int blk : block_ring)
+    for (int off : cell_ring) {
+      by_block[static_cast<size_t>(blk)].push_back(node(blk, off));   // in the block's ring order
+      by_offset[static_cast<size_t>(off)].push_back(node(blk, off));  // in the ring order of the blocks
+    }
+  d.tp.ring = er ? by_offset : by_block;
+  d.ftd = er ? by_block : by_offset;
+  index_groups(d.tp, n);
+  d.ftd_of.assign(static_cast<size_t>(n), -1);
+  for (size_t f = 0; f < d.ftd.size(); ++f)
+    for (int v : d.ftd[f]) d.ftd_of[static_cast<size_t>(v)] = static_cast<int>(f);
+  return d;
+}
+
+namespace {
+
+struct Box {
+  int x0, y0, x1, y1;
+  bool contains(int x, int y) const { return x >= x0 && x <= x1 && y >= y0 && y <= y1; }
+  bool intersects(const Box& o) const { return x0 <= o.x1 && o.x0 <= x1 && y0 <= o.y1 && o.y0 <= y1; }
+  int area() const { return (x1 - x0 + 1) * (y1 - y0 + 1); }
+};
+
+Box box_of(const Topology& t, const std::vector<int>& members) {
+  Box b{t.width, t.height, -1, -1};
+  for (int v : members) {
+    b.x0 = std::min(b.x0, t.x(v));
+    b.y0 = std::min(b.y0, t.y(v));
+    b.x1 = std::max(b.x1, t.x(v));
+    b.y1 = std::max(b.y1, t.y(v));
+  }
+  return b;
+}
+
+int hops(const Topology& t, int a, int b) { return std::abs(t.x(a) - t.x(b)) + std::abs(t.y(a) - t.y(b)); }
+
+}  // namespace
+
+FtdStats ftd_stats(const Topology& t, const TokenDomains& d) {
+  FtdStats s;
+  std::vector<Box> boxes;
+  for (const auto& f : d.ftd) boxes.push_back(box_of(t, f));
+  for (size_t i = 0; i < boxes.size(); ++i) {
+    s.area = std::max(s.area, boxes[i].area());
+    for (size_t j = i + 1; j < boxes.size(); ++j) s.overlap = s.overlap || boxes[i].intersects(boxes[j]);
+  }
+  // Uniform all-to-all inside every FTD: one message per ordered member pair, XY routed. Links are
+  // [node * 4 + dir] with dir N, E, S, W (y grows southwards).
+  std::vector<int> load(static_cast<size_t>(t.nodes()) * 4, 0);
+  long long pairs = 0, pair_hops = 0;
+  for (size_t f = 0; f < d.ftd.size(); ++f)
+    for (int a : d.ftd[f])
+      for (int b : d.ftd[f]) {
+        if (a == b) continue;
+        ++pairs;
+        pair_hops += hops(t, a, b);
+        int x = t.x(a), y = t.y(a);
+        auto step = [&](int dir, int nx, int ny) {
+          ++load[static_cast<size_t>(t.id(x, y)) * 4 + dir];
+          if (d.ftd_of[static_cast<size_t>(t.id(x, y))] != static_cast<int>(f) ||
+              d.ftd_of[static_cast<size_t>(t.id(nx, ny))] != static_cast<int>(f))
+            ++s.pair_hops_through_other_ftds;
+          x = nx;
+          y = ny;
+        };
+        while (x != t.x(b)) x < t.x(b) ? step(1, x + 1, y) : step(3, x - 1, y);
+        while (y != t.y(b)) y < t.y(b) ? step(2, x, y + 1) : step(0, x, y - 1);
+      }
+  s.avg_hops = pairs > 0 ? double(pair_hops) / double(pairs) : 0.0;
+  s.max_link_pair_loads = *std::max_element(load.begin(), load.end());
+  for (const auto& ring : d.tp.ring)
+    for (size_t p = 0; p < ring.size() && ring.size() > 1; ++p)
+      s.ring_step_hops = std::max(s.ring_step_hops, hops(t, ring[p], ring[(p + 1) % ring.size()]));
+  return s;
+}
+
+}  // namespace nmpsim::methods::moentwine

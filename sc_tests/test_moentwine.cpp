@@ -5,6 +5,7 @@
 #include <set>
 
 #include "mapping/json_fields.h"
+#include "methods/moentwine/balancer.h"
 #include "methods/moentwine/ftd_layout.h"
 
 namespace nmpsim::methods::moentwine {
@@ -88,6 +89,48 @@ TEST(MoentwineDomains, EightByEightWithTpSixteen) {
   const TokenDomains er = token_domains(t, 16, Mapping::kEntwined);
   expect_partition(t, er, 16);
   expect_stats(ftd_stats(t, er), 4, 4.0 / 3, false, 2, 2);
+}
+
+TEST(MoentwineBalancer, Algorithm1OnALineOfFourAsComputedByHand) {
+  // A 1x4 line, expert d native on device d, one shadow slot each, predicted loads [10, 4, 3, 1].
+  // 1. Peak 10 on d0: e0 to the nearest qualifying device d1 (4 + 10/2 = 9 < 10): heats 5 9 3 1.
+  // 2. Peak 9 on d1: its most popular expert is e0; d0 holds it, d2 is nearest (3 + 10/3 < 9), copied
+  //    from d1, the holder nearest d2: heats 10/3, 4 + 10/3, 3 + 10/3, 1.
+  // 3. Peak 22/3 on d1: e0 again; d3 (1 + 10/4 = 3.5 < 22/3), copied from d2: heats 2.5 6.5 5.5 3.5.
+  // 4. Peak 6.5 on d1: no free slot for e0 (only d0's, and d0 holds it); e1 to d0 (2.5 + 4/2 = 4.5 <
+  //    6.5): heats 4.5 4.5 5.5 3.5.
+  // 5. Peak 5.5 on d2: no shadow slot is free: stop.
+  mapping::Topology t = mesh(4, 1);
+  ExpertCopies c = native_copies(4, 4, 1);
+  const std::vector<double> load{10, 4, 3, 1};
+  EXPECT_NEAR(imbalance(heats(c, load, 4)), (10 - 4.5) / 4.5, 1e-12);
+  const std::vector<Move> moves = topology_aware_balance(t, c, load);
+  ASSERT_EQ(moves.size(), 4u);
+  const int expected[4][3] = {{0, 0, 1}, {0, 1, 2}, {0, 2, 3}, {1, 1, 0}};
+  for (size_t i = 0; i < moves.size(); ++i) {
+    EXPECT_EQ(moves[i].expert, expected[i][0]) << i;
+    EXPECT_EQ(moves[i].from, expected[i][1]) << i;
+    EXPECT_EQ(moves[i].to, expected[i][2]) << i;
+  }
+  const std::vector<double> h = heats(c, load, 4);
+  const double want[4] = {4.5, 4.5, 5.5, 3.5};
+  for (int d = 0; d < 4; ++d) EXPECT_NEAR(h[static_cast<size_t>(d)], want[d], 1e-12) << d;
+  EXPECT_NEAR(imbalance(h), 1.0 / 4.5, 1e-12);
+  for (int d = 0; d < 4; ++d) EXPECT_EQ(c.free_shadow[static_cast<size_t>(d)], 0);
+}
+
+TEST(MoentwineBalancer, PredictorAndTrigger) {
+  LoadPredictor window(1, 2);
+  EXPECT_TRUE(window.predict(0).empty());
+  for (double v : {1.0, 3.0, 5.0}) window.observe(0, {v});
+  EXPECT_DOUBLE_EQ(window.predict(0)[0], 4.0);  // mean of the last 2 steps
+  LoadPredictor ema(1, 8, 0.5);
+  for (double v : {1.0, 3.0, 5.0}) ema.observe(0, {v});
+  EXPECT_DOUBLE_EQ(ema.predict(0)[0], 3.5);  // 1, then 0.5 x 3 + 0.5 x 1 = 2, then 0.5 x 5 + 0.5 x 2
+  EXPECT_TRUE(should_migrate({0.2, 0.3}, 0.4, 0, 0));
+  EXPECT_FALSE(should_migrate({0.2, 0.3}, 0.6, 0, 0));
+  EXPECT_FALSE(should_migrate({0.2, 0.3}, 0.4, 2, 3));  // invasive: beta steps must pass
+  EXPECT_TRUE(should_migrate({0.2, 0.3}, 0.4, 3, 3));
 }
 
 }  // namespace

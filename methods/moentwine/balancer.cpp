@@ -1,0 +1,116 @@
+#include "methods/moentwine/balancer.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <numeric>
+
+#include "mapping/json_fields.h"
+
+namespace nmpsim::methods::moentwine {
+
+ExpertCopies native_copies(int experts, int devices, int slots) {
+  ExpertCopies c;
+  c.holders.resize(static_cast<size_t>(experts));
+  for (int e = 0; e < experts; ++e) c.holders[static_cast<size_t>(e)].push_back(e % devices);
+  c.free_shadow.assign(static_cast<size_t>(devices), slots);
+  return c;
+}
+
+std::vector<double> heats(const ExpertCopies& c, const std::vector<double>& load, int devices) {
+  std::vector<double> h(static_cast<size_t>(devices), 0.0);
+  for (size_t e = 0; e < c.holders.size(); ++e)
+    for (int d : c.holders[e]) h[static_cast<size_t>(d)] += load[e] / static_cast<double>(c.holders[e].size());
+  return h;
+}
+
+double imbalance(const std::vector<double>& heat) {
+  if (heat.empty()) return 0.0;
+  const double mean = std::accumulate(heat.begin(), heat.end(), 0.0) / static_cast<double>(heat.size());
+  return mean > 0 ? (*std::max_element(heat.begin(), heat.end()) - mean) / mean : 0.0;
+}
+
+namespace {
+
+int distance(const mapping::Topology& t, int a, int b) { return std::abs(t.x(a) - t.x(b)) + std::abs(t.y(a) - t.y(b)); }
+
+bool holds(const ExpertCopies& c, int e, int d) {
+  const auto& h = c.holders[static_cast<size_t>(e)];
+  return std::find(h.begin(), h.end(), d) != h.end();
+}
+
+/// The nearest qualifying target for expert e from the hottest device `hot` (-1 if none).
+int target_for(const mapping::Topology& t, const ExpertCopies& c, const std::vector<double>& load,
+               const std::vector<double>& heat, int e, int hot) {
+  const double copies = static_cast<double>(c.holders[static_cast<size_t>(e)].size()) + 1;
+  int best = -1;
+  for (int d = 0; d < static_cast<int>(heat.size()); ++d) {
+    if (c.free_shadow[static_cast<size_t>(d)] <= 0 || holds(c, e, d)) continue;
+    if (heat[static_cast<size_t>(d)] + load[static_cast<size_t>(e)] / copies >= heat[static_cast<size_t>(hot)])
+      continue;
+    if (best < 0 || distance(t, hot, d) < distance(t, hot, best)) best = d;
+  }
+  return best;
+}
+
+}  // namespace
+
+std::vector<Move> topology_aware_balance(const mapping::Topology& t, ExpertCopies& c, const std::vector<double>& load) {
+  const int devices = static_cast<int>(c.free_shadow.size());
+  if (static_cast<int>(load.size()) != static_cast<int>(c.holders.size()) || devices != t.nodes())
+    throw mapping::InputError("moentwine balancer: loads, experts and devices do not match");
+  std::vector<Move> moves;
+  while (true) {
+    const std::vector<double> heat = heats(c, load, devices);
+    const int hot = static_cast<int>(std::max_element(heat.begin(), heat.end()) - heat.begin());
+    // The hottest device's experts, most popular first (ties: lower id).
+    std::vector<int> mine;
+    for (int e = 0; e < static_cast<int>(c.holders.size()); ++e)
+      if (holds(c, e, hot) && load[static_cast<size_t>(e)] > 0) mine.push_back(e);
+    std::stable_sort(mine.begin(), mine.end(),
+                     [&](int a, int b) { return load[static_cast<size_t>(a)] > load[static_cast<size_t>(b)]; });
+    Move m{-1, -1, -1};
+    for (int e : mine) {
+      const int to = target_for(t, c, load, heat, e, hot);
+      if (to < 0) continue;
+      m.expert = e;
+      m.to = to;
+      for (int h : c.holders[static_cast<size_t>(e)])
+        if (m.from < 0 || distance(t, h, to) < distance(t, m.from, to)) m.from = h;
+      break;
+    }
+    if (m.expert < 0) return moves;
+    c.holders[static_cast<size_t>(m.expert)].push_back(m.to);
+    --c.free_shadow[static_cast<size_t>(m.to)];
+    moves.push_back(m);
+  }
+}
+
+LoadPredictor::LoadPredictor(int layers, int window, double ema)
+    : window_(std::max(1, window)),
+      ema_(ema),
+      history_(static_cast<size_t>(layers)),
+      average_(static_cast<size_t>(layers)) {}
+
+void LoadPredictor::observe(int layer, const std::vector<double>& load) {
+  auto& avg = average_.at(static_cast<size_t>(layer));
+  if (ema_ > 0) {
+    if (avg.empty()) avg = load;
+    for (size_t e = 0; e < load.size(); ++e) avg[e] = ema_ * load[e] + (1 - ema_) * avg[e];
+    return;
+  }
+  auto& h = history_.at(static_cast<size_t>(layer));
+  h.push_back(load);
+  if (static_cast<int>(h.size()) > window_) h.pop_front();
+  avg.assign(load.size(), 0.0);
+  for (const auto& step : h)
+    for (size_t e = 0; e < load.size(); ++e) avg[e] += step[e] / static_cast<double>(h.size());
+}
+
+std::vector<double> LoadPredictor::predict(int layer) const { return average_.at(static_cast<size_t>(layer)); }
+
+bool should_migrate(const std::vector<double>& imbalance_per_layer, double alpha, int steps_since_last, int beta) {
+  const double total = std::accumulate(imbalance_per_layer.begin(), imbalance_per_layer.end(), 0.0);
+  return total > alpha && steps_since_last >= beta;
+}
+
+}  // namespace nmpsim::methods::moentwine

@@ -61,6 +61,52 @@ Groups make_groups(const Topology& t, int group_size) {
   return g;
 }
 
+Groups groups_with_domains(const std::vector<std::vector<int>>& rings, const std::vector<int>& domain_of,
+                           const std::string& where) {
+  const int n = static_cast<int>(domain_of.size());
+  Groups g;
+  g.ring = rings;
+  g.group_of.assign(static_cast<size_t>(n), -1);
+  g.ring_pos.assign(static_cast<size_t>(n), -1);
+  for (size_t r = 0; r < rings.size(); ++r) {
+    if (rings[r].size() != rings[0].size())
+      throw InputError(where + ": tp_rings: every TP group must have " + std::to_string(rings[0].size()) + " nodes");
+    for (size_t q = 0; q < rings[r].size(); ++q) {
+      const int v = rings[r][q];
+      if (v < 0 || v >= n || g.group_of[static_cast<size_t>(v)] >= 0)
+        throw InputError(where + ": tp_rings: node " + std::to_string(v) + " is out of range or in two groups");
+      g.group_of[static_cast<size_t>(v)] = static_cast<int>(r);
+      g.ring_pos[static_cast<size_t>(v)] = static_cast<int>(q);
+    }
+  }
+  const int domains = rings.empty() ? 0 : static_cast<int>(rings[0].size());
+  if (rings.empty() || static_cast<int>(rings.size() * rings[0].size()) != n)
+    throw InputError(where + ": tp_rings: the TP groups must cover all " + std::to_string(n) + " nodes");
+  g.domain_of = domain_of;
+  g.domain_member.assign(rings.size(), std::vector<int>(static_cast<size_t>(domains), -1));
+  for (int v = 0; v < n; ++v) {
+    const int d = domain_of[static_cast<size_t>(v)];
+    const std::string why = where +
+                            ": token_domain: every domain must hold exactly one member of every TP group (node " +
+                            std::to_string(v) + ", domain " + std::to_string(d) + ")";
+    if (d < 0 || d >= domains) throw InputError(why);
+    int& member = g.domain_member[static_cast<size_t>(g.group_of[static_cast<size_t>(v)])][static_cast<size_t>(d)];
+    if (member >= 0) throw InputError(why);
+    member = v;
+  }
+  return g;
+}
+
+Groups groups_for(const Placement& p, const Topology& t, int attn_tp) {
+  if (p.tp_rings.empty()) return make_groups(t, attn_tp);
+  const int size = static_cast<int>(p.tp_rings[0].size()), want = attn_tp > 0 ? attn_tp : t.nodes();
+  if (size != want || static_cast<int>(p.token_domain.size()) != t.nodes())
+    throw InputError("placement '" + p.strategy + "' lays out attention TP groups of " + std::to_string(size) + " of " +
+                     std::to_string(p.token_domain.size()) + " nodes; the run has groups of " + std::to_string(want) +
+                     " of " + std::to_string(t.nodes()) + " (--attn-tp)");
+  return groups_with_domains(p.tp_rings, p.token_domain, "placement '" + p.strategy + "'");
+}
+
 double LayerPlan::dispatch_total() const { return std::accumulate(dispatch.begin(), dispatch.end(), 0.0); }
 double LayerPlan::combine_total() const { return std::accumulate(combine.begin(), combine.end(), 0.0); }
 
@@ -138,6 +184,11 @@ LayerPlan plan_layer(const ModelSpec& m, const std::vector<std::vector<std::vect
   auto visit = [&](int i, int h, int v) {  // token i (home h) needs node v
     if (stamp[v] == i) return;             // already travels to v (for another expert)
     stamp[v] = i;
+    // With token domains the token leaves from its group's member in v's domain (it holds the
+    // group's tokens after the token all-gather), and the partial result returns there.
+    if (groups.has_domains())
+      h = groups.domain_member[static_cast<size_t>(groups.group_of[static_cast<size_t>(h)])]
+                              [static_cast<size_t>(groups.domain_of[static_cast<size_t>(v)])];
     p.partials[h] += 1;
     if (v != h) {
       p.dispatch[static_cast<size_t>(h) * N + v] += m.token_bytes();

@@ -83,7 +83,7 @@ StrategyResult run_placement(Executor& ex, const RunInputs& in, const Placement&
   const auto wall0 = std::chrono::steady_clock::now();
   const ModelSpec& m = in.model;
   const int n = in.hw.topology.nodes();
-  const Groups groups = make_groups(in.hw.topology, in.cfg.attn_tp);
+  const Groups groups = groups_for(p, in.hw.topology, in.cfg.attn_tp);
   const auto shares = physical_shares(p);
   StrategyResult r(p.strategy, ex.fidelity(), n);
   const std::vector<double> links0 = ex.link_bytes(), flops0 = ex.node_flops();

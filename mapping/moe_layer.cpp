@@ -88,6 +88,8 @@ LayerSchedule build_moe_layer(const ModelSpec& m, const LayerPlan& plan, const G
                   plan.shared_bytes);
     ring_phase(s, chain, pn::kSharedReduceScatter, CollectiveKind::kRingReduceScatter, plan, groups, element_bytes);
   }
+  if (groups.has_domains())
+    ring_phase(s, chain, pn::kTokenAllGather, CollectiveKind::kRingAllGather, plan, groups, element_bytes);
   exchange_phase(s, chain, s.phase(pn::kDispatch, PhaseFamily::kMoeComm), plan.dispatch, n, nullptr);
   const int experts = s.phase(pn::kExperts, PhaseFamily::kMoeCompute, kForeground, /*node_balance=*/true);
   DepList work;
@@ -96,6 +98,8 @@ LayerSchedule build_moe_layer(const ModelSpec& m, const LayerPlan& plan, const G
       work.push_back(s.compute(experts, PhysicalNode(v), w.flops, w.bytes, chain.after(), /*own_weights=*/true));
   chain.close(experts, std::move(work));
   exchange_phase(s, chain, s.phase(pn::kCombine, PhaseFamily::kMoeComm), plan.combine, n, &plan.reduce_flops);
+  if (groups.has_domains())
+    ring_phase(s, chain, pn::kPartialReduceScatter, CollectiveKind::kRingReduceScatter, plan, groups, element_bytes);
   return s;
 }
 

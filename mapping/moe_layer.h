@@ -20,6 +20,10 @@ inline constexpr const char* kSharedReduceScatter = "shared_reduce_scatter";
 inline constexpr const char* kDispatch = "dispatch";
 inline constexpr const char* kExperts = "experts";
 inline constexpr const char* kCombine = "combine";
+/// With token domains: every TP member gets its group's tokens before dispatch, and the partial
+/// results spread over the members are reduced over the TP ring after combine.
+inline constexpr const char* kTokenAllGather = "token_allgather";
+inline constexpr const char* kPartialReduceScatter = "partial_reduce_scatter";
 }  // namespace phase_names
 
 /// Builds the layer `plan` describes. `element_bytes`: bytes per element of the reductions.

@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "mapping/json_fields.h"
+#include "mapping/layer_plan.h"
 
 namespace nmpsim::mapping {
 
@@ -82,8 +83,11 @@ nlohmann::json placement_to_json(const Placement& p) {
   }
   std::vector<int> node_map;
   for (PhysicalNode v : p.node_map) node_map.push_back(v.value());
-  return {{"strategy", p.strategy}, {"experts", p.experts}, {"nodes", p.nodes},
-          {"node_map", node_map},   {"solver", p.solver},   {"layers", layers}};
+  nlohmann::json j = {{"strategy", p.strategy}, {"experts", p.experts}, {"nodes", p.nodes},
+                      {"node_map", node_map},   {"solver", p.solver},   {"layers", layers}};
+  if (!p.stats.empty()) j["stats"] = p.stats;
+  if (!p.tp_rings.empty()) j["layout"] = {{"tp_rings", p.tp_rings}, {"token_domain", p.token_domain}};
+  return j;
 }
 
 namespace {
@@ -122,6 +126,25 @@ void read_rows(const nlohmann::json& layers, Placement& p, const std::string& wh
   }
 }
 
+/// {"tp_rings": [[node, ...], ...], "token_domain": [domain of node 0, ...]}, checked as groups.
+void read_layout(const JsonFields& f, Placement& p, const std::string& where) {
+  const nlohmann::json& rings = f.raw("tp_rings");
+  const nlohmann::json& domains = f.raw("token_domain");
+  if (!rings.is_array() || rings.empty()) f.fail("tp_rings", "expected a non-empty list of rings of node ids");
+  if (!domains.is_array() || static_cast<int>(domains.size()) != p.nodes)
+    f.fail("token_domain", "expected a list of " + std::to_string(p.nodes) + " domain ids");
+  for (const auto& ring : rings) {
+    if (!ring.is_array()) f.fail("tp_rings", "expected a list of node ids, got " + describe_json(ring));
+    p.tp_rings.emplace_back();
+    for (const auto& v : ring)
+      p.tp_rings.back().push_back(static_cast<int>(json_index(v, 0, p.nodes - 1, where, "tp_rings entry")));
+  }
+  for (const auto& d : domains)
+    p.token_domain.push_back(static_cast<int>(json_index(d, 0, p.nodes - 1, where, "token_domain entry")));
+  f.no_unknown_keys();
+  groups_with_domains(p.tp_rings, p.token_domain, where);  // throws on an inconsistent layout
+}
+
 }  // namespace
 
 Placement placement_from_json(const nlohmann::json& j, const std::string& where) {
@@ -134,6 +157,7 @@ Placement placement_from_json(const nlohmann::json& j, const std::string& where)
   p.experts = static_cast<int>(root.integer("experts", 1, 65535));
   p.nodes = static_cast<int>(root.integer("nodes", 1, 65536));
   if (root.has("solver")) p.solver = root.raw("solver");
+  if (root.has("stats")) p.stats = root.raw("stats");
   const auto& layers = root.raw("layers");
   if (!layers.is_array() || layers.empty()) root.fail("layers", "expected a non-empty list of layers");
   const double bytes = double(layers.size()) * p.experts * p.nodes * sizeof(double);
@@ -152,6 +176,7 @@ Placement placement_from_json(const nlohmann::json& j, const std::string& where)
       p.node_map[static_cast<size_t>(n)] = PhysicalNode(
           static_cast<int>(json_index(nm[static_cast<size_t>(n)], 0, p.nodes - 1, where + ": node_map", "entry")));
   }
+  if (root.has("layout")) read_layout(root.object("layout"), p, where + ": layout");
   root.no_unknown_keys();
   p.share.assign(layers.size(), std::vector<double>(static_cast<size_t>(p.experts) * p.nodes, 0.0));
   read_rows(layers, p, where);

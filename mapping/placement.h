@@ -21,6 +21,11 @@ struct Placement {
   std::vector<std::vector<double>> share;            ///< [layer][expert * nodes + logical node]
   std::vector<PhysicalNode> node_map;                ///< [logical node] -> physical node
   nlohmann::json solver = nlohmann::json::object();  ///< optional solver statistics
+  nlohmann::json stats = nlohmann::json::object();   ///< optional figures of the placement (e.g. "ftd")
+  /// Optional attention layout (MoEntwine): TP groups as rings of physical nodes, and each physical
+  /// node's full token domain. Empty: compact groups of the run's --attn-tp, tokens sent from home.
+  std::vector<std::vector<int>> tp_rings;
+  std::vector<int> token_domain;
 
   Placement() = default;
   Placement(std::string strategy, int experts, int nodes, int layers);

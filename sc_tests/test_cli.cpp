@@ -314,7 +314,7 @@ TEST(CliRun, StrategyAllRunsEveryRegisteredStrategyAndASecondRunReusesTheSolve) 
   for (const char* s : {"hdmoe-node", "hdmoe"})
     EXPECT_EQ(a["strategies"][s]["mean_tbt_us"], b["strategies"][s]["mean_tbt_us"]) << s;
   // The spec lists what "all" meant, with every option resolved.
-  EXPECT_EQ(a["spec"]["strategies"].size(), 5u);
+  EXPECT_EQ(a["spec"]["strategies"].size(), 7u);  // tp ep cb hdmoe-node hdmoe moentwine-baseline moentwine-er
   EXPECT_EQ(a["spec"]["strategies"][4]["options"]["mapper"], "bo");
 }
 
@@ -372,7 +372,7 @@ TEST(CliRun, TheSpecInSummaryJsonReproducesTheRun) {
 TEST(CliRun, HelpAndListsComeFromTheRegistry) {
   const CliRun help = nmpsim("run --help");
   ASSERT_EQ(help.code, 0);
-  for (const char* s : {"tp | ep | cb |", "hdmoe-node | hdmoe", "--strategy-opt", "--policy", "--spec"})
+  for (const char* s : {"tp | ep |", "hdmoe-node | hdmoe", "moentwine-er", "--strategy-opt", "--policy", "--spec"})
     EXPECT_NE(help.out.find(s), std::string::npos) << s;
   const CliRun list = nmpsim("run --list-strategies --list-policies");
   ASSERT_EQ(list.code, 0);
@@ -399,7 +399,9 @@ TEST(CliRun, BadInputsAreOneLineExitTwo) {
       {"run --batch 0", "--batch: must be in"},
       {"run --fidelity exact", "--fidelity: expected cycle or flow"},
       {"run --attn-tp 5", "must divide the 32 nodes"},
-      {"run --strategy foo", "'foo' is neither a strategy (tp, ep, cb, hdmoe-node, hdmoe, all) nor a readable"},
+      {"run --strategy foo",
+       "'foo' is neither a strategy (tp, ep, cb, hdmoe-node, hdmoe, moentwine-baseline, moentwine-er, all) nor a "
+       "readable"},
       {"run --strategy tp,tp --fidelity flow", "strategy 'tp' is listed twice"},
       {"run --strategy tp,cb --strategy-opt cb.regions=abc", "strategy cb options: regions: expected an integer"},
       {"run --strategy tp --strategy-opt ep.x=1", "--strategy-opt: no strategy 'ep' in this run's --strategy list"},

@@ -5,6 +5,9 @@
 #include <set>
 
 #include "mapping/json_fields.h"
+#include "mapping/layer_runner.h"
+#include "mapping/moe_layer.h"
+#include "mapping_test_util.h"
 #include "methods/moentwine/balancer.h"
 #include "methods/moentwine/ftd_layout.h"
 
@@ -131,6 +134,69 @@ TEST(MoentwineBalancer, PredictorAndTrigger) {
   EXPECT_FALSE(should_migrate({0.2, 0.3}, 0.6, 0, 0));
   EXPECT_FALSE(should_migrate({0.2, 0.3}, 0.4, 2, 3));  // invasive: beta steps must pass
   EXPECT_TRUE(should_migrate({0.2, 0.3}, 0.4, 3, 3));
+}
+
+/// A placement with MoEntwine's layout: EP experts, the mapping's TP rings and token domains.
+mapping::Placement laid_out(const mapping::ModelSpec& m, const mapping::Topology& t, int tp, Mapping mp) {
+  const TokenDomains d = token_domains(t, tp, mp);
+  mapping::Placement p = mapping::make_ep(m, t.nodes());
+  p.tp_rings = d.tp.ring;
+  p.token_domain = d.ftd_of;
+  return p;
+}
+
+TEST(MoentwineLayer, TokensReachExpertsFromTheirGroupsMemberInTheExpertsDomain) {
+  mapping::ModelSpec m = mapping::model_preset("qwen3-235b-a22b");
+  m.moe_layers = 2;
+  m.dense_layers = 0;
+  const mapping::RoutingTrace tr = mapping::testing::trace_for(m, 0.0, 256);
+  const mapping::Topology t = mesh(4, 4);
+  for (Mapping mp : {Mapping::kBaseline, Mapping::kEntwined}) {
+    const mapping::Placement p = laid_out(m, t, 4, mp);
+    const mapping::Groups g = mapping::groups_for(p, t, 4);
+    ASSERT_TRUE(g.has_domains());
+    const mapping::LayerPlan plan =
+        mapping::plan_layer(m, mapping::physical_shares(p), 0, tr, 0, g, mapping::RunShape{256, 1024});
+    // Every dispatch message stays inside one domain and leaves from a member of the token's group.
+    double partials = 0;
+    for (int h = 0; h < 16; ++h)
+      for (int v = 0; v < 16; ++v)
+        if (plan.dispatch[static_cast<size_t>(h) * 16 + v] > 0) EXPECT_EQ(g.domain_of[h], g.domain_of[v]) << h << v;
+    for (double x : plan.partials) partials += x;
+    // Each token meets each distinct node of its experts once (EP: expert e on node e mod 16).
+    double pairs = 0;
+    for (int i = 0; i < 256; ++i) {
+      std::set<int> nodes;
+      for (int k = 0; k < m.top_k; ++k) nodes.insert(tr.experts_of(0, static_cast<size_t>(i))[k] % 16);
+      pairs += static_cast<double>(nodes.size());
+    }
+    EXPECT_DOUBLE_EQ(partials, pairs);
+    EXPECT_DOUBLE_EQ(plan.dispatch_total(), plan.combine_total());
+    // The layer gathers the group's tokens before dispatch and reduces the partials after combine.
+    const mapping::LayerSchedule s = mapping::build_moe_layer(m, plan, g, 2);
+    EXPECT_GE(s.find_phase(mapping::phase_names::kTokenAllGather), 0);
+    EXPECT_GT(s.find_phase(mapping::phase_names::kPartialReduceScatter), s.find_phase(mapping::phase_names::kCombine));
+  }
+  // Without a layout, neither phase.
+  const mapping::Groups plain = mapping::make_groups(t, 4);
+  const mapping::Placement ep = mapping::make_ep(m, 16);
+  const mapping::LayerSchedule s = mapping::build_moe_layer(
+      m, mapping::plan_layer(m, mapping::physical_shares(ep), 0, tr, 0, plain, mapping::RunShape{256, 1024}), plain, 2);
+  EXPECT_LT(s.find_phase(mapping::phase_names::kTokenAllGather), 0);
+}
+
+TEST(MoentwineLayer, LayoutsAreCheckedAndSurviveTheFile) {
+  mapping::ModelSpec m = mapping::model_preset("qwen3-235b-a22b");
+  m.moe_layers = 1;
+  const mapping::Topology t = mesh(4, 4);
+  mapping::Placement p = laid_out(m, t, 4, Mapping::kEntwined);
+  const mapping::Placement back = mapping::placement_from_json(mapping::placement_to_json(p), "p.json");
+  EXPECT_EQ(back.tp_rings, p.tp_rings);
+  EXPECT_EQ(back.token_domain, p.token_domain);
+  EXPECT_THROW(mapping::groups_for(p, t, 8), mapping::InputError);  // the run's --attn-tp differs
+  ASSERT_EQ(p.tp_rings[0][1], 2);                                   // nodes 0 and 2: one TP group, two domains
+  p.token_domain[2] = p.token_domain[0];
+  EXPECT_THROW(mapping::placement_from_json(mapping::placement_to_json(p), "p.json"), mapping::InputError);
 }
 
 }  // namespace

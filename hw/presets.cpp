@@ -38,7 +38,7 @@ HardwareSpec hdmoe(int w, int h, const HdmoePoint& p) {
 }
 
 /// MoEntwine's wafer-scale chip: B200-class compute dies with HBM, one die per mesh node.
-HardwareSpec wafer(int w, int h, int wafers_x, int wafers_y) {
+HardwareSpec wafer(int w, int h, int wafers_x, int wafers_y, bool border_per_link = false) {
   HardwareSpec s;
   s.node_kind = "die";
   s.topology.width = w * wafers_x;
@@ -50,8 +50,9 @@ HardwareSpec wafer(int w, int h, int wafers_x, int wafers_y) {
   // shared by the border's links.
   s.topology.links[0] = mapping::LinkParams{4000.0, 20.0, 0.1};
   s.topology.links[1] = mapping::LinkParams{4000.0, 20.0, 0.1};
-  const int border_links = std::min(w, h);
-  s.topology.links[2] = mapping::LinkParams{9000.0 / 2 / border_links, 100.0, 1.0};
+  // The other reading: 9 TB/s bidirectional on every border link.
+  const int border_links = border_per_link ? 1 : std::min(w, h);
+  s.topology.links[2] = mapping::LinkParams{9000.0 / 2 / border_links, 100.0, 0.1};
   s.compute.peak_flops = 2250e12;
   s.compute.startup_ns = 2000;  // kernel launch scale on a GPU-class die
   s.compute.pj_per_flop = 0.4;
@@ -88,6 +89,10 @@ std::map<std::string, HardwareSpec> build_presets() {
   HardwareSpec s = wafer(8, 8, 2, 2);
   s.name = "wsc-4wafer-8x8";
   s.description = "four 8x8 MoEntwine-style wafers joined edge to edge (2x2), 9 TB/s per wafer border";
+  all[s.name] = s;
+  s = wafer(8, 8, 2, 2, /*border_per_link=*/true);
+  s.name = "wsc-4wafer-8x8-wide-border";
+  s.description = "four 8x8 MoEntwine-style wafers (2x2), 9 TB/s on every border link (the other reading)";
   all[s.name] = s;
   return all;
 }

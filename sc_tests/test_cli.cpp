@@ -128,7 +128,7 @@ TEST(CliNocRouter, BadRouterOptionsAreOneLineExitTwo) {
 TEST(CliHw, ListsPresetsOnePerLineNameFirst) {
   const CliRun r = nmpsim("hw --list-presets");
   EXPECT_EQ(r.code, 0);
-  EXPECT_EQ(lines(r.out), 13);
+  EXPECT_EQ(lines(r.out), 14);
   EXPECT_EQ(r.out.rfind("hdmoe-4x4-10t25g ", 0), 0u);
   EXPECT_NE(r.out.find("\nwsc-4wafer-8x8 "), std::string::npos);
 }

@@ -12,7 +12,8 @@ TEST(HwPresets, AllRequiredNamesExistAndValidate) {
   std::vector<std::string> expected;
   for (const char* mesh : {"4x4", "4x8", "8x8"})
     for (const char* p : {"2.5t75g", "5t50g", "10t25g"}) expected.push_back(std::string("hdmoe-") + mesh + "-" + p);
-  for (const char* w : {"wsc-4x4", "wsc-6x6", "wsc-8x8", "wsc-4wafer-8x8"}) expected.push_back(w);
+  for (const char* w : {"wsc-4x4", "wsc-6x6", "wsc-8x8", "wsc-4wafer-8x8", "wsc-4wafer-8x8-wide-border"})
+    expected.push_back(w);
   const auto names = preset_names();
   EXPECT_EQ(names.size(), expected.size());
   for (const auto& n : expected) {
@@ -40,6 +41,9 @@ TEST(HwPresets, NumbersFromThePapers) {
   EXPECT_EQ(m.topology.wafers(), 4);
   // 9 TB/s bidirectional per border of 8 links: 562.5 GB/s per link per direction.
   EXPECT_DOUBLE_EQ(m.topology.links[2].gbytes_per_s * 2 * 8, 9000.0);
+  EXPECT_DOUBLE_EQ(m.topology.links[2].pj_per_bit, 0.1);  // MoEntwine: 0.1 pJ/bit on every link
+  // The other reading: 9 TB/s bidirectional on each border link.
+  EXPECT_DOUBLE_EQ(preset("wsc-4wafer-8x8-wide-border").topology.links[2].gbytes_per_s * 2, 9000.0);
 }
 
 TEST(HwTopology, HierarchyQueries) {

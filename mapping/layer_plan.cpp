@@ -61,36 +61,50 @@ Groups make_groups(const Topology& t, int group_size) {
   return g;
 }
 
-Groups groups_with_domains(const std::vector<std::vector<int>>& rings, const std::vector<int>& domain_of,
+namespace {
+
+/// Checks that `rings` partition the n nodes into rings of equal size and fills each node's ring and
+/// position; InputError "<where>: <what>: ..." otherwise.
+void index_rings(const std::vector<std::vector<int>>& rings, int n, const std::string& where, const char* what,
+                 std::vector<int>& ring_of, std::vector<int>* pos) {
+  ring_of.assign(static_cast<size_t>(n), -1);
+  if (pos) pos->assign(static_cast<size_t>(n), -1);
+  if (rings.empty() || rings[0].empty() || static_cast<int>(rings.size() * rings[0].size()) != n)
+    throw InputError(where + ": " + what + ": the rings must be of equal size and cover all " + std::to_string(n) +
+                     " nodes");
+  for (size_t r = 0; r < rings.size(); ++r) {
+    if (rings[r].size() != rings[0].size())
+      throw InputError(where + ": " + what + ": every ring must have " + std::to_string(rings[0].size()) + " nodes");
+    for (size_t q = 0; q < rings[r].size(); ++q) {
+      const int v = rings[r][q];
+      if (v < 0 || v >= n || ring_of[static_cast<size_t>(v)] >= 0)
+        throw InputError(where + ": " + what + ": node " + std::to_string(v) + " is out of range or in two rings");
+      ring_of[static_cast<size_t>(v)] = static_cast<int>(r);
+      if (pos) (*pos)[static_cast<size_t>(v)] = static_cast<int>(q);
+    }
+  }
+}
+
+}  // namespace
+
+Groups groups_with_domains(const std::vector<std::vector<int>>& tp_rings,
+                           const std::vector<std::vector<int>>& token_rings, const std::vector<int>& domain_of,
                            const std::string& where) {
   const int n = static_cast<int>(domain_of.size());
   Groups g;
-  g.ring = rings;
-  g.group_of.assign(static_cast<size_t>(n), -1);
-  g.ring_pos.assign(static_cast<size_t>(n), -1);
-  for (size_t r = 0; r < rings.size(); ++r) {
-    if (rings[r].size() != rings[0].size())
-      throw InputError(where + ": tp_rings: every TP group must have " + std::to_string(rings[0].size()) + " nodes");
-    for (size_t q = 0; q < rings[r].size(); ++q) {
-      const int v = rings[r][q];
-      if (v < 0 || v >= n || g.group_of[static_cast<size_t>(v)] >= 0)
-        throw InputError(where + ": tp_rings: node " + std::to_string(v) + " is out of range or in two groups");
-      g.group_of[static_cast<size_t>(v)] = static_cast<int>(r);
-      g.ring_pos[static_cast<size_t>(v)] = static_cast<int>(q);
-    }
-  }
-  const int domains = rings.empty() ? 0 : static_cast<int>(rings[0].size());
-  if (rings.empty() || static_cast<int>(rings.size() * rings[0].size()) != n)
-    throw InputError(where + ": tp_rings: the TP groups must cover all " + std::to_string(n) + " nodes");
+  g.ring = tp_rings;
+  index_rings(tp_rings, n, where, "tp_rings", g.group_of, &g.ring_pos);
+  g.token_ring = token_rings.empty() ? tp_rings : token_rings;
+  index_rings(g.token_ring, n, where, "token_rings", g.token_ring_of, nullptr);
+  const int domains = static_cast<int>(g.token_ring[0].size());
   g.domain_of = domain_of;
-  g.domain_member.assign(rings.size(), std::vector<int>(static_cast<size_t>(domains), -1));
+  g.domain_member.assign(g.token_ring.size(), std::vector<int>(static_cast<size_t>(domains), -1));
   for (int v = 0; v < n; ++v) {
     const int d = domain_of[static_cast<size_t>(v)];
-    const std::string why = where +
-                            ": token_domain: every domain must hold exactly one member of every TP group (node " +
-                            std::to_string(v) + ", domain " + std::to_string(d) + ")";
+    const std::string why = where + ": token_domain: every domain must hold exactly one member of every token ring " +
+                            "(node " + std::to_string(v) + ", domain " + std::to_string(d) + ")";
     if (d < 0 || d >= domains) throw InputError(why);
-    int& member = g.domain_member[static_cast<size_t>(g.group_of[static_cast<size_t>(v)])][static_cast<size_t>(d)];
+    int& member = g.domain_member[static_cast<size_t>(g.token_ring_of[static_cast<size_t>(v)])][static_cast<size_t>(d)];
     if (member >= 0) throw InputError(why);
     member = v;
   }
@@ -104,7 +118,7 @@ Groups groups_for(const Placement& p, const Topology& t, int attn_tp) {
     throw InputError("placement '" + p.strategy + "' lays out attention TP groups of " + std::to_string(size) + " of " +
                      std::to_string(p.token_domain.size()) + " nodes; the run has groups of " + std::to_string(want) +
                      " of " + std::to_string(t.nodes()) + " (--attn-tp)");
-  return groups_with_domains(p.tp_rings, p.token_domain, "placement '" + p.strategy + "'");
+  return groups_with_domains(p.tp_rings, p.token_rings, p.token_domain, "placement '" + p.strategy + "'");
 }
 
 double LayerPlan::dispatch_total() const { return std::accumulate(dispatch.begin(), dispatch.end(), 0.0); }
@@ -187,7 +201,7 @@ LayerPlan plan_layer(const ModelSpec& m, const std::vector<std::vector<std::vect
     // With token domains the token leaves from its group's member in v's domain (it holds the
     // group's tokens after the token all-gather), and the partial result returns there.
     if (groups.has_domains())
-      h = groups.domain_member[static_cast<size_t>(groups.group_of[static_cast<size_t>(h)])]
+      h = groups.domain_member[static_cast<size_t>(groups.token_ring_of[static_cast<size_t>(h)])]
                               [static_cast<size_t>(groups.domain_of[static_cast<size_t>(v)])];
     p.partials[h] += 1;
     if (v != h) {

@@ -18,21 +18,25 @@ struct Groups {
   std::vector<std::vector<int>> ring;  ///< physical nodes of each group, in ring order
   std::vector<int> group_of;           ///< group of each node
   std::vector<int> ring_pos;           ///< position of each node in its group's ring
-  /// Optional full token domains (MoEntwine): each node's domain, and every group's member in each
-  /// domain ([group][domain]). With domains a token reaches an expert from its group's member in the
-  /// expert's domain (docs/MODEL.md "Token domains in the layer"); empty: from its home.
-  std::vector<int> domain_of;
-  std::vector<std::vector<int>> domain_member;
+  /// Optional full token domains (MoEntwine). Before dispatch every node gathers the tokens of its
+  /// token ring (the TP ring, or HER's ring of same-position dies across wafers); a token then
+  /// reaches an expert from its token ring's member in the expert's domain, and the partial results
+  /// are reduced over the token ring (docs/MODEL.md "Token domains in the layer"). Empty: from home.
+  std::vector<int> domain_of;                   ///< each node's domain
+  std::vector<std::vector<int>> token_ring;     ///< rings of the token all-gather, in ring order
+  std::vector<int> token_ring_of;               ///< each node's token ring
+  std::vector<std::vector<int>> domain_member;  ///< [token ring][domain] -> its member there
   int size() const { return static_cast<int>(ring.size()); }
   bool has_domains() const { return !domain_of.empty(); }
 };
 /// `group_size` nodes per group (0 = all nodes). Rings are Hamiltonian cycles of the rectangle
 /// when one side is even (every ring hop is one mesh hop), otherwise a snake.
 Groups make_groups(const Topology& t, int group_size);
-/// Groups with the given rings (physical nodes) and token domains (`domain_of`, empty: none). Throws
-/// InputError naming `where` unless the rings partition the nodes into equal groups and every domain
-/// holds exactly one member of every group.
-Groups groups_with_domains(const std::vector<std::vector<int>>& rings, const std::vector<int>& domain_of,
+/// Groups with the given TP rings, token rings (empty: the TP rings) and token domains (physical
+/// nodes). Throws InputError naming `where` unless both ring sets partition the nodes into equal
+/// rings and every domain holds exactly one member of every token ring.
+Groups groups_with_domains(const std::vector<std::vector<int>>& tp_rings,
+                           const std::vector<std::vector<int>>& token_rings, const std::vector<int>& domain_of,
                            const std::string& where);
 /// The groups a run of placement `p` uses: its own layout if it has one (whose group size must be
 /// the run's `attn_tp`, 0 = all nodes), else make_groups(t, attn_tp).

@@ -18,10 +18,10 @@ class PhaseChain {
 };
 
 void ring_phase(LayerSchedule& s, PhaseChain& chain, const char* name, CollectiveKind kind, const LayerPlan& plan,
-                const Groups& groups, double element_bytes) {
+                const std::vector<std::vector<int>>& rings, double element_bytes) {
   const int ph = s.phase(name, PhaseFamily::kAllReduce);
   DepList joins;
-  for (const auto& members : groups.ring) {
+  for (const auto& members : rings) {
     Collective c;
     c.kind = kind;
     c.element_bytes = element_bytes;
@@ -76,20 +76,21 @@ LayerSchedule build_moe_layer(const ModelSpec& m, const LayerPlan& plan, const G
   LayerSchedule s;
   PhaseChain chain(s);
   const int n = plan.nodes;
-  ring_phase(s, chain, pn::kAllGather, CollectiveKind::kRingAllGather, plan, groups, element_bytes);
+  ring_phase(s, chain, pn::kAllGather, CollectiveKind::kRingAllGather, plan, groups.ring, element_bytes);
   compute_phase(s, chain, s.phase(pn::kAttention, PhaseFamily::kAttention), plan.attn_flops, plan.attn_bytes);
-  ring_phase(s, chain, pn::kReduceScatter, CollectiveKind::kRingReduceScatter, plan, groups, element_bytes);
+  ring_phase(s, chain, pn::kReduceScatter, CollectiveKind::kRingReduceScatter, plan, groups.ring, element_bytes);
   if (plan.dense) return s;
   compute_phase(s, chain, s.phase(pn::kGate, PhaseFamily::kMoeCompute), plan.gate_flops, plan.gate_bytes);
   if (m.shared_experts > 0) {
     // Shared experts: tensor parallel inside the attention group, like a dense FFN.
-    ring_phase(s, chain, pn::kSharedAllGather, CollectiveKind::kRingAllGather, plan, groups, element_bytes);
+    ring_phase(s, chain, pn::kSharedAllGather, CollectiveKind::kRingAllGather, plan, groups.ring, element_bytes);
     compute_phase(s, chain, s.phase(pn::kSharedExperts, PhaseFamily::kMoeCompute), plan.shared_flops,
                   plan.shared_bytes);
-    ring_phase(s, chain, pn::kSharedReduceScatter, CollectiveKind::kRingReduceScatter, plan, groups, element_bytes);
+    ring_phase(s, chain, pn::kSharedReduceScatter, CollectiveKind::kRingReduceScatter, plan, groups.ring,
+               element_bytes);
   }
   if (groups.has_domains())
-    ring_phase(s, chain, pn::kTokenAllGather, CollectiveKind::kRingAllGather, plan, groups, element_bytes);
+    ring_phase(s, chain, pn::kTokenAllGather, CollectiveKind::kRingAllGather, plan, groups.token_ring, element_bytes);
   exchange_phase(s, chain, s.phase(pn::kDispatch, PhaseFamily::kMoeComm), plan.dispatch, n, nullptr);
   const int experts = s.phase(pn::kExperts, PhaseFamily::kMoeCompute, kForeground, /*node_balance=*/true);
   DepList work;
@@ -99,7 +100,8 @@ LayerSchedule build_moe_layer(const ModelSpec& m, const LayerPlan& plan, const G
   chain.close(experts, std::move(work));
   exchange_phase(s, chain, s.phase(pn::kCombine, PhaseFamily::kMoeComm), plan.combine, n, &plan.reduce_flops);
   if (groups.has_domains())
-    ring_phase(s, chain, pn::kPartialReduceScatter, CollectiveKind::kRingReduceScatter, plan, groups, element_bytes);
+    ring_phase(s, chain, pn::kPartialReduceScatter, CollectiveKind::kRingReduceScatter, plan, groups.token_ring,
+               element_bytes);
   return s;
 }
 

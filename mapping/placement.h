@@ -25,6 +25,7 @@ struct Placement {
   /// Optional attention layout (MoEntwine): TP groups as rings of physical nodes, and each physical
   /// node's full token domain. Empty: compact groups of the run's --attn-tp, tokens sent from home.
   std::vector<std::vector<int>> tp_rings;
+  std::vector<std::vector<int>> token_rings;  ///< rings of the token all-gather (empty: the TP rings)
   std::vector<int> token_domain;
 
   Placement() = default;

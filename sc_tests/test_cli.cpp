@@ -314,7 +314,7 @@ TEST(CliRun, StrategyAllRunsEveryRegisteredStrategyAndASecondRunReusesTheSolve) 
   for (const char* s : {"hdmoe-node", "hdmoe"})
     EXPECT_EQ(a["strategies"][s]["mean_tbt_us"], b["strategies"][s]["mean_tbt_us"]) << s;
   // The spec lists what "all" meant, with every option resolved.
-  EXPECT_EQ(a["spec"]["strategies"].size(), 7u);  // tp ep cb hdmoe-node hdmoe moentwine-baseline moentwine-er
+  EXPECT_EQ(a["spec"]["strategies"].size(), 8u);  // tp ep cb hdmoe-node hdmoe moentwine-{baseline,er,her}
   EXPECT_EQ(a["spec"]["strategies"][4]["options"]["mapper"], "bo");
 }
 
@@ -400,7 +400,8 @@ TEST(CliRun, BadInputsAreOneLineExitTwo) {
       {"run --fidelity exact", "--fidelity: expected cycle or flow"},
       {"run --attn-tp 5", "must divide the 32 nodes"},
       {"run --strategy foo",
-       "'foo' is neither a strategy (tp, ep, cb, hdmoe-node, hdmoe, moentwine-baseline, moentwine-er, all) nor a "
+       "'foo' is neither a strategy (tp, ep, cb, hdmoe-node, hdmoe, moentwine-baseline, moentwine-er, moentwine-her, "
+       "all) nor a "
        "readable"},
       {"run --strategy tp,tp --fidelity flow", "strategy 'tp' is listed twice"},
       {"run --strategy tp,cb --strategy-opt cb.regions=abc", "strategy cb options: regions: expected an integer"},

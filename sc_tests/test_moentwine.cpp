@@ -141,8 +141,25 @@ mapping::Placement laid_out(const mapping::ModelSpec& m, const mapping::Topology
   const TokenDomains d = token_domains(t, tp, mp);
   mapping::Placement p = mapping::make_ep(m, t.nodes());
   p.tp_rings = d.tp.ring;
+  p.token_rings = d.token_rings;
   p.token_domain = d.ftd_of;
   return p;
+}
+
+TEST(MoentwineDomains, HerKeepsTpInsideAWaferAndGathersTokensAcrossWafers) {
+  // Two 2x2 wafers side by side (a 4x2 mesh), TP 2. Inside a wafer ER cuts 2x1 rows as domains, so
+  // the TP groups are its columns: {0, 4}, {1, 5} on wafer 0 and {2, 6}, {3, 7} on wafer 1. Every
+  // wafer is one domain; the token all-gather pairs each die with the same position on the other
+  // wafer: {0, 2}, {1, 3}, {4, 6}, {5, 7}.
+  mapping::Topology t = mesh(4, 2);
+  t.wafer_width = 2;
+  t.wafer_height = 2;
+  const TokenDomains d = token_domains(t, 2, Mapping::kHierarchical);
+  const std::vector<std::vector<int>> tp{{0, 4}, {1, 5}, {2, 6}, {3, 7}}, token{{0, 2}, {1, 3}, {4, 6}, {5, 7}};
+  EXPECT_EQ(d.tp.ring, tp);
+  EXPECT_EQ(d.token_rings, token);
+  EXPECT_EQ(d.ftd_of, (std::vector<int>{0, 0, 1, 1, 0, 0, 1, 1}));
+  EXPECT_THROW(token_domains(t, 8, Mapping::kHierarchical), mapping::InputError);  // TP larger than a wafer
 }
 
 TEST(MoentwineLayer, TokensReachExpertsFromTheirGroupsMemberInTheExpertsDomain) {
@@ -150,14 +167,16 @@ TEST(MoentwineLayer, TokensReachExpertsFromTheirGroupsMemberInTheExpertsDomain) 
   m.moe_layers = 2;
   m.dense_layers = 0;
   const mapping::RoutingTrace tr = mapping::testing::trace_for(m, 0.0, 256);
-  const mapping::Topology t = mesh(4, 4);
-  for (Mapping mp : {Mapping::kBaseline, Mapping::kEntwined}) {
+  mapping::Topology t = mesh(4, 4);
+  t.wafer_width = 2;  // four 2x2 wafers, for HER
+  t.wafer_height = 2;
+  for (Mapping mp : {Mapping::kBaseline, Mapping::kEntwined, Mapping::kHierarchical}) {
     const mapping::Placement p = laid_out(m, t, 4, mp);
     const mapping::Groups g = mapping::groups_for(p, t, 4);
     ASSERT_TRUE(g.has_domains());
     const mapping::LayerPlan plan =
         mapping::plan_layer(m, mapping::physical_shares(p), 0, tr, 0, g, mapping::RunShape{256, 1024});
-    // Every dispatch message stays inside one domain and leaves from a member of the token's group.
+    // Every dispatch message stays inside one domain (for HER: one wafer).
     double partials = 0;
     for (int h = 0; h < 16; ++h)
       for (int v = 0; v < 16; ++v)
@@ -194,7 +213,12 @@ TEST(MoentwineLayer, LayoutsAreCheckedAndSurviveTheFile) {
   EXPECT_EQ(back.tp_rings, p.tp_rings);
   EXPECT_EQ(back.token_domain, p.token_domain);
   EXPECT_THROW(mapping::groups_for(p, t, 8), mapping::InputError);  // the run's --attn-tp differs
-  ASSERT_EQ(p.tp_rings[0][1], 2);                                   // nodes 0 and 2: one TP group, two domains
+  mapping::Topology wafers = t;                                     // HER's token rings survive too
+  wafers.wafer_width = wafers.wafer_height = 2;
+  const mapping::Placement her = laid_out(m, wafers, 4, Mapping::kHierarchical);
+  ASSERT_FALSE(her.token_rings.empty());
+  EXPECT_EQ(mapping::placement_from_json(mapping::placement_to_json(her), "h.json").token_rings, her.token_rings);
+  ASSERT_EQ(p.tp_rings[0][1], 2);  // nodes 0 and 2: one TP group, two domains
   p.token_domain[2] = p.token_domain[0];
   EXPECT_THROW(mapping::placement_from_json(mapping::placement_to_json(p), "p.json"), mapping::InputError);
 }

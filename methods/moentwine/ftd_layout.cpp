@@ -29,7 +29,9 @@ BlockShape block_shape(int width, int height, int n) {
   return best;
 }
 
-const char* mapping_name(Mapping m) { return m == Mapping::kBaseline ? "baseline" : "entwined"; }
+const char* mapping_name(Mapping m) {
+  return m == Mapping::kBaseline ? "baseline" : m == Mapping::kEntwined ? "entwined" : "hierarchical";
+}
 
 namespace {
 
@@ -53,7 +55,49 @@ void index_groups(mapping::Groups& g, int nodes) {
 
 }  // namespace
 
+namespace {
+
+/// HER (Sec. IV-B4): ER inside every wafer (TP groups never cross a border); every wafer is one FTD,
+/// and the token all-gather runs over the same-position dies of all wafers.
+TokenDomains hierarchical_domains(const Topology& t, int tp) {
+  const int ww = t.wafer_width, wh = t.wafer_height, gx = t.width / ww, gy = t.height / wh;
+  Topology wafer = t;
+  wafer.width = wafer.die_width = wafer.wafer_width = ww;
+  wafer.height = wafer.die_height = wafer.wafer_height = wh;
+  const TokenDomains local = token_domains(wafer, tp, Mapping::kEntwined);
+  auto global = [&](int w, int v) { return t.id((w % gx) * ww + wafer.x(v), (w / gx) * wh + wafer.y(v)); };
+  TokenDomains d;
+  d.ftd_of.assign(static_cast<size_t>(t.nodes()), -1);
+  d.ftd.resize(static_cast<size_t>(gx * gy));
+  for (int w = 0; w < gx * gy; ++w) {
+    for (const auto& ring : local.tp.ring) {
+      d.tp.ring.emplace_back();
+      for (int v : ring) d.tp.ring.back().push_back(global(w, v));
+    }
+    for (int v = 0; v < ww * wh; ++v) {
+      d.ftd[static_cast<size_t>(w)].push_back(global(w, v));
+      d.ftd_of[static_cast<size_t>(global(w, v))] = w;
+    }
+  }
+  const std::vector<int> wafer_ring = grid_ring(t, gx, gy);
+  for (int v = 0; v < ww * wh; ++v) {
+    d.token_rings.emplace_back();
+    for (int w : wafer_ring) d.token_rings.back().push_back(global(w, v));
+  }
+  index_groups(d.tp, t.nodes());
+  return d;
+}
+
+}  // namespace
+
 TokenDomains token_domains(const Topology& t, int tp, Mapping m) {
+  if (m == Mapping::kHierarchical) {
+    if (tp <= 0 || (t.wafer_width * t.wafer_height) % tp)
+      throw mapping::InputError("moentwine: HER keeps TP groups inside a wafer: the attention TP size " +
+                                std::to_string(tp) + " must divide the " +
+                                std::to_string(t.wafer_width * t.wafer_height) + " dies of a wafer");
+    return hierarchical_domains(t, tp);
+  }
   const int n = t.nodes();
   if (tp <= 0 || tp > n || n % tp)
     throw mapping::InputError("moentwine: the attention TP size " + std::to_string(tp) + " must divide the " +

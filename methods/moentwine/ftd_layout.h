@@ -23,8 +23,9 @@ struct BlockShape {
 BlockShape block_shape(int width, int height, int n);
 
 enum class Mapping {
-  kBaseline,  ///< each TP group a compact block; FTD j = the nodes at offset j of every block
-  kEntwined,  ///< each FTD a compact block of DP nodes; TP group j = the nodes at offset j of every block
+  kBaseline,      ///< each TP group a compact block; FTD j = the nodes at offset j of every block
+  kEntwined,      ///< each FTD a compact block of DP nodes; TP group j = the nodes at offset j of every block
+  kHierarchical,  ///< HER: ER inside every wafer; each wafer one FTD, fed by an all-gather across wafers
 };
 const char* mapping_name(Mapping m);
 
@@ -33,9 +34,12 @@ struct TokenDomains {
   mapping::Groups tp;                 ///< TP groups, members in ring order
   std::vector<std::vector<int>> ftd;  ///< FTD members; FTD j holds one member of every TP group
   std::vector<int> ftd_of;            ///< each node's FTD
+  /// HER: the rings of the token all-gather (same-position dies of every wafer); empty: the TP rings.
+  std::vector<std::vector<int>> token_rings;
 };
 
-/// `tp` nodes per attention TP group on the mesh of `t` (tp must divide the node count).
+/// `tp` nodes per attention TP group on the mesh of `t` (tp must divide the node count; for HER, the
+/// nodes of one wafer).
 TokenDomains token_domains(const mapping::Topology& t, int tp, Mapping m);
 
 /// The figures that compare mappings (issue 14: "stats.ftd" of a placement file).

@@ -1,6 +1,7 @@
-// MoEntwine's placement strategies as registered: "moentwine-baseline" and "moentwine-er". Both place
-// the experts as EP does and lay out the attention TP groups and full token domains (ftd_layout.h);
-// the run then sends each token to an expert from its group's member in the expert's domain.
+// MoEntwine's placement strategies as registered: "moentwine-baseline", "moentwine-er" and
+// "moentwine-her" (several wafers). All place the experts as EP does and lay out the attention TP
+// groups and full token domains (ftd_layout.h); the run then sends each token to an expert from its
+// token ring's member in the expert's domain.
 #include <cstdio>
 #include <memory>
 
@@ -25,13 +26,19 @@ nlohmann::json to_json(const FtdStats& s) {
 class MappingStrategy : public PlacementStrategy {
  public:
   explicit MappingStrategy(Mapping m) : m_(m) {}
-  std::string name() const override { return m_ == Mapping::kBaseline ? "moentwine-baseline" : "moentwine-er"; }
+  std::string name() const override {
+    if (m_ == Mapping::kBaseline) return "moentwine-baseline";
+    return m_ == Mapping::kEntwined ? "moentwine-er" : "moentwine-her";
+  }
   std::string description() const override {
-    return m_ == Mapping::kBaseline
-               ? "MoEntwine's baseline: EP experts, compact attention TP groups, all-to-all inside the (large, "
-                 "overlapping) full token domains"
-               : "MoEntwine ER-mapping: EP experts, compact full token domains, TP groups entwined across them "
-                 "(multi-hop ring steps)";
+    if (m_ == Mapping::kBaseline)
+      return "MoEntwine's baseline: EP experts, compact attention TP groups, all-to-all inside the (large, "
+             "overlapping) full token domains";
+    if (m_ == Mapping::kEntwined)
+      return "MoEntwine ER-mapping: EP experts, compact full token domains, TP groups entwined across them "
+             "(multi-hop ring steps)";
+    return "MoEntwine HER-mapping (several wafers): ER inside each wafer, every wafer one token domain fed by an "
+           "all-gather across wafers";
   }
   Placement build(const StrategyContext& ctx) const override {
     const Topology& t = ctx.hw.topology;
@@ -40,6 +47,7 @@ class MappingStrategy : public PlacementStrategy {
     p.strategy = name();
     p.tp_rings = d.tp.ring;
     p.token_domain = d.ftd_of;
+    p.token_rings = d.token_rings;
     p.stats = {{"ftd", to_json(ftd_stats(t, d))}, {"mapping", mapping_name(m_)}};
     return p;
   }
@@ -66,6 +74,7 @@ class MappingStrategy : public PlacementStrategy {
 void register_methods(Registry& r) {
   r.add(std::make_unique<MappingStrategy>(Mapping::kBaseline));
   r.add(std::make_unique<MappingStrategy>(Mapping::kEntwined));
+  r.add(std::make_unique<MappingStrategy>(Mapping::kHierarchical));
 }
 
 }  // namespace nmpsim::methods::moentwine

@@ -103,13 +103,13 @@ void CycleExecutor::issue_stream(OpRef r, const Op& op) {
     chain.push_back(v.value());
   const uint64_t tag = next_tag_++;
   const int src = op.node.value();
-  sys_.broadcasts().entries[tag] = pe::BroadcastRegistry::Entry{src, chain, false, cancelled_.erase(key(r)) > 0};
-  stream_tags_[key(r)] = tag;
+  sys_.broadcasts().entries[tag] = pe::BroadcastRegistry::Entry{src, chain, false, cancelled_.erase(op_key(r)) > 0};
+  stream_tags_[op_key(r)] = tag;
   pe::Command c = pe::Command::broadcast(chain, static_cast<uint64_t>(op.bytes), tag);
   c.chunk_bytes = static_cast<uint64_t>(op.chunk_bytes);
   c.on_done = [this, r, tag] {
     sys_.broadcasts().entries.erase(tag);
-    stream_tags_.erase(key(r));
+    stream_tags_.erase(op_key(r));
     completed(r);
   };
   if (op.stream == mapping::kForeground)
@@ -173,11 +173,11 @@ uint64_t CycleExecutor::execute(std::shared_ptr<mapping::LayerSchedule> s) {
 }
 
 void CycleExecutor::cancel(OpRef r) {
-  const auto it = stream_tags_.find(key(r));
+  const auto it = stream_tags_.find(op_key(r));
   if (it != stream_tags_.end()) {
     sys_.broadcasts().entries.at(it->second).cancelled = true;  // the PE checks before every chunk
   } else if (!tracker_.done(r)) {
-    cancelled_.insert(key(r));  // not issued yet: it will send nothing
+    cancelled_.insert(op_key(r));  // not issued yet: it will send nothing
   }
 }
 

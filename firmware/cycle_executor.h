@@ -52,9 +52,8 @@ class CycleExecutor : public mapping::Executor {
   hw::System& sys_;
   double t0_s_;
   std::unordered_map<uint64_t, mapping::OpRef> in_flight_;  // NoC tag -> transfer
-  static uint64_t key(mapping::OpRef r) { return (r.schedule << 32) | static_cast<uint32_t>(r.op); }
-  std::unordered_map<uint64_t, uint64_t> stream_tags_;  // stream op -> broadcast tag, while it runs
-  std::unordered_set<uint64_t> cancelled_;              // cancelled stream ops not issued yet
+  std::unordered_map<uint64_t, uint64_t> stream_tags_;      // stream op -> broadcast tag, while it runs
+  std::unordered_set<uint64_t> cancelled_;                  // cancelled stream ops not issued yet
   uint64_t next_tag_ = 1;
   uint64_t awaited_ = 0;  // serial whose foreground ends the current run; 0 while draining
   bool draining_ = false;

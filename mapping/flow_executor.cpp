@@ -113,7 +113,7 @@ void FlowExecutor::start_stream(OpRef r, int node, int queue) {
   s.chunk = static_cast<double>(static_cast<uint64_t>(chunk));
   s.chunks = static_cast<int>(std::ceil(bytes / s.chunk));
   s.live = true;
-  s.cancelled = cancelled_.erase(key(r)) > 0;
+  s.cancelled = cancelled_.erase(op_key(r)) > 0;
   stream_next(id);
 }
 
@@ -155,7 +155,7 @@ void FlowExecutor::cancel(OpRef r) {
     timer(now_, TimerKind::kStreamCheck, static_cast<int>(id));  // finishes it if nothing is on the way
     return;
   }
-  if (!tracker_.done(r)) cancelled_.insert(key(r));  // not started yet: it will send nothing
+  if (!tracker_.done(r)) cancelled_.insert(op_key(r));  // not started yet: it will send nothing
 }
 
 void FlowExecutor::chunk_written(int id) {

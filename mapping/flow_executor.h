@@ -95,7 +95,6 @@ class FlowExecutor : public Executor {
   std::vector<Node> nodes_;
   std::vector<Stream> streams_;
   std::vector<int> free_streams_;
-  static uint64_t key(OpRef r) { return (r.schedule << 32) | static_cast<uint32_t>(r.op); }
   std::unordered_set<uint64_t> cancelled_;  ///< cancelled stream ops that have not started
   std::vector<Msg> msgs_;
   std::vector<uint32_t> free_msgs_;

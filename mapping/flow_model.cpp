@@ -6,25 +6,8 @@
 namespace nmpsim::mapping {
 
 namespace {
-enum { kN = 0, kE = 1, kS = 2, kW = 3 };
-
 double link_bytes_per_s(const Topology& t, int a, int b) { return t.link(a, b).gbytes_per_s * 1e9; }
 
-/// Walks the XY path from s to d, calling f(from, to, dir) per hop.
-template <class F>
-void walk_xy(const Topology& t, int s, int d, F&& f) {
-  int x = t.x(s), y = t.y(s);
-  while (x != t.x(d)) {
-    const int nx = x + (t.x(d) > x ? 1 : -1);
-    f(t.id(x, y), t.id(nx, y), nx > x ? kE : kW);
-    x = nx;
-  }
-  while (y != t.y(d)) {
-    const int ny = y + (t.y(d) > y ? 1 : -1);
-    f(t.id(x, y), t.id(x, ny), ny > y ? kS : kN);
-    y = ny;
-  }
-}
 }  // namespace
 
 nlohmann::json analytical_to_json(const AnalyticalHardware& hw) {

@@ -9,7 +9,6 @@
 namespace nmpsim::mapping {
 
 namespace {
-enum { kN = 0, kE = 1, kS = 2, kW = 3 };
 
 /// Latency cycles of a link as the cycle-level NoC rounds them (hw::HardwareSpec::noc_config).
 double link_latency_cycles(const LinkParams& p, double clock_hz) {
@@ -68,31 +67,18 @@ double FluidNetwork::wire_bytes(double bytes) const {
   return std::max(1.0, std::ceil(bytes / flit_bytes_ - 1e-9)) * flit_bytes_;
 }
 
-template <class F>
-static void walk_xy(const Topology& t, int s, int d, F&& f) {
-  int x = t.x(s), y = t.y(s);
-  while (x != t.x(d)) {
-    const int nx = x + (t.x(d) > x ? 1 : -1);
-    f(t.id(x, y), nx > x ? kE : kW);
-    x = nx;
-  }
-  while (y != t.y(d)) {
-    const int ny = y + (t.y(d) > y ? 1 : -1);
-    f(t.id(x, y), ny > y ? kS : kN);
-    y = ny;
-  }
-}
-
 void FluidNetwork::add_link_bytes(int src, int dst, double bytes, std::vector<double>& link_bytes) const {
   if (src == dst) return;
   const double w = wire_bytes(bytes);
-  walk_xy(hw_.topology, src, dst, [&](int from, int dir) { link_bytes[static_cast<size_t>(from) * 4 + dir] += w; });
+  walk_xy(hw_.topology, src, dst,
+          [&](int from, int, int dir) { link_bytes[static_cast<size_t>(from) * 4 + dir] += w; });
 }
 
 double FluidNetwork::latency_s(int src, int dst) const {
   if (src == dst) return 0.0;
   double s = end_latency_s_;
-  walk_xy(hw_.topology, src, dst, [&](int from, int dir) { s += hop_latency_[static_cast<size_t>(from) * 4 + dir]; });
+  walk_xy(hw_.topology, src, dst,
+          [&](int from, int, int dir) { s += hop_latency_[static_cast<size_t>(from) * 4 + dir]; });
   return s;
 }
 
@@ -100,7 +86,7 @@ void FluidNetwork::build_path(const Message& m, Flow& f) {
   const size_t n = static_cast<size_t>(nodes_);
   f.path_begin = static_cast<uint32_t>(paths_.size());
   paths_.push_back(static_cast<int32_t>(4 * n + static_cast<size_t>(m.src)));
-  walk_xy(hw_.topology, m.src, m.dst, [&](int from, int dir) { paths_.push_back(from * 4 + dir); });
+  walk_xy(hw_.topology, m.src, m.dst, [&](int from, int, int dir) { paths_.push_back(from * 4 + dir); });
   paths_.push_back(static_cast<int32_t>(5 * n + static_cast<size_t>(m.dst)));
   f.path_len = static_cast<uint32_t>(paths_.size()) - f.path_begin;
 }

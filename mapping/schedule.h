@@ -59,6 +59,8 @@ struct OpRef {
   uint64_t schedule = 0;
   OpId op = -1;
 };
+/// A hashable key of an OpRef (schedule serial in the high 32 bits, op id in the low 32).
+inline uint64_t op_key(OpRef r) { return (r.schedule << 32) | static_cast<uint32_t>(r.op); }
 
 enum class CollectiveKind : uint8_t { kRingAllGather, kRingReduceScatter };
 const char* collective_name(CollectiveKind k);

@@ -55,7 +55,7 @@ void ScheduleTracker::make_ready(uint64_t serial, OpId op, double t, std::vector
     if (done(o.external))
       instant.push_back(self);
     else
-      waiters_[key(o.external)].push_back(self);
+      waiters_[op_key(o.external)].push_back(self);
   } else {
     ready_.push_back(self);
   }
@@ -74,7 +74,7 @@ void ScheduleTracker::finish(OpRef r, double t, std::vector<OpRef>& instant) {
   --(o.stream == kForeground ? L.fg_left : L.bg_left);
   for (OpId s : L.next[i])
     if (--L.pending[static_cast<size_t>(s)] == 0) make_ready(r.schedule, s, t, instant);
-  const auto w = waiters_.find(key(r));
+  const auto w = waiters_.find(op_key(r));
   if (w != waiters_.end()) {
     for (OpRef x : w->second) instant.push_back(x);
     waiters_.erase(w);

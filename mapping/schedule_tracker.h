@@ -75,7 +75,6 @@ class ScheduleTracker {
   void make_ready(uint64_t serial, OpId op, double t, std::vector<OpRef>& instant);
   void finish(OpRef r, double t, std::vector<OpRef>& instant);
   void drain(std::vector<OpRef>& instant, double t);
-  static uint64_t key(OpRef r) { return (r.schedule << 32) ^ static_cast<uint32_t>(r.op); }
 
   PhaseDone on_phase_done_;
   std::map<uint64_t, Live> live_;

@@ -43,4 +43,23 @@ struct Topology {
   void validate(const std::string& where) const;
 };
 
+/// Directions of a node's outgoing links: link [node * 4 + dir]; y grows southwards.
+enum LinkDir { kNorth = 0, kEast = 1, kSouth = 2, kWest = 3 };
+
+/// Walks the XY path from s to d (x first, then y), calling f(from, to, dir) for every hop.
+template <class F>
+void walk_xy(const Topology& t, int s, int d, F&& f) {
+  int x = t.x(s), y = t.y(s);
+  while (x != t.x(d)) {
+    const int nx = x + (t.x(d) > x ? 1 : -1);
+    f(t.id(x, y), t.id(nx, y), nx > x ? kEast : kWest);
+    x = nx;
+  }
+  while (y != t.y(d)) {
+    const int ny = y + (t.y(d) > y ? 1 : -1);
+    f(t.id(x, y), t.id(x, ny), ny > y ? kSouth : kNorth);
+    y = ny;
+  }
+}
+
 }  // namespace nmpsim::mapping

@@ -60,11 +60,16 @@ void expect_stats(const FtdStats& s, int area, double avg_hops, bool overlap, in
   EXPECT_EQ(s.area, area);
   EXPECT_DOUBLE_EQ(s.avg_hops, avg_hops);
   EXPECT_EQ(s.overlap, overlap);
-  if (max_link >= 0) EXPECT_EQ(s.max_link_pair_loads, max_link);
+  if (max_link >= 0) {
+    EXPECT_EQ(s.max_link_pair_loads, max_link);
+  }
   EXPECT_EQ(s.ring_step_hops, ring_step);
   // Entwined FTDs are disjoint blocks: no all-to-all hop leaves an FTD's members.
-  if (!overlap) EXPECT_EQ(s.pair_hops_through_other_ftds, 0);
-  if (overlap) EXPECT_GT(s.pair_hops_through_other_ftds, 0);
+  if (overlap) {
+    EXPECT_GT(s.pair_hops_through_other_ftds, 0);
+  } else {
+    EXPECT_EQ(s.pair_hops_through_other_ftds, 0);
+  }
 }
 
 TEST(MoentwineDomains, FourByFourWithTpFourAsComputedByHand) {
@@ -180,7 +185,9 @@ TEST(MoentwineLayer, TokensReachExpertsFromTheirGroupsMemberInTheExpertsDomain) 
     double partials = 0;
     for (int h = 0; h < 16; ++h)
       for (int v = 0; v < 16; ++v)
-        if (plan.dispatch[static_cast<size_t>(h) * 16 + v] > 0) EXPECT_EQ(g.domain_of[h], g.domain_of[v]) << h << v;
+        if (plan.dispatch[static_cast<size_t>(h) * 16 + v] > 0) {
+          EXPECT_EQ(g.domain_of[h], g.domain_of[v]) << h << v;
+        }
     for (double x : plan.partials) partials += x;
     // Each token meets each distinct node of its experts once (EP: expert e on node e mod 16).
     double pairs = 0;

@@ -1,7 +1,6 @@
 #include "methods/moentwine/balancer.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <numeric>
 
 #include "mapping/json_fields.h"
@@ -31,8 +30,6 @@ double imbalance(const std::vector<double>& heat) {
 
 namespace {
 
-int distance(const mapping::Topology& t, int a, int b) { return std::abs(t.x(a) - t.x(b)) + std::abs(t.y(a) - t.y(b)); }
-
 bool holds(const ExpertCopies& c, int e, int d) {
   const auto& h = c.holders[static_cast<size_t>(e)];
   return std::find(h.begin(), h.end(), d) != h.end();
@@ -47,7 +44,7 @@ int target_for(const mapping::Topology& t, const ExpertCopies& c, const std::vec
     if (c.free_shadow[static_cast<size_t>(d)] <= 0 || holds(c, e, d)) continue;
     if (heat[static_cast<size_t>(d)] + load[static_cast<size_t>(e)] / copies >= heat[static_cast<size_t>(hot)])
       continue;
-    if (best < 0 || distance(t, hot, d) < distance(t, hot, best)) best = d;
+    if (best < 0 || t.hops(hot, d) < t.hops(hot, best)) best = d;
   }
   return best;
 }
@@ -75,7 +72,7 @@ std::vector<Move> topology_aware_balance(const mapping::Topology& t, ExpertCopie
       m.expert = e;
       m.to = to;
       for (int h : c.holders[static_cast<size_t>(e)])
-        if (m.from < 0 || distance(t, h, to) < distance(t, m.from, to)) m.from = h;
+        if (m.from < 0 || t.hops(h, to) < t.hops(m.from, to)) m.from = h;
       break;
     }
     if (m.expert < 0) return moves;

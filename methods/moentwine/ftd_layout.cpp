@@ -43,20 +43,6 @@ std::vector<int> grid_ring(const Topology& t, int gx, int gy) {
   return mapping::ring_order(g, 0, 0, gx, gy);
 }
 
-void index_groups(mapping::Groups& g, int nodes) {
-  g.group_of.assign(static_cast<size_t>(nodes), -1);
-  g.ring_pos.assign(static_cast<size_t>(nodes), -1);
-  for (size_t r = 0; r < g.ring.size(); ++r)
-    for (size_t p = 0; p < g.ring[r].size(); ++p) {
-      g.group_of[static_cast<size_t>(g.ring[r][p])] = static_cast<int>(r);
-      g.ring_pos[static_cast<size_t>(g.ring[r][p])] = static_cast<int>(p);
-    }
-}
-
-}  // namespace
-
-namespace {
-
 /// HER (Sec. IV-B4): ER inside every wafer (TP groups never cross a border); every wafer is one FTD,
 /// and the token all-gather runs over the same-position dies of all wafers.
 TokenDomains hierarchical_domains(const Topology& t, int tp) {
@@ -84,7 +70,7 @@ TokenDomains hierarchical_domains(const Topology& t, int tp) {
     d.token_rings.emplace_back();
     for (int w : wafer_ring) d.token_rings.back().push_back(global(w, v));
   }
-  index_groups(d.tp, t.nodes());
+  d.tp = mapping::groups_with_domains(d.tp.ring, d.token_rings, d.ftd_of, "moentwine her");  // indexes, checks
   return d;
 }
 
@@ -118,12 +104,11 @@ TokenDomains token_domains(const Topology& t, int tp, Mapping m) {
       by_block[static_cast<size_t>(blk)].push_back(node(blk, off));   // in the block's ring order
       by_offset[static_cast<size_t>(off)].push_back(node(blk, off));  // in the ring order of the blocks
     }
-  d.tp.ring = er ? by_offset : by_block;
   d.ftd = er ? by_block : by_offset;
-  index_groups(d.tp, n);
   d.ftd_of.assign(static_cast<size_t>(n), -1);
   for (size_t f = 0; f < d.ftd.size(); ++f)
     for (int v : d.ftd[f]) d.ftd_of[static_cast<size_t>(v)] = static_cast<int>(f);
+  d.tp = mapping::groups_with_domains(er ? by_offset : by_block, {}, d.ftd_of, "moentwine");  // indexes, checks
   return d;
 }
 
@@ -131,7 +116,6 @@ namespace {
 
 struct Box {
   int x0, y0, x1, y1;
-  bool contains(int x, int y) const { return x >= x0 && x <= x1 && y >= y0 && y <= y1; }
   bool intersects(const Box& o) const { return x0 <= o.x1 && o.x0 <= x1 && y0 <= o.y1 && o.y0 <= y1; }
   int area() const { return (x1 - x0 + 1) * (y1 - y0 + 1); }
 };
@@ -147,8 +131,6 @@ Box box_of(const Topology& t, const std::vector<int>& members) {
   return b;
 }
 
-int hops(const Topology& t, int a, int b) { return std::abs(t.x(a) - t.x(b)) + std::abs(t.y(a) - t.y(b)); }
-
 }  // namespace
 
 FtdStats ftd_stats(const Topology& t, const TokenDomains& d) {
@@ -159,8 +141,8 @@ FtdStats ftd_stats(const Topology& t, const TokenDomains& d) {
     s.area = std::max(s.area, boxes[i].area());
     for (size_t j = i + 1; j < boxes.size(); ++j) s.overlap = s.overlap || boxes[i].intersects(boxes[j]);
   }
-  // Uniform all-to-all inside every FTD: one message per ordered member pair, XY routed. Links are
-  // [node * 4 + dir] with dir N, E, S, W (y grows southwards).
+  // Uniform all-to-all inside every FTD: one message per ordered member pair, XY routed (links
+  // [node * 4 + dir], mapping::LinkDir).
   std::vector<int> load(static_cast<size_t>(t.nodes()) * 4, 0);
   long long pairs = 0, pair_hops = 0;
   for (size_t f = 0; f < d.ftd.size(); ++f)
@@ -168,24 +150,19 @@ FtdStats ftd_stats(const Topology& t, const TokenDomains& d) {
       for (int b : d.ftd[f]) {
         if (a == b) continue;
         ++pairs;
-        pair_hops += hops(t, a, b);
-        int x = t.x(a), y = t.y(a);
-        auto step = [&](int dir, int nx, int ny) {
-          ++load[static_cast<size_t>(t.id(x, y)) * 4 + dir];
-          if (d.ftd_of[static_cast<size_t>(t.id(x, y))] != static_cast<int>(f) ||
-              d.ftd_of[static_cast<size_t>(t.id(nx, ny))] != static_cast<int>(f))
+        pair_hops += t.hops(a, b);
+        mapping::walk_xy(t, a, b, [&](int from, int to, int dir) {
+          ++load[static_cast<size_t>(from) * 4 + dir];
+          const int mine = static_cast<int>(f);
+          if (d.ftd_of[static_cast<size_t>(from)] != mine || d.ftd_of[static_cast<size_t>(to)] != mine)
             ++s.pair_hops_through_other_ftds;
-          x = nx;
-          y = ny;
-        };
-        while (x != t.x(b)) x < t.x(b) ? step(1, x + 1, y) : step(3, x - 1, y);
-        while (y != t.y(b)) y < t.y(b) ? step(2, x, y + 1) : step(0, x, y - 1);
+        });
       }
   s.avg_hops = pairs > 0 ? double(pair_hops) / double(pairs) : 0.0;
   s.max_link_pair_loads = *std::max_element(load.begin(), load.end());
   for (const auto& ring : d.tp.ring)
     for (size_t p = 0; p < ring.size() && ring.size() > 1; ++p)
-      s.ring_step_hops = std::max(s.ring_step_hops, hops(t, ring[p], ring[(p + 1) % ring.size()]));
+      s.ring_step_hops = std::max(s.ring_step_hops, t.hops(ring[p], ring[(p + 1) % ring.size()]));
   return s;
 }
 

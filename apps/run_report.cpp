@@ -238,17 +238,27 @@ std::string layers_csv(const std::vector<StrategyReport>& reports) {
 std::string links_csv(const std::vector<StrategyReport>& reports, const hw::HardwareSpec& hw) {
   const auto& t = hw.topology;
   std::ostringstream os;
-  os << "strategy,from,to,from_x,from_y,to_x,to_y,level,bytes,utilisation\n";
+  os << "strategy,from,to,from_x,from_y,to_x,to_y,level,bytes,utilisation";
+  for (int f = 0; f < mapping::kNumPhaseFamilies; ++f)
+    os << "," << mapping::family_name(static_cast<mapping::PhaseFamily>(f)) << "_payload_bytes";
+  os << "\n";
   for (const auto& s : reports)
     for (int v = 0; v < t.nodes(); ++v)
       for (int d = 0; d < 4; ++d) {
         if (!link_exists(t, v, d)) continue;
         const int to = t.id(t.x(v) + kDx[d], t.y(v) + kDy[d]);
+        const size_t link = static_cast<size_t>(v) * 4 + d;
         char buf[256];
-        std::snprintf(buf, sizeof buf, "%s,%d,%d,%d,%d,%d,%d,%s,%.0f,%.6f\n", s.result.strategy.c_str(), v, to, t.x(v),
+        std::snprintf(buf, sizeof buf, "%s,%d,%d,%d,%d,%d,%d,%s,%.0f,%.6f", s.result.strategy.c_str(), v, to, t.x(v),
                       t.y(v), t.x(to), t.y(to), mapping::link_level_name(t.link_level(v, to)),
-                      s.result.link_bytes[static_cast<size_t>(v) * 4 + d], utilisation(s.result, hw, v, d));
+                      s.result.link_bytes[link], utilisation(s.result, hw, v, d));
         os << buf;
+        for (int f = 0; f < mapping::kNumPhaseFamilies; ++f) {
+          const auto& fam = s.result.family_link_bytes;
+          std::snprintf(buf, sizeof buf, ",%.0f", fam.empty() ? 0.0 : fam[static_cast<size_t>(f)][link]);
+          os << buf;
+        }
+        os << "\n";
       }
   return os.str();
 }

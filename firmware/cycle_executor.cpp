@@ -178,6 +178,7 @@ void CycleExecutor::cancel(OpRef r) {
     sys_.broadcasts().entries.at(it->second).cancelled = true;  // the PE checks before every chunk
   } else if (!tracker_.done(r)) {
     cancelled_.insert(op_key(r));  // not issued yet: it will send nothing
+    tracker_.cancelled(r);
   }
 }
 

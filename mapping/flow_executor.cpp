@@ -155,7 +155,10 @@ void FlowExecutor::cancel(OpRef r) {
     timer(now_, TimerKind::kStreamCheck, static_cast<int>(id));  // finishes it if nothing is on the way
     return;
   }
-  if (!tracker_.done(r)) cancelled_.insert(op_key(r));  // not started yet: it will send nothing
+  if (!tracker_.done(r)) {  // not started yet: it will send nothing
+    cancelled_.insert(op_key(r));
+    tracker_.cancelled(r);
+  }
 }
 
 void FlowExecutor::chunk_written(int id) {

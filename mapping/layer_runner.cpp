@@ -43,9 +43,24 @@ double node_balance(const LayerSchedule& s, const std::vector<OpTiming>& t, std:
   return imbalance;
 }
 
+/// The payload of a transfer or stream on every link of its XY path(s).
+void add_link_payload(const Topology& t, const LayerSchedule& s, const Op& o, std::vector<double>& links) {
+  auto add = [&](int a, int b) {
+    walk_xy(t, a, b, [&](int from, int, LinkDir dir) { links[static_cast<size_t>(from) * 4 + dir] += o.bytes; });
+  };
+  if (o.kind == OpKind::kTransfer) add(o.node.value(), o.peer.value());
+  if (o.kind != OpKind::kStream) return;
+  int at = o.node.value();
+  for (PhysicalNode v : s.chains()[static_cast<size_t>(o.chain)]) {
+    add(at, v.value());
+    at = v.value();
+  }
+}
+
 }  // namespace
 
-LayerRecord record_layer(StrategyResult& r, const ScheduleTracker& tr, uint64_t serial, std::vector<double>& node_s) {
+LayerRecord record_layer(StrategyResult& r, const ScheduleTracker& tr, uint64_t serial, std::vector<double>& node_s,
+                         const Topology* topology) {
   const LayerSchedule& s = tr.schedule(serial);
   const std::vector<OpTiming>& t = tr.timings(serial);
   std::vector<int> to_result(s.phases().size());
@@ -68,12 +83,18 @@ LayerRecord record_layer(StrategyResult& r, const ScheduleTracker& tr, uint64_t 
     cur = next;
   }
   rec.expert_imbalance_s = node_balance(s, t, node_s);
-  for (const Op& o : s.ops()) {
+  if (topology && r.family_link_bytes.empty())
+    r.family_link_bytes.assign(kNumPhaseFamilies, std::vector<double>(static_cast<size_t>(topology->nodes()) * 4, 0.0));
+  for (OpId i = 0; i < s.size(); ++i) {
+    const Op& o = s.op(i);
+    if (tr.was_cancelled(OpRef{serial, i})) continue;
     double bytes = 0;
     if (o.kind == OpKind::kTransfer) bytes = o.bytes;
     if (o.kind == OpKind::kStream)
       bytes = o.bytes * static_cast<double>(s.chains()[static_cast<size_t>(o.chain)].size());
     r.phase_bytes[static_cast<size_t>(to_result[static_cast<size_t>(o.phase)])] += bytes;
+    if (topology && bytes > 0)
+      add_link_payload(*topology, s, o, r.family_link_bytes[static_cast<size_t>(s.phases()[o.phase].family)]);
   }
   return rec;
 }
@@ -113,7 +134,7 @@ StrategyResult run_placement(Executor& ex, const RunInputs& in, const Placement&
       for (auto& named : policies) named.second->before_layer(ctx, *sched);
       const uint64_t serial = ex.execute(sched);
       if (serial != ctx.schedule) throw std::logic_error("layer runner: schedule numbering out of step");
-      layers.push_back(record_layer(r, ex.tracker(), serial, r.node_expert_s));
+      layers.push_back(record_layer(r, ex.tracker(), serial, r.node_expert_s, &in.hw.topology));
       for (int v = 0; v < n; ++v)
         r.node_token_work[static_cast<size_t>(v)] += plan.routed_token_work[static_cast<size_t>(v)];
       if (on_layer) on_layer(step, l);

@@ -29,7 +29,9 @@ StrategyResult run_flow(const AnalyticalHardware& hw, const ModelSpec& m, const 
 /// The time of a finished layer along its critical path, attributed to phases (docs/MODEL.md
 /// "Layer schedules"): from the foreground op that ends last, follow the dependency that ended last
 /// back to the layer's start; every op adds end - ready to its phase. Also the node-balance phases'
-/// per-node busy time (added to `node_s`) and their imbalance.
-LayerRecord record_layer(StrategyResult& r, const ScheduleTracker& tr, uint64_t serial, std::vector<double>& node_s);
+/// per-node busy time (added to `node_s`) and their imbalance. With a topology, also the payload each
+/// phase family put on every link (r.family_link_bytes). Ops cancelled before they started count nothing.
+LayerRecord record_layer(StrategyResult& r, const ScheduleTracker& tr, uint64_t serial, std::vector<double>& node_s,
+                         const Topology* topology = nullptr);
 
 }  // namespace nmpsim::mapping

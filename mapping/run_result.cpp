@@ -118,6 +118,7 @@ nlohmann::json result_to_json(const StrategyResult& r) {
           {"node_expert_s", r.node_expert_s},
           {"node_token_work", r.node_token_work},
           {"link_bytes", r.link_bytes},
+          {"family_link_bytes", r.family_link_bytes},
           {"wall_s", r.wall_s},
           {"policies", r.policies}};
 }
@@ -139,6 +140,7 @@ StrategyResult result_from_json(const nlohmann::json& j) {
   r.node_expert_s = j.at("node_expert_s").get<std::vector<double>>();
   r.node_token_work = j.at("node_token_work").get<std::vector<double>>();
   r.link_bytes = j.at("link_bytes").get<std::vector<double>>();
+  r.family_link_bytes = j.at("family_link_bytes").get<std::vector<std::vector<double>>>();
   r.wall_s = j.at("wall_s").get<double>();
   r.policies = j.at("policies");
   return r;

@@ -37,6 +37,9 @@ struct StrategyResult {
   std::vector<double> node_expert_s;            ///< per node: time in node-balance (expert) phases, whole run
   std::vector<double> node_token_work;          ///< per node: routed tokens x shares, whole run
   std::vector<double> link_bytes;               ///< [node * 4 + dir], whole run
+  /// Payload bytes the schedules' transfers and streams put on each link (XY), by the family of
+  /// their phase: [family][node * 4 + dir], whole run (empty when the run did not record them).
+  std::vector<std::vector<double>> family_link_bytes;
   double wall_s = 0;
   nlohmann::json policies = nlohmann::json::object();  ///< per runtime policy: its own statistics
 

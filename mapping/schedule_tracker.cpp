@@ -24,6 +24,7 @@ void ScheduleTracker::index_new_ops(uint64_t serial, double now) {
   L.pending.resize(n, 0);
   L.next.resize(n);
   L.done.resize(n, 0);
+  L.cancelled.resize(n, 0);
   L.t.resize(n);
   L.phase_left.resize(L.s->phases().size(), 0);
   for (size_t i = first; i < n; ++i) {
@@ -110,6 +111,16 @@ bool ScheduleTracker::done(OpRef r) const {
   if (it == live_.end()) return r.schedule > 0 && r.schedule < next_serial_;  // released: everything was done
   const Live& L = it->second;
   return r.op >= 0 && r.op < L.indexed && L.done[static_cast<size_t>(r.op)];
+}
+
+void ScheduleTracker::cancelled(OpRef r) {
+  const auto it = live_.find(r.schedule);
+  if (it != live_.end() && r.op >= 0 && r.op < it->second.indexed) it->second.cancelled[static_cast<size_t>(r.op)] = 1;
+}
+
+bool ScheduleTracker::was_cancelled(OpRef r) const {
+  const auto it = live_.find(r.schedule);
+  return it != live_.end() && r.op >= 0 && r.op < it->second.indexed && it->second.cancelled[static_cast<size_t>(r.op)];
 }
 
 int ScheduleTracker::foreground_left(uint64_t serial) const { return live_.at(serial).fg_left; }

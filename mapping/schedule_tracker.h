@@ -49,6 +49,9 @@ class ScheduleTracker {
   void complete(OpRef r, double t);
 
   bool done(OpRef r) const;
+  /// Marks an op the back end will not execute (cancelled before it started: it sends nothing).
+  void cancelled(OpRef r);
+  bool was_cancelled(OpRef r) const;
   int foreground_left(uint64_t serial) const;
   int background_left() const;
   const LayerSchedule& schedule(uint64_t serial) const { return *live_.at(serial).s; }
@@ -65,6 +68,7 @@ class ScheduleTracker {
     std::vector<int> pending;             // dependencies not yet done
     std::vector<std::vector<OpId>> next;  // ops waiting for each op
     std::vector<char> done;
+    std::vector<char> cancelled;
     std::vector<OpTiming> t;
     std::vector<int> phase_left;  // ops of each phase not yet done
     int fg_left = 0, bg_left = 0, indexed = 0;

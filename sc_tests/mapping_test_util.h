@@ -18,6 +18,14 @@ inline RoutingTrace trace_for(const ModelSpec& m, double skew, size_t tokens) {
   return synthetic_trace(c);
 }
 
+/// A w x h mesh of one die and one wafer (links at their defaults).
+inline Topology mesh(int w, int h) {
+  Topology t;
+  t.width = t.die_width = t.wafer_width = w;
+  t.height = t.die_height = t.wafer_height = h;
+  return t;
+}
+
 /// A 1 GHz line of `nodes` routers with 50 GB/s links of 1 ns and 50-byte flits: one flit per cycle
 /// on every link and NI channel.
 inline AnalyticalHardware line_hardware(int nodes) {

@@ -6,7 +6,9 @@
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "cli_test_util.h"
 
@@ -254,7 +256,21 @@ TEST(CliRun, WritesSummaryCsvAndPlotsForEveryStrategy) {
   for (std::string line; std::getline(layers, line);) ++rows;
   EXPECT_EQ(rows, 3 * 32);
   std::getline(links, header);
-  EXPECT_EQ(header, "strategy,from,to,from_x,from_y,to_x,to_y,level,bytes,utilisation");
+  EXPECT_EQ(header,
+            "strategy,from,to,from_x,from_y,to_x,to_y,level,bytes,utilisation,attention_payload_bytes,"
+            "allreduce_payload_bytes,moe_compute_payload_bytes,moe_comm_payload_bytes,other_payload_bytes");
+  // Every link's payload by phase family fits in what crossed it (payload plus packet headers).
+  double payload_total = 0;
+  for (std::string line; std::getline(links, line);) {
+    std::vector<double> v;
+    std::stringstream ss(line);
+    for (std::string cell; std::getline(ss, cell, ',');) v.push_back(std::atof(cell.c_str()));
+    ASSERT_EQ(v.size(), 15u) << line;
+    const double payload = v[10] + v[11] + v[12] + v[13] + v[14];
+    EXPECT_LE(payload, v[8] + 1) << line;
+    payload_total += payload;
+  }
+  EXPECT_GT(payload_total, 0);
   // The complete spec is in summary.json.
   EXPECT_EQ(j["spec"]["batch"], 16);
   EXPECT_EQ(j["spec"]["strategies"].size(), 3u);

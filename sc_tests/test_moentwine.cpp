@@ -14,12 +14,7 @@
 namespace nmpsim::methods::moentwine {
 namespace {
 
-mapping::Topology mesh(int w, int h) {
-  mapping::Topology t;
-  t.width = t.die_width = t.wafer_width = w;
-  t.height = t.die_height = t.wafer_height = h;
-  return t;
-}
+using mapping::testing::mesh;
 
 TEST(MoentwineBlocks, AsSquareAsPossibleThenAnEvenBlockGridThenWider) {
   EXPECT_EQ(block_shape(4, 4, 4).w, 2);

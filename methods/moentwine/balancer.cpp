@@ -15,6 +15,20 @@ ExpertCopies native_copies(int experts, int devices, int slots) {
   return c;
 }
 
+ExpertCopies copies_from_shares(const std::vector<std::vector<double>>& rows, int slots, const std::string& where) {
+  ExpertCopies c;
+  c.holders.resize(rows.size());
+  c.free_shadow.assign(rows.empty() ? 0 : rows[0].size(), slots);
+  for (size_t e = 0; e < rows.size(); ++e) {
+    for (size_t v = 0; v < rows[e].size(); ++v)
+      if (rows[e][v] > 1 - 1e-9) c.holders[e].push_back(static_cast<int>(v));
+    if (c.holders[e].size() != 1)
+      throw mapping::InputError(where + ": expert " + std::to_string(e) +
+                                " is not whole on one node; the balancer needs whole experts (ep, moentwine-*)");
+  }
+  return c;
+}
+
 std::vector<double> heats(const ExpertCopies& c, const std::vector<double>& load, int devices) {
   std::vector<double> h(static_cast<size_t>(devices), 0.0);
   for (size_t e = 0; e < c.holders.size(); ++e)
@@ -37,21 +51,24 @@ bool holds(const ExpertCopies& c, int e, int d) {
 
 /// The nearest qualifying target for expert e from the hottest device `hot` (-1 if none).
 int target_for(const mapping::Topology& t, const ExpertCopies& c, const std::vector<double>& load,
-               const std::vector<double>& heat, int e, int hot) {
+               const std::vector<double>& heat, int e, int hot, const ExpertCopies* existing) {
   const double copies = static_cast<double>(c.holders[static_cast<size_t>(e)].size()) + 1;
+  // Distance from the hottest device; a device already holding a replica of e is nearer than any.
+  auto dist = [&](int d) { return existing && holds(*existing, e, d) ? -1 : t.hops(hot, d); };
   int best = -1;
   for (int d = 0; d < static_cast<int>(heat.size()); ++d) {
     if (c.free_shadow[static_cast<size_t>(d)] <= 0 || holds(c, e, d)) continue;
     if (heat[static_cast<size_t>(d)] + load[static_cast<size_t>(e)] / copies >= heat[static_cast<size_t>(hot)])
       continue;
-    if (best < 0 || t.hops(hot, d) < t.hops(hot, best)) best = d;
+    if (best < 0 || dist(d) < dist(best)) best = d;
   }
   return best;
 }
 
 }  // namespace
 
-std::vector<Move> topology_aware_balance(const mapping::Topology& t, ExpertCopies& c, const std::vector<double>& load) {
+std::vector<Move> topology_aware_balance(const mapping::Topology& t, ExpertCopies& c, const std::vector<double>& load,
+                                         const ExpertCopies* existing) {
   const int devices = static_cast<int>(c.free_shadow.size());
   if (static_cast<int>(load.size()) != static_cast<int>(c.holders.size()) || devices != t.nodes())
     throw mapping::InputError("moentwine balancer: loads, experts and devices do not match");
@@ -67,7 +84,7 @@ std::vector<Move> topology_aware_balance(const mapping::Topology& t, ExpertCopie
                      [&](int a, int b) { return load[static_cast<size_t>(a)] > load[static_cast<size_t>(b)]; });
     Move m{-1, -1, -1};
     for (int e : mine) {
-      const int to = target_for(t, c, load, heat, e, hot);
+      const int to = target_for(t, c, load, heat, e, hot, existing);
       if (to < 0) continue;
       m.expert = e;
       m.to = to;
@@ -80,6 +97,44 @@ std::vector<Move> topology_aware_balance(const mapping::Topology& t, ExpertCopie
     --c.free_shadow[static_cast<size_t>(m.to)];
     moves.push_back(m);
   }
+}
+
+std::vector<Move> greedy_balance(ExpertCopies& c, const std::vector<double>& load) {
+  const int devices = static_cast<int>(c.free_shadow.size());
+  if (load.size() != c.holders.size()) throw mapping::InputError("greedy balancer: loads and experts do not match");
+  std::vector<Move> moves;
+  while (true) {
+    int hot = -1;  // the expert of highest load per copy
+    for (int e = 0; e < static_cast<int>(load.size()); ++e) {
+      const double per = load[static_cast<size_t>(e)] / static_cast<double>(c.holders[static_cast<size_t>(e)].size());
+      if (per > 0 && (hot < 0 || per > load[static_cast<size_t>(hot)] /
+                                           static_cast<double>(c.holders[static_cast<size_t>(hot)].size())))
+        hot = e;
+    }
+    if (hot < 0) return moves;
+    const std::vector<double> heat = heats(c, load, devices);
+    int cold = -1;
+    for (int d = 0; d < devices; ++d)
+      if (c.free_shadow[static_cast<size_t>(d)] > 0 && !holds(c, hot, d) &&
+          (cold < 0 || heat[static_cast<size_t>(d)] < heat[static_cast<size_t>(cold)]))
+        cold = d;
+    if (cold < 0) return moves;
+    moves.push_back(Move{hot, c.holders[static_cast<size_t>(hot)].front(), cold});
+    c.holders[static_cast<size_t>(hot)].push_back(cold);
+    --c.free_shadow[static_cast<size_t>(cold)];
+  }
+}
+
+std::vector<Stage> migration_stages(const mapping::Topology& t, const std::vector<int>& domain_of, int from, int to) {
+  std::vector<Stage> out;
+  auto dom = [&](int v) { return domain_of.empty() ? 0 : domain_of.at(static_cast<size_t>(v)); };
+  mapping::walk_xy(t, from, to, [&](int a, int b, mapping::LinkDir) {
+    const bool global = dom(a) != dom(b);
+    if (out.empty() || out.back().global != global) out.push_back(Stage{a, a, 0, global});
+    out.back().dst = b;
+    ++out.back().hops;
+  });
+  return out;
 }
 
 LoadPredictor::LoadPredictor(int layers, int window, double ema)

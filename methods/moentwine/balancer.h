@@ -4,6 +4,7 @@
 #pragma once
 
 #include <deque>
+#include <string>
 #include <vector>
 
 #include "mapping/topology.h"
@@ -17,6 +18,9 @@ struct ExpertCopies {
 };
 /// One native expert per device round-robin (expert e on device e mod devices), `slots` shadow slots each.
 ExpertCopies native_copies(int experts, int devices, int slots);
+/// The native copies of one layer's placement rows [expert][node]: every expert must sit whole on one
+/// node (share 1; EP-like placements). Throws InputError naming `where` and the expert otherwise.
+ExpertCopies copies_from_shares(const std::vector<std::vector<double>>& rows, int slots, const std::string& where);
 
 /// Heat of every device: the sum over the experts it holds of their load / their number of copies
 /// (tokens of a replicated expert split evenly among its holders).
@@ -34,7 +38,26 @@ struct Move {
 /// ties: lower id) that has a free shadow slot, does not hold it, and whose heat after the copy stays
 /// below the current peak; the copy comes from the holder nearest to the target. Stops when no expert
 /// of the hottest device qualifies. Updates `c` and returns the moves in order.
-std::vector<Move> topology_aware_balance(const mapping::Topology& t, ExpertCopies& c, const std::vector<double>& load);
+/// With `existing` (the replicas serving now), a qualifying device that already holds the expert there
+/// comes first: nothing has to move (our addition, so that re-planning keeps what still serves).
+std::vector<Move> topology_aware_balance(const mapping::Topology& t, ExpertCopies& c, const std::vector<double>& load,
+                                         const ExpertCopies* existing = nullptr);
+
+/// Greedy EPLB (the topology-unaware baseline): repeatedly give the expert of highest load per copy
+/// one more copy on the coldest device (lowest heat; ties: lower id) that has a free shadow slot and
+/// does not hold it, copied from its native holder; stops when no device qualifies or the expert has
+/// no load. Updates `c` and returns the moves in order.
+std::vector<Move> greedy_balance(ExpertCopies& c, const std::vector<double>& load);
+
+/// One stage of a staged migration: the XY path from `src` to `dst` is a run of hops that all stay
+/// inside one full token domain (local) or all cross between domains (global).
+struct Stage {
+  int src = 0, dst = 0, hops = 0;
+  bool global = false;
+};
+/// Cuts the XY path from -> to into stages: a new stage starts wherever a hop's kind (both ends in one
+/// domain or not, by `domain_of`; empty: one domain) changes. from == to gives no stage.
+std::vector<Stage> migration_stages(const mapping::Topology& t, const std::vector<int>& domain_of, int from, int to);
 
 /// Per layer, the expert loads predicted from history: the mean of the last `window` steps, or an
 /// exponential moving average with weight `ema` on the newest step (ema > 0).

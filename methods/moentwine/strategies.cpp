@@ -7,6 +7,7 @@
 
 #include "mapping/registry.h"
 #include "methods/moentwine/ftd_layout.h"
+#include "methods/moentwine/ni_balancer.h"
 
 namespace nmpsim::methods::moentwine {
 
@@ -75,6 +76,7 @@ void register_methods(Registry& r) {
   r.add(std::make_unique<MappingStrategy>(Mapping::kBaseline));
   r.add(std::make_unique<MappingStrategy>(Mapping::kEntwined));
   r.add(std::make_unique<MappingStrategy>(Mapping::kHierarchical));
+  register_balancer(r);
 }
 
 }  // namespace nmpsim::methods::moentwine

@@ -7,12 +7,14 @@
 #   invasive      Algorithm 1 (topology-aware), paused, at most every 10 steps
 #   non-invasive  Algorithm 1, staged in the cold windows, whenever needed (beta = 0)
 #   free          Algorithm 1 with weights that move for free (the reference for exposed overhead)
-# Two systems: DeepSeek-V2 with ER-mapping on one 4x4 wafer (10 experts per die), and DeepSeek-V3 with
+# Three systems: DeepSeek-V2 with ER-mapping on one 4x4 wafer (10 experts per die), DeepSeek-V3 with
 # HER-mapping on four 8x8 wafers (one expert per die, the paper's EP = 256; 8 MoE layers instead of 58:
-# the layers are alike, so shares and ratios carry over). Two batch regimes each: decode (256 tokens
-# per TP group) and prefill-like (2048 per TP group).
+# the layers are alike, so shares and ratios carry over), both on the synthetic trace in two batch
+# regimes, decode (256 tokens per TP group) and prefill-like (2048 per TP group); and Mixtral-8x7B with
+# ER on a 4x2 wafer (one expert per die, TP 2) on the real MT-Bench traces of four categories one after
+# the other (math, coding, writing, roleplay: the paper's mixed scenario), decode only, 44 steps.
 # Prints a markdown table and draws the per-step peak / mean device load (decode) to
-# docs/moentwine_balance.png (if gnuplot is installed). Not a test. About 15 minutes.
+# docs/moentwine_balance.png (if gnuplot is installed). Not a test. About 20 minutes.
 # Usage: bench/moentwine_balance.sh [path/to/nmpsim] [steps]
 set -euo pipefail
 BIN=${1:-build/apps/nmpsim}
@@ -33,29 +35,54 @@ import json, sys
 m = json.load(sys.stdin)
 m.update(moe_layers=8, dense_layers=0, name="deepseek-v3-8-moe-layers")
 json.dump(m, open(sys.argv[1], "w"))' "$tmp/v3.json"
-setups="4x4:wsc-4x4:4:moentwine-er:deepseek-v2:16 4wafer:wsc-4wafer-8x8:16:moentwine-her:$tmp/v3.json:256"
-for setup in $setups; do
-  IFS=: read -r sys hw tp strategy model dies <<< "$setup"
-  for regime in decode:256 prefill:2048; do
-    IFS=: read -r name per_group <<< "$regime"
+# The 4x2 wafer: wsc-4x4's dies and links on a 4 x 2 mesh. The mixed trace: the four categories' tokens
+# in a row, every layer.
+"$BIN" hw --preset wsc-4x4 --print-json | python3 -c '
+import json, sys
+h = json.load(sys.stdin)
+h.update(name="wsc-4x2", mesh={"width": 4, "height": 2}, wafer={"width": 4, "height": 2})
+json.dump(h, open(sys.argv[1], "w"))' "$tmp/wsc-4x2.json"
+python3 - "$here/../data/traces/mixtral" "$tmp/mixed.json" <<'EOF'
+import gzip, json, sys
+out = {}
+for c in ("math", "coding", "writing", "roleplay"):
+    with gzip.open("%s/experts_%s_mixtral.json.gz" % (sys.argv[1], c), "rt") as f:
+        for layer, tokens in json.load(f).items():
+            out.setdefault(layer, []).extend(tokens)
+json.dump(out, open(sys.argv[2], "w"))
+EOF
+# system:hardware:TP:strategy:model:dies:trace:steps:regimes. Zipf skews chosen so that without
+# balancing the busiest die has 2.3-2.8x the mean load (the paper's Fig. 15 shows about 3x).
+setups="4x4:wsc-4x4:4:moentwine-er:deepseek-v2:16:skew=1.0:$STEPS:decode,prefill
+4wafer:wsc-4wafer-8x8:16:moentwine-her:$tmp/v3.json:256:skew=0.3:$STEPS:decode,prefill
+mixtral:$tmp/wsc-4x2.json:2:moentwine-er:mixtral-8x7b:8:$tmp/mixed.json:44:decode"
+while IFS=: read -r sys hw tp strategy model dies trace steps regimes; do
+  for name in ${regimes//,/ }; do
+    per_group=256
+    [ "$name" = prefill ] && per_group=2048
     batch=$((per_group * dies / tp))
+    targs=(--trace "$trace")
+    [ "${trace#skew=}" != "$trace" ] &&
+      targs=(--synthetic-tokens $((batch * steps)) --scenarios 4 --drift 0.5 --skew "${trace#skew=}")
     for b in $order; do
       args=()
       for o in ${opts[$b]}; do args+=(--policy-opt "$P.$o"); done
-      "$BIN" run --hw "$hw" --attn-tp "$tp" --model "$model" --weight-bytes 1 --batch "$batch" --steps "$STEPS" \
-        --synthetic-tokens $((batch * STEPS)) --scenarios 4 --drift 0.5 --skew 1.0 --fidelity flow \
-        --strategy "$strategy" --policy "$P" "${args[@]}" --no-plots --quiet --out "$tmp/$sys-$name-$b"
+      "$BIN" run --hw "$hw" --attn-tp "$tp" --model "$model" --weight-bytes 1 --batch "$batch" --steps "$steps" \
+        "${targs[@]}" --fidelity flow --strategy "$strategy" --policy "$P" "${args[@]}" --no-plots --quiet \
+        --out "$tmp/$sys-$name-$b" < /dev/null
     done
   done
-done
-python3 - "$tmp" "$STEPS" "$(echo $setups | sed 's/:[^ ]*//g')" $order <<'EOF'
-import json, sys
-tmp, steps, systems, order = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4:]
+done <<< "$setups"
+python3 - "$tmp" "$(sed 's/:.*//' <<< "$setups" | tr '\n' ' ')" $order <<'EOF'
+import json, os, sys
+tmp, systems, order = sys.argv[1], sys.argv[2].split(), sys.argv[3:]
 print("| system | regime | balancer | peak/mean load | MoE compute us | MoE comm us | all-reduce us | TBT us | "
       "exposed migration us | replicas landed (GB) | migration GB x hops: staged local + global / paused |")
 print("|---|---|---|---|---|---|---|---|---|---|---|")
 for system in systems:
     for regime in ("decode", "prefill"):
+        if not os.path.exists("%s/%s-%s-none/summary.json" % (tmp, system, regime)):
+            continue
         runs = {}
         for b in order:
             s = json.load(open("%s/%s-%s-%s/summary.json" % (tmp, system, regime, b)))
@@ -73,6 +100,7 @@ for system in systems:
             # migration traffic with the (worse) balance of replicas that land later.
             exposed = "%.0f" % r.get("other_us", 0)
             if p["options"]["migrate"] == "staged" and p["segments"] > 0:
+                steps = len(p["peak_to_mean_load_per_step"])
                 low = r["allreduce_us"] - free["allreduce_us"] + p["drain_tail_us"] / max(1, steps - 1)
                 exposed = "%.0f (%.0f)" % (low, low + r["moe_comm_us"] - free["moe_comm_us"])
             print("| %s | %s | %s | %.2f | %.0f | %.0f | %.0f | %.0f | %s | %d (%.1f) | %.0f + %.0f / %.0f |" % (
@@ -88,12 +116,14 @@ if command -v gnuplot > /dev/null; then
     for b in none greedy invasive non-invasive; do p+="'$tmp/$1-decode-$b.dat' with linespoints title '$b',"; done
     echo "${p%,}"
   }
-  gnuplot -e "set terminal pngcairo size 1000,760 font 'sans,10' noenhanced; set output '$out';
-    set multiplot layout 2,1; set xlabel 'decode step'; set ylabel 'peak / mean device load'; set grid;
+  gnuplot -e "set terminal pngcairo size 1000,1100 font 'sans,10' noenhanced; set output '$out';
+    set multiplot layout 3,1; set xlabel 'decode step'; set ylabel 'peak / mean device load'; set grid;
     set key top right; set logscale y;
-    set title 'DeepSeek-V2 on a 4x4 wafer (ER, 10 experts per die), drifting skewed trace, 256 tokens per TP group';
+    set title 'DeepSeek-V2 on a 4x4 wafer (ER, 10 experts per die), Zipf 1.0 drifting over 4 scenarios, 256 tokens per TP group';
     plot $(plot 4x4);
-    set title 'DeepSeek-V3 on four 8x8 wafers (HER, one expert per die), same trace settings';
-    plot $(plot 4wafer); unset multiplot"
+    set title 'DeepSeek-V3 (8 MoE layers) on four 8x8 wafers (HER, one expert per die), Zipf 0.3, 256 tokens per TP group';
+    plot $(plot 4wafer);
+    set title 'Mixtral-8x7B on a 4x2 wafer (ER, one expert per die), MT-Bench math, coding, writing, roleplay in a row';
+    unset logscale y; plot $(plot mixtral); unset multiplot"
   echo "wrote $out"
 fi

@@ -54,6 +54,22 @@ TEST(MoentwineBalancer, Algorithm1KeepsAReplicaThatStillServes) {
   EXPECT_EQ(moves[0].to, 2);
 }
 
+TEST(MoentwineBalancer, CopiesOfAPausedRoundFormChains) {
+  // Algorithm 1's four moves on the line (e0 0->1, 1->2, 2->3; e1 1->0): e0 is one stream 0 -> 1 -> 2
+  // -> 3, e1 another. A second copy from node 1 (1 -> 5) cannot extend the chain past 1: it starts
+  // from 1 once the first chain is done.
+  const std::vector<CopyChain> c = copy_chains({{0, 1, -1}, {1, 2, 0}, {2, 3, 1}, {1, 0, -1}, {1, 5, 0}});
+  ASSERT_EQ(c.size(), 3u);
+  EXPECT_EQ(c[0].src, 0);
+  EXPECT_EQ(c[0].nodes, (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(c[0].wait_for, -1);
+  EXPECT_EQ(c[1].src, 1);
+  EXPECT_EQ(c[1].nodes, (std::vector<int>{0}));
+  EXPECT_EQ(c[2].src, 1);
+  EXPECT_EQ(c[2].nodes, (std::vector<int>{5}));
+  EXPECT_EQ(c[2].wait_for, 0);
+}
+
 TEST(MoentwineBalancer, StagesCutThePathWhereItEntersOrLeavesADomain) {
   // 4x4 with ER's 2x2 domains (TP 4): node 0 to node 15 runs x first: 0-1 inside domain 0, 1-2 into
   // domain 1, 2-3 inside it, then y: 3-7 inside domain 1, 7-11 into domain 3, 11-15 inside it.

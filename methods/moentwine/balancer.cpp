@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <stdexcept>
 
 #include "mapping/json_fields.h"
 
@@ -135,6 +136,28 @@ std::vector<Stage> migration_stages(const mapping::Topology& t, const std::vecto
     ++out.back().hops;
   });
   return out;
+}
+
+std::vector<CopyChain> copy_chains(const std::vector<Copy>& copies) {
+  std::vector<CopyChain> chains;
+  std::vector<std::pair<int, size_t>> where(copies.size());  // copy -> (chain, position)
+  for (size_t i = 0; i < copies.size(); ++i) {
+    const Copy& c = copies[i];
+    int wait = -1;
+    if (c.after >= 0) {
+      if (static_cast<size_t>(c.after) >= i) throw std::logic_error("copy_chains: a copy after a later one");
+      const auto [k, pos] = where[static_cast<size_t>(c.after)];
+      if (pos + 1 == chains[static_cast<size_t>(k)].nodes.size()) {
+        chains[static_cast<size_t>(k)].nodes.push_back(c.to);
+        where[i] = {k, pos + 1};
+        continue;
+      }
+      wait = k;
+    }
+    chains.push_back(CopyChain{c.from, wait, {c.to}});
+    where[i] = {static_cast<int>(chains.size() - 1), 0};
+  }
+  return chains;
 }
 
 LoadPredictor::LoadPredictor(int layers, int window, double ema)

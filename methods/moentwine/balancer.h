@@ -59,6 +59,22 @@ struct Stage {
 /// domain or not, by `domain_of`; empty: one domain) changes. from == to gives no stage.
 std::vector<Stage> migration_stages(const mapping::Topology& t, const std::vector<int>& domain_of, int from, int to);
 
+/// One copy of a round in which every copy lands before inference goes on (paused migration).
+struct Copy {
+  int from = 0, to = 0;
+  int after = -1;  ///< the copy of this round whose target `from` is (-1: `from` holds it already)
+};
+/// One stream of weights: from `src` through `nodes`, each storing the expert; starts when chain
+/// `wait_for` (-1: none) is done.
+struct CopyChain {
+  int src = 0, wait_for = -1;
+  std::vector<int> nodes;
+};
+/// Groups a round's copies into pipelined chains: a copy from the last node of a chain extends it;
+/// a copy from any other node of a chain starts a new one that waits for it. Chains keep the copies'
+/// order; copy i's `after` must be less than i.
+std::vector<CopyChain> copy_chains(const std::vector<Copy>& copies);
+
 /// Per layer, the expert loads predicted from history: the mean of the last `window` steps, or an
 /// exponential moving average with weight `ema` on the newest step (ema > 0).
 class LoadPredictor {

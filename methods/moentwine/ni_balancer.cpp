@@ -129,7 +129,6 @@ std::vector<BalancerPolicy::Transfer> BalancerPolicy::replan(const PolicyContext
   steps_since_ = 0;
   ++rounds_;
   const Topology& t = ctx.hw.topology;
-  const double W = ctx.model.expert_bytes();
   std::vector<Transfer> out;
   for (int ml = 0; ml < layers; ++ml) {
     const std::vector<double> pred = predictor_.predict(ml);
@@ -154,31 +153,47 @@ std::vector<BalancerPolicy::Transfer> BalancerPolicy::replan(const PolicyContext
       evicted_ += static_cast<int>(now.holders[e].size() - kept.size());
       now.holders[e] = std::move(kept);
     }
-    for (const Move& m : moves) {
-      auto& h = now.holders[static_cast<size_t>(m.expert)];
-      if (holds(h, m.to)) continue;
-      ++planned_;
-      if (opt_.migrate == Migration::kFree) {
-        h.push_back(m.to);
-        continue;
-      }
-      Transfer tr;
-      tr.moe_layer = ml;
-      tr.expert = m.expert;
-      tr.to = m.to;
-      tr.from = h.front();  // greedy EPLB copies from the native holder
-      if (opt_.planner == Planner::kTopology)
-        for (int v : h)
-          if (t.hops(v, m.to) < t.hops(tr.from, m.to)) tr.from = v;
-      tr.stages = migration_stages(t, ctx.groups.domain_of, tr.from, tr.to);
-      tr.stage_left = W;
-      out.push_back(std::move(tr));
-    }
+    add_moves(ctx, ml, moves, out);
     if (opt_.migrate == Migration::kPaused)  // inference waits until they land, at the start of this step
       for (const Transfer& tr : out)
         if (tr.moe_layer == ml) now.holders[static_cast<size_t>(tr.expert)].push_back(tr.to);
   }
   return out;
+}
+
+void BalancerPolicy::add_moves(const PolicyContext& ctx, int ml, const std::vector<Move>& moves,
+                               std::vector<Transfer>& out) {
+  const Topology& t = ctx.hw.topology;
+  ExpertCopies& now = serving_[static_cast<size_t>(ml)];
+  for (const Move& m : moves) {
+    auto& h = now.holders[static_cast<size_t>(m.expert)];
+    if (holds(h, m.to)) continue;
+    ++planned_;
+    if (opt_.migrate == Migration::kFree) {
+      h.push_back(m.to);
+      continue;
+    }
+    Transfer tr;
+    tr.moe_layer = ml;
+    tr.expert = m.expert;
+    tr.to = m.to;
+    tr.from = h.front();  // greedy EPLB copies from the native holder
+    if (opt_.planner == Planner::kTopology) {
+      for (int v : h)
+        if (t.hops(v, m.to) < t.hops(tr.from, m.to)) tr.from = v;
+      // Paused, the round's copies all land before the step goes on: a copy made earlier in the
+      // round may be the nearest holder (Algorithm 1's source); the copies then form chains.
+      if (opt_.migrate == Migration::kPaused)
+        for (size_t k = 0; k < out.size(); ++k)
+          if (out[k].moe_layer == ml && out[k].expert == m.expert && t.hops(out[k].to, m.to) < t.hops(tr.from, m.to)) {
+            tr.from = out[k].to;
+            tr.after = static_cast<int>(k);
+          }
+    }
+    tr.stages = migration_stages(t, ctx.groups.domain_of, tr.from, tr.to);
+    tr.stage_left = expert_bytes_;
+    out.push_back(std::move(tr));
+  }
 }
 
 void BalancerPolicy::before_plan(PolicyContext& ctx, LayerInputs& in) {
@@ -310,13 +325,21 @@ void BalancerPolicy::add_paused(PolicyContext& ctx, LayerSchedule& s) {
   for (OpId i = 0; i < s.size(); ++i)
     if (s.op(i).deps.empty() && s.op(i).kind != OpKind::kExternal) roots.push_back(i);
   const int ph = s.phase(kMigrationPhase, PhaseFamily::kOther);
-  DepList copies;
+  const double W = ctx.model.expert_bytes();
+  std::vector<Copy> round;
   for (const Transfer& tr : moving_) {
-    const double W = ctx.model.expert_bytes();
-    copies.push_back(s.stream(ph, PhysicalNode(tr.from), {PhysicalNode(tr.to)}, W, std::min(W, 256.0 * 1024)));
+    round.push_back(Copy{tr.from, tr.to, tr.after});
     link_bytes_paused_ += W * ctx.hw.topology.hops(tr.from, tr.to);
     replica_bytes_ += W;
     ++landed_;
+  }
+  DepList copies;
+  for (const CopyChain& c : copy_chains(round)) {
+    DepList deps;
+    if (c.wait_for >= 0) deps.push_back(copies[static_cast<size_t>(c.wait_for)]);
+    std::vector<PhysicalNode> nodes;
+    for (int v : c.nodes) nodes.push_back(PhysicalNode(v));
+    copies.push_back(s.stream(ph, PhysicalNode(c.src), std::move(nodes), W, std::min(W, 256.0 * 1024), deps));
   }
   const OpId done = s.join(ph, copies);
   for (OpId r : roots) s.add_dep(r, done);

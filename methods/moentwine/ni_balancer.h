@@ -50,6 +50,7 @@ class BalancerPolicy : public mapping::RuntimePolicy {
  private:
   struct Transfer {  ///< one replica on its way
     int moe_layer = 0, expert = 0, from = 0, to = 0;
+    int after = -1;  ///< paused: the transfer of this round whose copy it copies (-1: an existing holder)
     std::vector<Stage> stages;
     size_t stage = 0;                  ///< the stage being moved
     double stage_left = 0;             ///< its bytes not yet sent
@@ -59,6 +60,9 @@ class BalancerPolicy : public mapping::RuntimePolicy {
   void init(const mapping::PolicyContext& ctx);
   /// Re-plans the replicas of every layer if the trigger fires; returns the copies to make.
   std::vector<Transfer> replan(const mapping::PolicyContext& ctx);
+  /// The plan's moves of MoE layer `ml` that are not serving yet: added to the serving set (free)
+  /// or to `out` as transfers from the nearest holder (Algorithm 1) or the native one (greedy).
+  void add_moves(const mapping::PolicyContext& ctx, int ml, const std::vector<Move>& moves, std::vector<Transfer>& out);
   void land_finished();
   /// Windows: 1 = all-reduce (local stages), 2 = all-to-all (global stages), 0 = none.
   static int window_kind(const mapping::Phase& p);

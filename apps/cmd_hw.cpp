@@ -6,7 +6,10 @@
 #include "apps/cli_common.h"
 #include "apps/commands.h"
 #include "apps/output_files.h"
+#include "firmware/cycle_executor.h"
 #include "hw/system.h"
+#include "mapping/hierarchy.h"
+#include "methods/hiermoe/level_fit.h"
 
 namespace po = boost::program_options;
 
@@ -69,11 +72,27 @@ void check_exercise_size(const hw::HardwareSpec& spec, uint64_t weight_bytes, ui
                      std::to_string(static_cast<long long>(kMaxPackets)) + " are simulated at once)");
 }
 
+/// The hierarchy's levels (HierMoE ranks), and with `fit` the fitted alpha-beta cost of every kind of
+/// all-to-all on the flow-level NoC model.
+void print_hierarchy(const hw::HardwareSpec& spec, const mapping::Hierarchy& h, bool fit) {
+  std::printf("  hierarchy: D = %d", h.dimensions());
+  for (const auto& l : h.levels)
+    std::printf("; %s: %d groups of %d nodes", l.name.c_str(), l.groups, h.nodes() / l.groups);
+  std::printf("%s\n", h.levels.empty() ? " (no level; --virtual-levels N adds quadrant levels)" : "");
+  if (!fit) return;
+  const methods::hiermoe::LevelFit f = methods::hiermoe::fit_levels(firmware::to_analytical(spec), h);
+  std::printf("  all-to-all costs (flow-level NoC, t = alpha + n beta, n = one group's bytes):\n");
+  std::printf("    %-22s %12s %10s %18s %8s\n", "kind", "participants", "alpha_us", "beta_ns_per_kbyte", "R^2");
+  for (const auto& k : f.kinds)
+    std::printf("    %-22s %12d %10.4g %18.4g %8.5f\n", k.kind.c_str(), k.participants, k.cost.alpha_s * 1e6,
+                k.cost.beta_s_per_byte * 1e12, k.r2);
+}
+
 }  // namespace
 
 int cmd_hw(const std::vector<std::string>& args) {
   std::string preset, file, vcd, json_path;
-  long long weight_mib = 64, message_bytes = 8192;
+  long long weight_mib = 64, message_bytes = 8192, virtual_levels = 0;
   po::options_description desc(
       "nmpsim hw: hardware presets and descriptions\n\n"
       "Usage: nmpsim hw --list-presets\n"
@@ -86,6 +105,10 @@ int cmd_hw(const std::vector<std::string>& args) {
     ("hw", po::value(&file), "a hardware description JSON file (format in docs/FORMATS.md)")
     ("describe", "print the system: nodes, hierarchy levels, bandwidths, compute/bandwidth ratios (default)")
     ("print-json", "print the full description as JSON (a starting point for your own file)")
+    ("virtual-levels", po::value(&virtual_levels)->default_value(virtual_levels),
+     "--describe: recursive 2x2 quadrant levels inside the finest real group (HierMoE's hierarchy)")
+    ("fit-levels", "fit alpha and beta of every kind of all-to-all of the hierarchy on the flow-level NoC, print them "
+                   "with R^2")
     ("exercise", "simulate a small workload: every node streams weights through a GEMV, then an all-to-all")
     ("exercise-weight-mib", po::value(&weight_mib)->default_value(weight_mib), "--exercise: MiB of weights per node")
     ("exercise-message-bytes", po::value(&message_bytes)->default_value(message_bytes),
@@ -113,7 +136,12 @@ int cmd_hw(const std::vector<std::string>& args) {
   if (!vcd.empty()) OutputFiles::check_file(vcd, "--vcd");
   if (!json_path.empty()) OutputFiles::check_file(json_path, "--json");
   if (vm.count("print-json")) std::cout << hw::to_json(spec).dump(2) << "\n";
-  if (vm.count("describe") || (!vm.count("print-json") && !vm.count("exercise"))) std::cout << spec.describe();
+  const int vlevels = static_cast<int>(checked_count(virtual_levels, "virtual-levels", 0, 8));
+  if (vm.count("describe") || vm.count("fit-levels") || (!vm.count("print-json") && !vm.count("exercise"))) {
+    const mapping::Hierarchy h = mapping::make_hierarchy(spec.topology, vlevels, "--virtual-levels");
+    std::cout << spec.describe();
+    print_hierarchy(spec, h, vm.count("fit-levels") > 0);
+  }
   if (!vm.count("exercise")) return kExitOk;
 
   hw::System sys("system", spec);

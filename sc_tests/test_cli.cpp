@@ -140,6 +140,21 @@ TEST(CliHw, DescribesAPreset) {
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("32 x nmp-pe on a 4x8 mesh"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("100 FLOP per byte of one link"), std::string::npos) << r.out;  // 5e12 / 50e9
+  EXPECT_NE(r.out.find("hierarchy: D = 1 (no level"), std::string::npos) << r.out;
+}
+
+TEST(CliHw, ShowsTheHierarchyAndFitsItsAllToAllCosts) {
+  const CliRun r = nmpsim("hw --preset wsc-4wafer-8x8 --virtual-levels 1 --fit-levels");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("hierarchy: D = 3; wafer: 4 groups of 64 nodes; quadrant-1: 16 groups of 16 nodes"),
+            std::string::npos)
+      << r.out;
+  for (const char* kind : {"flat ", "inter-wafer ", "intra-wafer ", "inter-quadrant-1 ", "intra-quadrant-1 "})
+    EXPECT_NE(r.out.find(kind), std::string::npos) << kind << r.out;
+  const CliRun bad = nmpsim("hw --preset wsc-4x4 --virtual-levels 3");
+  EXPECT_EQ(bad.code, 2) << bad.out;
+  EXPECT_EQ(lines(bad.out), 1) << bad.out;
+  EXPECT_NE(bad.out.find("--virtual-levels: 3 virtual levels do not split a 4x4 wafer"), std::string::npos) << bad.out;
 }
 
 TEST(CliHw, BadInputIsOneLineExitTwo) {

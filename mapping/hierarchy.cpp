@@ -1,0 +1,58 @@
+#include "mapping/hierarchy.h"
+
+#include <algorithm>
+#include <array>
+#include <numeric>
+
+#include "mapping/json_fields.h"
+
+namespace nmpsim::mapping {
+
+Hierarchy make_hierarchy(const Topology& t, int virtual_levels, const std::string& where) {
+  const int n = t.nodes();
+  const bool die_nodes = t.die_width * t.die_height > 1;
+  // Quadrants split the finest real group with several nodes: a die of several nodes, else a wafer.
+  const int bw = die_nodes ? t.die_width : t.wafer_width, bh = die_nodes ? t.die_height : t.wafer_height;
+  if (virtual_levels < 0 || virtual_levels > 8 || bw % (1 << virtual_levels) || bh % (1 << virtual_levels))
+    throw InputError(where + ": " + std::to_string(virtual_levels) + " virtual levels do not split a " +
+                     std::to_string(bw) + "x" + std::to_string(bh) + " " + (die_nodes ? "die" : "wafer") +
+                     " into equal quadrants");
+  auto key = [&](int v) {
+    std::vector<int> k{t.wafer_of(v)};
+    const int lx = t.x(v) % bw, ly = t.y(v) % bh;
+    auto quadrants = [&] {
+      for (int d = 1; d <= virtual_levels; ++d) k.push_back(((ly / (bh >> d)) & 1) * 2 + ((lx / (bw >> d)) & 1));
+    };
+    if (!die_nodes) quadrants();
+    k.push_back(t.die_of(v));
+    if (die_nodes) quadrants();
+    k.push_back(t.y(v));
+    k.push_back(t.x(v));
+    return k;
+  };
+  Hierarchy h;
+  h.node_at.resize(static_cast<size_t>(n));
+  std::iota(h.node_at.begin(), h.node_at.end(), 0);
+  std::vector<std::vector<int>> keys(static_cast<size_t>(n));
+  for (int v = 0; v < n; ++v) keys[static_cast<size_t>(v)] = key(v);
+  std::stable_sort(h.node_at.begin(), h.node_at.end(),
+                   [&](int a, int b) { return keys[static_cast<size_t>(a)] < keys[static_cast<size_t>(b)]; });
+  h.rank_of.resize(static_cast<size_t>(n));
+  for (int r = 0; r < n; ++r) h.rank_of[static_cast<size_t>(h.node_at[static_cast<size_t>(r)])] = r;
+  auto add = [&](const std::string& name, int groups) {
+    if (groups > 1 && groups < n && (h.levels.empty() || groups > h.levels.back().groups))
+      h.levels.push_back(HierarchyLevel{name, groups});
+  };
+  add("wafer", t.wafers());
+  auto add_quadrants = [&](int boxes) {
+    for (int d = 1; d <= virtual_levels; ++d) add("quadrant-" + std::to_string(d), boxes << (2 * d));
+  };
+  if (!die_nodes) add_quadrants(t.wafers());
+  if (die_nodes) {
+    add("die", t.dies());
+    add_quadrants(t.dies());
+  }
+  return h;
+}
+
+}  // namespace nmpsim::mapping

@@ -1,0 +1,90 @@
+#include "methods/hiermoe/dedup.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "mapping/json_fields.h"
+
+namespace nmpsim::methods::hiermoe {
+
+namespace {
+
+void check_groups(const Routing& r, int groups) {
+  if (groups < 1 || r.experts % groups != 0)
+    throw mapping::InputError("hiermoe: " + std::to_string(groups) + " groups do not divide " +
+                              std::to_string(r.experts) + " experts");
+}
+
+/// Calls f(group) once per distinct group token t selects.
+template <class F>
+void distinct_groups(const Routing& r, size_t t, int groups, F&& f) {
+  const int per = r.experts / groups;
+  int seen[64];
+  int n = 0;
+  for (int k = 0; k < r.top_k; ++k) {
+    const int g = r.ids[t * static_cast<size_t>(r.top_k) + static_cast<size_t>(k)] / per;
+    if (std::find(seen, seen + n, g) != seen + n) continue;
+    if (n < 64) seen[n++] = g;
+    f(g);
+  }
+}
+
+double max_of(const std::vector<double>& v) { return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end()); }
+
+}  // namespace
+
+std::vector<double> group_counts(const Routing& r, int groups) {
+  check_groups(r, groups);
+  std::vector<double> p(static_cast<size_t>(groups), 0.0);
+  for (size_t t = 0; t < r.tokens(); ++t) distinct_groups(r, t, groups, [&](int g) { p[static_cast<size_t>(g)] += 1; });
+  return p;
+}
+
+double duplication_rate(const Routing& r, int groups) {
+  check_groups(r, groups);
+  if (r.tokens() == 0) return 0.0;
+  double distinct = 0;
+  for (size_t t = 0; t < r.tokens(); ++t) distinct_groups(r, t, groups, [&](int) { distinct += 1; });
+  return 1.0 - distinct / (static_cast<double>(r.tokens()) * r.top_k);
+}
+
+double uniform_duplication_rate(int experts, int top_k, int groups) {
+  // P(a group gets none of the K experts) = C(E - E/R, K) / C(E, K) = prod_{i<K} (E - E/R - i) / (E - i).
+  const int per = experts / groups;
+  double none = 1.0;
+  for (int i = 0; i < top_k; ++i) none *= std::max(0.0, double(experts - per - i)) / double(experts - i);
+  return 1.0 - groups * (1.0 - none) / top_k;
+}
+
+double hd_seconds(const mapping::Hierarchy& h, const HierarchyCosts& c, const Routing& r, int d, double token_bytes) {
+  const int G = h.nodes(), D = h.dimensions();
+  if (d < 1 || d > D)
+    throw mapping::InputError("hiermoe: dimension " + std::to_string(d) + " outside 1.." + std::to_string(D));
+  // Eq. 2: G max(p) M v over the G node groups.
+  if (d == 1) return c.flat.seconds(G * max_of(group_counts(r, G)) * token_bytes);
+  double t = 0;
+  int prev = 1;  // U[0]
+  for (int i = 1; i < d; ++i) {
+    const int U = h.levels[static_cast<size_t>(i - 1)].groups;
+    // Eq. 4: U[i] / U[i-1] nodes take part; each receives max(p^(i, U[i])) tokens.
+    t += c.inter[static_cast<size_t>(i - 1)].seconds(double(U) / prev * max_of(group_counts(r, U)) * token_bytes);
+    prev = U;
+  }
+  // Eq. 5: the intra-level-(d-1) all-to-all among G / U[d-1] nodes, max(p^(d, G)) tokens each.
+  return t + c.intra[static_cast<size_t>(d - 2)].seconds(double(G) / prev * max_of(group_counts(r, G)) * token_bytes);
+}
+
+int optimal_dimension(const mapping::Hierarchy& h, const HierarchyCosts& c, const Routing& r, double token_bytes) {
+  int best = 1;
+  double best_s = hd_seconds(h, c, r, 1, token_bytes);
+  for (int d = 2; d <= h.dimensions(); ++d) {
+    const double s = hd_seconds(h, c, r, d, token_bytes);
+    if (s < best_s) {
+      best = d;
+      best_s = s;
+    }
+  }
+  return best;
+}
+
+}  // namespace nmpsim::methods::hiermoe

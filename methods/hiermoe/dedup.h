@@ -1,0 +1,50 @@
+// HierMoE's hierarchical token deduplication (Sec. III): duplicate-free token counts per expert group
+// (Eq. 7), duplication rates (Table II and its closed form for uniform routing), the alpha-beta
+// time of HDd-AlltoAll (Eq. 1-5) and the optimal dimension d* (Eq. 6, Algorithm 1). Plain C++.
+// Experts are grouped contiguously: expert e belongs to group e / (E / g) of g groups, which is where
+// a HierMoE placement puts it (expert blocks follow the hierarchical rank). docs/MODEL.md "HierMoE".
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "mapping/hierarchy.h"
+
+namespace nmpsim::methods::hiermoe {
+
+/// The experts chosen by a batch's tokens: top_k ids per token.
+struct Routing {
+  int experts = 0, top_k = 0;
+  std::vector<uint16_t> ids;  ///< [token * top_k + k]
+  size_t tokens() const { return top_k ? ids.size() / static_cast<size_t>(top_k) : 0; }
+};
+
+/// Eq. 7: per group j of `groups` contiguous expert groups, the tokens selecting at least one of its experts.
+std::vector<double> group_counts(const Routing& r, int groups);
+/// 1 - (distinct groups a token selects) / K, averaged over tokens: the share of a token's K expert
+/// copies that deduplication at `groups` groups saves.
+double duplication_rate(const Routing& r, int groups);
+/// The same for uniform routing (K distinct experts out of E, groups of E / R): closed form
+/// 1 - R (1 - C(E - E/R, K) / C(E, K)) / K.
+double uniform_duplication_rate(int experts, int top_k, int groups);
+
+/// t = alpha + n beta (Eq. 1) of one kind of all-to-all.
+struct LinkCost {
+  double alpha_s = 0;
+  double beta_s_per_byte = 0;
+  double seconds(double bytes) const { return alpha_s + bytes * beta_s_per_byte; }
+};
+/// Per level of a hierarchy: the flat all-to-all (HD1, "Intra(0)"), and per inter level i = 1..D-1
+/// its Inter-level-i and Intra-level-i all-to-all.
+struct HierarchyCosts {
+  LinkCost flat;
+  std::vector<LinkCost> inter, intra;  ///< [i - 1]
+};
+
+/// t_d of HDd-AlltoAll for this routing (Eq. 1-5); d = 1 is the flat all-to-all (Eq. 2); token_bytes = M v.
+double hd_seconds(const mapping::Hierarchy& h, const HierarchyCosts& c, const Routing& r, int d, double token_bytes);
+/// Eq. 6 (Algorithm 1): the d in 1..D of least t_d (1 unless some d > 1 is strictly faster).
+int optimal_dimension(const mapping::Hierarchy& h, const HierarchyCosts& c, const Routing& r, double token_bytes);
+
+}  // namespace nmpsim::methods::hiermoe

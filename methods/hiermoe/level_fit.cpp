@@ -1,0 +1,109 @@
+#include "methods/hiermoe/level_fit.h"
+
+#include <algorithm>
+#include <memory>
+
+#include "mapping/flow_executor.h"
+
+namespace nmpsim::methods::hiermoe {
+
+using namespace nmpsim::mapping;  // the base layer this method builds on
+
+namespace {
+
+using Sets = std::vector<std::vector<int>>;
+
+/// The node sets of one kind of all-to-all, all exchanging at once.
+Sets inter_sets(const Hierarchy& h, int level) {
+  const int U = h.levels[static_cast<size_t>(level - 1)].groups;
+  const int prev = level == 1 ? 1 : h.levels[static_cast<size_t>(level - 2)].groups;
+  const int fan = U / prev;  // level-i groups inside one level-(i-1) group
+  Sets sets;
+  for (int g = 0; g < prev; ++g)
+    for (int pos = 0; pos < h.group_size(level); ++pos) {
+      std::vector<int> s;
+      for (int sub = 0; sub < fan; ++sub) s.push_back(h.member(level, g * fan + sub, pos));
+      sets.push_back(std::move(s));
+    }
+  return sets;
+}
+
+Sets intra_sets(const Hierarchy& h, int level) {
+  Sets sets;
+  const int groups = level == 0 ? 1 : h.levels[static_cast<size_t>(level - 1)].groups;
+  for (int g = 0; g < groups; ++g) {
+    std::vector<int> s;
+    for (int pos = 0; pos < h.group_size(level); ++pos) s.push_back(h.member(level, g, pos));
+    sets.push_back(std::move(s));
+  }
+  return sets;
+}
+
+double exchange_seconds(const AnalyticalHardware& hw, const Sets& sets, double bytes) {
+  auto s = std::make_shared<LayerSchedule>();
+  const int ph = s->phase("alltoall", PhaseFamily::kMoeComm);
+  for (const auto& set : sets)
+    for (size_t a = 0; a < set.size(); ++a)
+      for (size_t k = 1; k < set.size(); ++k)  // shifted order, as the layer's exchanges
+        s->transfer(ph, PhysicalNode(set[a]), PhysicalNode(set[(a + k) % set.size()]), bytes);
+  if (s->size() == 0) return 0.0;
+  FlowExecutor ex(hw);
+  ex.execute(s);
+  return ex.now_s();
+}
+
+KindFit fit_kind(const AnalyticalHardware& hw, const std::string& kind, const Sets& sets,
+                 const std::vector<double>& sizes) {
+  KindFit k;
+  k.kind = kind;
+  k.participants = sets.empty() ? 0 : static_cast<int>(sets[0].size());
+  for (double m : sizes)
+    k.points.push_back(FitPoint{double(k.participants) * (k.participants - 1) * m, exchange_seconds(hw, sets, m)});
+  k.cost = fit_line(k.points, &k.r2);
+  return k;
+}
+
+}  // namespace
+
+LinkCost fit_line(const std::vector<FitPoint>& points, double* r2) {
+  const double n = static_cast<double>(points.size());
+  double mx = 0, my = 0;
+  for (const FitPoint& p : points) {
+    mx += p.bytes / n;
+    my += p.seconds / n;
+  }
+  double sxx = 0, sxy = 0, syy = 0;
+  for (const FitPoint& p : points) {
+    sxx += (p.bytes - mx) * (p.bytes - mx);
+    sxy += (p.bytes - mx) * (p.seconds - my);
+    syy += (p.seconds - my) * (p.seconds - my);
+  }
+  LinkCost c;
+  c.beta_s_per_byte = sxx > 0 ? sxy / sxx : 0.0;
+  c.alpha_s = std::max(0.0, my - c.beta_s_per_byte * mx);
+  if (r2) {
+    double ss = 0;
+    for (const FitPoint& p : points) ss += (p.seconds - c.seconds(p.bytes)) * (p.seconds - c.seconds(p.bytes));
+    *r2 = syy > 0 ? 1.0 - ss / syy : 1.0;
+  }
+  return c;
+}
+
+LevelFit fit_levels(const AnalyticalHardware& hw, const Hierarchy& h, const std::vector<double>& sizes) {
+  std::vector<double> m = sizes;
+  if (m.empty())
+    for (double b = 4096; b <= 4.0 * 1024 * 1024 + 1; b *= 4) m.push_back(b);
+  LevelFit f;
+  f.kinds.push_back(fit_kind(hw, "flat", intra_sets(h, 0), m));
+  f.costs.flat = f.kinds.back().cost;
+  for (int i = 1; i < h.dimensions(); ++i) {
+    const std::string name = h.levels[static_cast<size_t>(i - 1)].name;
+    f.kinds.push_back(fit_kind(hw, "inter-" + name, inter_sets(h, i), m));
+    f.costs.inter.push_back(f.kinds.back().cost);
+    f.kinds.push_back(fit_kind(hw, "intra-" + name, intra_sets(h, i), m));
+    f.costs.intra.push_back(f.kinds.back().cost);
+  }
+  return f;
+}
+
+}  // namespace nmpsim::methods::hiermoe

@@ -1,0 +1,159 @@
+// HierMoE (plain C++): the hierarchy's ranks and levels, duplicate-free counts and duplication rates
+// against hand cases, the closed form and the paper's Table II, the alpha-beta time of HDd and its
+// optimal dimension by hand, and the level fit on our NoC model.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <set>
+
+#include "mapping/hierarchy.h"
+#include "mapping/json_fields.h"
+#include "mapping_test_util.h"
+#include "methods/hiermoe/dedup.h"
+#include "methods/hiermoe/level_fit.h"
+
+namespace nmpsim::methods::hiermoe {
+namespace {
+
+mapping::Topology wafers(int w, int h, int ww, int wh) {
+  mapping::Topology t = mapping::testing::mesh(w, h);
+  t.die_width = t.die_height = 1;
+  t.wafer_width = ww;
+  t.wafer_height = wh;
+  return t;
+}
+
+/// Every group of `level` is a set of nodes with one value of `key`.
+void expect_groups_are(const mapping::Hierarchy& h, int level, const std::function<int(int)>& key) {
+  for (int g = 0; g < h.nodes() / h.group_size(level); ++g) {
+    std::set<int> keys;
+    for (int pos = 0; pos < h.group_size(level); ++pos) keys.insert(key(h.member(level, g, pos)));
+    EXPECT_EQ(keys.size(), 1u) << "level " << level << " group " << g;
+  }
+}
+
+TEST(Hierarchy, FourWafersGiveAWaferLevelAndQuadrantsInsideThem) {
+  const mapping::Topology t = wafers(16, 16, 8, 8);
+  const mapping::Hierarchy h0 = mapping::make_hierarchy(t, 0);
+  ASSERT_EQ(h0.levels.size(), 1u);
+  EXPECT_EQ(h0.levels[0].name, "wafer");
+  EXPECT_EQ(h0.levels[0].groups, 4);
+  EXPECT_EQ(h0.dimensions(), 2);
+  EXPECT_EQ(h0.rank_of[static_cast<size_t>(t.id(8, 0))], 64);  // wafer 1 starts at rank 64
+  EXPECT_EQ(h0.rank_of[static_cast<size_t>(t.id(1, 0))], 1);   // row-major inside a wafer
+  EXPECT_EQ(h0.rank_of[static_cast<size_t>(t.id(0, 1))], 8);
+  expect_groups_are(h0, 1, [&](int v) { return t.wafer_of(v); });
+  const mapping::Hierarchy h1 = mapping::make_hierarchy(t, 1);
+  ASSERT_EQ(h1.levels.size(), 2u);
+  EXPECT_EQ(h1.levels[1].name, "quadrant-1");
+  EXPECT_EQ(h1.levels[1].groups, 16);
+  expect_groups_are(h1, 2, [&](int v) { return (t.y(v) / 4) * 4 + t.x(v) / 4; });  // 4x4 blocks
+  // One 8x8 wafer has no real level; two quadrant levels make 4 and 16 groups.
+  const mapping::Hierarchy one = mapping::make_hierarchy(wafers(8, 8, 8, 8), 2);
+  ASSERT_EQ(one.levels.size(), 2u);
+  EXPECT_EQ(one.levels[0].groups, 4);
+  EXPECT_EQ(one.levels[1].groups, 16);
+  EXPECT_TRUE(mapping::make_hierarchy(wafers(8, 8, 8, 8), 0).levels.empty());
+}
+
+TEST(Hierarchy, AnNmpChipHasVirtualLevelsOnlyAndBadSplitsAreInputErrors) {
+  const mapping::Topology t = mapping::testing::mesh(4, 8);  // one die of 4x8 PEs
+  EXPECT_TRUE(mapping::make_hierarchy(t, 0).levels.empty());
+  const mapping::Hierarchy h = mapping::make_hierarchy(t, 2);
+  ASSERT_EQ(h.levels.size(), 2u);
+  EXPECT_EQ(h.levels[0].groups, 4);   // 2x4 quadrants
+  EXPECT_EQ(h.levels[1].groups, 16);  // 1x2 quadrants of those
+  expect_groups_are(h, 1, [&](int v) { return (t.y(v) / 4) * 2 + t.x(v) / 2; });
+  EXPECT_THROW(mapping::make_hierarchy(t, 3), mapping::InputError);  // 4 columns do not halve 3 times
+}
+
+Routing routing(int experts, int top_k, const std::vector<std::vector<int>>& tokens) {
+  Routing r{experts, top_k, {}};
+  for (const auto& t : tokens)
+    for (int e : t) r.ids.push_back(static_cast<uint16_t>(e));
+  return r;
+}
+
+TEST(HierDedup, CountsAndRatesByHand) {
+  // 4 experts, top-2, groups {0, 1} and {2, 3}: tokens {0, 1}, {1, 2}, {2, 3} reach groups
+  // {0}, {0, 1}, {1}: p = [2, 2]; 4 distinct copies of 6: rate 1/3. Per expert (4 groups) nothing saves.
+  const Routing r = routing(4, 2, {{0, 1}, {1, 2}, {2, 3}});
+  EXPECT_EQ(group_counts(r, 2), (std::vector<double>{2, 2}));
+  EXPECT_DOUBLE_EQ(duplication_rate(r, 2), 1.0 / 3);
+  EXPECT_DOUBLE_EQ(duplication_rate(r, 4), 0.0);
+  EXPECT_EQ(group_counts(r, 1), (std::vector<double>{3}));
+  EXPECT_THROW(group_counts(r, 3), mapping::InputError);
+}
+
+TEST(HierDedup, UniformClosedFormMatchesThePapersTableTwo) {
+  // Table II (K x R, in %): rows R = 32, 16, 8, 4; columns K = 2, 4, 6, 8. With 256 experts the
+  // closed form gives the table to within 1.5 points.
+  const int R[4] = {32, 16, 8, 4}, K[4] = {2, 4, 6, 8};
+  const double table[4][4] = {{2, 4, 7, 9}, {3, 9, 14, 18}, {6, 17, 27, 34}, {12, 32, 46, 55}};
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j)
+      EXPECT_NEAR(100 * uniform_duplication_rate(256, K[j], R[i]), table[i][j], 1.5) << "R " << R[i] << " K " << K[j];
+  // And a uniform synthetic trace measures it (64 experts, top-6, 8 groups, 8192 tokens).
+  mapping::SyntheticTraceConfig c;
+  c.layers = 1;
+  c.experts = 64;
+  c.top_k = 6;
+  c.tokens = 8192;
+  c.zipf_s = 0;
+  c.coactivation = 0;
+  c.layer_correlation = 0;
+  const mapping::RoutingTrace tr = mapping::synthetic_trace(c);
+  Routing r{64, 6, {}};
+  for (size_t t = 0; t < tr.tokens(); ++t)
+    for (int k = 0; k < 6; ++k) r.ids.push_back(tr.experts_of(0, t)[k]);
+  EXPECT_NEAR(duplication_rate(r, 8), uniform_duplication_rate(64, 6, 8), 0.01);
+}
+
+TEST(HierDedup, HdTimeAndOptimalDimensionByHand) {
+  // 8 nodes on a 4x2 mesh of two 2x2 wafers: one inter level (wafer, U = 2). 8 experts (one per
+  // node, in rank order), top-2, 4 tokens: {0, 1}, {0, 4}, {1, 5}, {4, 5}.
+  const mapping::Hierarchy h = mapping::make_hierarchy(wafers(4, 2, 2, 2), 0);
+  ASSERT_EQ(h.dimensions(), 2);
+  const Routing r = routing(8, 2, {{0, 1}, {0, 4}, {1, 5}, {4, 5}});
+  HierarchyCosts c;
+  c.flat = {1e-6, 1e-9};
+  c.inter = {{2e-6, 4e-9}};
+  c.intra = {{0.5e-6, 0.5e-9}};
+  const double M = 100;  // bytes per token
+  // d = 1: per node p = [2, 2, 0, 0, 2, 2, 0, 0] (experts 0, 1, 4, 5 on ranks 0, 1, 4, 5): 8 x 2 x 100.
+  EXPECT_NEAR(hd_seconds(h, c, r, 1, M), 1e-6 + 8 * 2 * M * 1e-9, 1e-15);
+  // d = 2: per wafer p = [3, 3]: inter 2 / 1 x 3 x 100; intra 8 / 2 x 2 x 100.
+  const double t2 = 2e-6 + 2 * 3 * M * 4e-9 + 0.5e-6 + 4 * 2 * M * 0.5e-9;
+  EXPECT_NEAR(hd_seconds(h, c, r, 2, M), t2, 1e-15);
+  EXPECT_EQ(optimal_dimension(h, c, r, M), 1);  // 5.3 us against 2.6 us
+  // Cheap inter and intra start-ups and a cheap border: 0.2 + 0.06 + 0.2 + 0.4 = 0.86 us < 2.6 us.
+  c.inter = {{0.2e-6, 0.1e-9}};
+  c.intra = {{0.2e-6, 0.5e-9}};
+  EXPECT_NEAR(hd_seconds(h, c, r, 2, M), 0.86e-6, 1e-15);
+  EXPECT_EQ(optimal_dimension(h, c, r, M), 2);
+  EXPECT_THROW(hd_seconds(h, c, r, 3, M), mapping::InputError);
+}
+
+TEST(HierFit, ALineIsFittedExactlyAndTheWaferBorderCostsMore) {
+  double r2 = 0;
+  const LinkCost l = fit_line({{1, 3}, {2, 5}, {4, 9}}, &r2);
+  EXPECT_NEAR(l.alpha_s, 1, 1e-12);
+  EXPECT_NEAR(l.beta_s_per_byte, 2, 1e-12);
+  EXPECT_NEAR(r2, 1, 1e-12);
+  // Two 2x2 wafers side by side with a slow border: the inter-wafer all-to-all pays more per byte.
+  mapping::AnalyticalHardware hw = mapping::testing::nmp_hardware(4, 2, 10, 100);
+  hw.topology = wafers(4, 2, 2, 2);
+  hw.topology.links[0].gbytes_per_s = hw.topology.links[1].gbytes_per_s = 100;
+  hw.topology.links[2].gbytes_per_s = 10;
+  for (auto& l2 : hw.topology.links) l2.latency_ns = 1;
+  const LevelFit f = fit_levels(hw, mapping::make_hierarchy(hw.topology, 0));
+  ASSERT_EQ(f.kinds.size(), 3u);  // flat, inter-wafer, intra-wafer
+  for (const KindFit& k : f.kinds) EXPECT_GT(k.r2, 0.99) << k.kind;
+  EXPECT_EQ(f.kinds[1].kind, "inter-wafer");
+  EXPECT_EQ(f.kinds[1].participants, 2);
+  EXPECT_EQ(f.kinds[2].participants, 4);
+  EXPECT_GT(f.costs.inter[0].beta_s_per_byte, f.costs.intra[0].beta_s_per_byte);
+}
+
+}  // namespace
+}  // namespace nmpsim::methods::hiermoe

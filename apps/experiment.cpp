@@ -165,10 +165,18 @@ void resolve_policies(PreparedExperiment& e, const ExperimentOptions& opt) {
   a.options = f->resolve(a.options, "accounting " + a.name + " options");
 }
 
-mapping::PolicyList make_policies(const PreparedExperiment& e, const ExperimentOptions& opt) {
+/// The run's policies, then the ones placement `pl` needs itself (its "runtime" list).
+mapping::PolicyList make_policies(const PreparedExperiment& e, const ExperimentOptions& opt,
+                                  const mapping::Placement& pl) {
   mapping::PolicyList list;
   for (const PolicySpec& p : e.spec.policies)
     list.emplace_back(p.name, opt.registry->policy(p.name)->create(p.options, "policy " + p.name + " options"));
+  for (const auto& r : pl.runtime) {
+    const std::string name = r.at("name").get<std::string>();
+    const mapping::PolicyFactory* f = opt.registry->policy(name);
+    if (!f) throw InputError("placement " + pl.strategy + ": runtime: unknown policy '" + name + "'");
+    list.emplace_back(name, f->create(r.at("options"), "placement " + pl.strategy + ": runtime policy " + name));
+  }
   return list;
 }
 
@@ -208,7 +216,7 @@ StrategyReport run_cycle_one(hw::System& sys, const PreparedExperiment& e, const
                              const mapping::RunInputs& in, const mapping::Placement& p) {
   const hw::EnergyReport before = sys.energy();
   firmware::CycleExecutor ex(sys);
-  mapping::PolicyList policies = make_policies(e, opt);
+  mapping::PolicyList policies = make_policies(e, opt, p);
   auto progress = [&](int s, int l) {
     if (opt.on_layer) opt.on_layer(p.strategy, s, l);
   };
@@ -264,7 +272,7 @@ std::vector<StrategyReport> run_prepared(const PreparedExperiment& e, const Expe
   if (e.spec.fidelity == mapping::Fidelity::kFlow) {
     for (const mapping::Placement& p : e.placements) {
       mapping::FlowExecutor ex(ah);
-      mapping::PolicyList policies = make_policies(e, opt);
+      mapping::PolicyList policies = make_policies(e, opt, p);
       auto progress = [&](int s, int l) {
         if (opt.on_layer) opt.on_layer(p.strategy, s, l);
       };

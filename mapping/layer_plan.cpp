@@ -131,9 +131,39 @@ std::vector<std::vector<std::vector<double>>> physical_shares(const Placement& p
   return out;
 }
 
+namespace {
+
+/// Replaces the flat dispatch and combine of `p` by the stages of a hierarchical all-to-all.
+void plan_hierarchical(LayerPlan& p, const ModelSpec& m, const std::vector<std::vector<double>>& rows,
+                       const RoutingTrace& trace, int trace_layer, size_t first_token, const HierDispatch& hier,
+                       const Groups& groups) {
+  if (groups.has_domains())
+    throw InputError("hierarchical all-to-all: a placement with token domains (a MoEntwine layout) cannot use it");
+  const int N = p.nodes;
+  std::vector<std::vector<std::pair<int, int>>> dest(p.home.size());
+  std::vector<int> experts_on(static_cast<size_t>(N), 0);
+  for (size_t i = 0; i < p.home.size(); ++i) {
+    const uint16_t* ex = trace.experts_of(trace_layer, (first_token + i) % trace.tokens());
+    for (int k = 0; k < trace.top_k(); ++k)
+      for (int v = 0; v < N; ++v)
+        if (rows[ex[k]][v] > 0 && experts_on[static_cast<size_t>(v)]++ == 0) dest[i].push_back({v, 0});
+    for (auto& [v, count] : dest[i]) {
+      count = experts_on[static_cast<size_t>(v)];
+      experts_on[static_cast<size_t>(v)] = 0;
+    }
+  }
+  p.stages = hierarchical_stages(*hier.hierarchy, hier.dimensions, hier.dedup, p.home, dest, m.token_bytes(),
+                                 static_cast<double>(m.hidden));
+  std::fill(p.dispatch.begin(), p.dispatch.end(), 0.0);
+  std::fill(p.combine.begin(), p.combine.end(), 0.0);
+  std::fill(p.reduce_flops.begin(), p.reduce_flops.end(), 0.0);
+}
+
+}  // namespace
+
 LayerPlan plan_layer(const ModelSpec& m, const std::vector<std::vector<std::vector<double>>>& physical, int layer,
                      const RoutingTrace& trace, size_t first_token, const Groups& groups, const RunShape& shape,
-                     const DynamicDispatch* dynamic) {
+                     const DynamicDispatch* dynamic, const HierDispatch* hier) {
   const int N = static_cast<int>(groups.group_of.size());
   const int B = shape.batch;
   const int G = groups.size();
@@ -285,6 +315,7 @@ LayerPlan plan_layer(const ModelSpec& m, const std::vector<std::vector<std::vect
     }
   }
   for (int v = 0; v < N; ++v) p.reduce_flops[v] = p.partials[v] * m.hidden;
+  if (hier && hier->dimensions > 1) plan_hierarchical(p, m, rows, trace, trace_layer, first_token, *hier, groups);
   return p;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "mapping/hier_alltoall.h"
 #include "mapping/moe_model.h"
 #include "mapping/placement.h"
 #include "mapping/topology.h"
@@ -71,6 +72,9 @@ struct LayerPlan {
   std::vector<double> partials;                      ///< per home: partial output vectors it reduces
   std::vector<double> reduce_flops;                  ///< per home: FLOPs to sum those partials (hidden per partial)
   std::vector<double> routed_token_work;             ///< per node: sum over routed experts of tokens x share
+  /// A hierarchical all-to-all (HierDispatch with d > 1): its stages replace dispatch, combine and
+  /// reduce_flops (which are then zero).
+  std::vector<HierStage> stages;
   double dispatch_total() const;
   double combine_total() const;
 };
@@ -87,7 +91,7 @@ struct DynamicDispatch {
 /// rows already mapped to physical nodes: [moe layer][expert][node].
 LayerPlan plan_layer(const ModelSpec& m, const std::vector<std::vector<std::vector<double>>>& physical, int layer,
                      const RoutingTrace& trace, size_t first_token, const Groups& groups, const RunShape& shape,
-                     const DynamicDispatch* dynamic = nullptr);
+                     const DynamicDispatch* dynamic = nullptr, const HierDispatch* hier = nullptr);
 /// Placement rows mapped to physical nodes.
 std::vector<std::vector<std::vector<double>>> physical_shares(const Placement& p);
 

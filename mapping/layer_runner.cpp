@@ -128,7 +128,7 @@ StrategyResult run_placement(Executor& ex, const RunInputs& in, const Placement&
       LayerInputs li;
       for (auto& named : policies) named.second->before_plan(ctx, li);
       const LayerPlan plan = plan_layer(m, shares, l, in.trace, ctx.first_token, groups, in.cfg.shape,
-                                        li.use_dynamic ? &li.dynamic : nullptr);
+                                        li.use_dynamic ? &li.dynamic : nullptr, &li.hier);
       auto sched = std::make_shared<LayerSchedule>(build_moe_layer(m, plan, groups, in.hw.element_bytes));
       ctx.schedule = ex.tracker().next_serial();
       for (auto& named : policies) named.second->before_layer(ctx, *sched);

@@ -91,14 +91,24 @@ LayerSchedule build_moe_layer(const ModelSpec& m, const LayerPlan& plan, const G
   }
   if (groups.has_domains())
     ring_phase(s, chain, pn::kTokenAllGather, CollectiveKind::kRingAllGather, plan, groups.token_ring, element_bytes);
-  exchange_phase(s, chain, s.phase(pn::kDispatch, PhaseFamily::kMoeComm), plan.dispatch, n, nullptr);
+  // A hierarchical all-to-all: one phase per stage, inter levels first ("dispatch_inter_<level>"), the
+  // intra stage last ("dispatch"); the combine in the mirror order, summing at every relay.
+  const auto& st = plan.stages;
+  for (size_t k = 0; k + 1 < st.size(); ++k)
+    exchange_phase(s, chain, s.phase("dispatch_" + st[k].name, PhaseFamily::kMoeComm), st[k].dispatch, n, nullptr);
+  exchange_phase(s, chain, s.phase(pn::kDispatch, PhaseFamily::kMoeComm),
+                 st.empty() ? plan.dispatch : st.back().dispatch, n, nullptr);
   const int experts = s.phase(pn::kExperts, PhaseFamily::kMoeCompute, kForeground, /*node_balance=*/true);
   DepList work;
   for (int v = 0; v < n; ++v)
     for (const ExpertWork& w : plan.expert_work[static_cast<size_t>(v)])
       work.push_back(s.compute(experts, PhysicalNode(v), w.flops, w.bytes, chain.after(), /*own_weights=*/true));
   chain.close(experts, std::move(work));
-  exchange_phase(s, chain, s.phase(pn::kCombine, PhaseFamily::kMoeComm), plan.combine, n, &plan.reduce_flops);
+  exchange_phase(s, chain, s.phase(pn::kCombine, PhaseFamily::kMoeComm), st.empty() ? plan.combine : st.back().combine,
+                 n, st.empty() ? &plan.reduce_flops : &st.back().reduce_flops);
+  for (size_t k = st.size() > 0 ? st.size() - 1 : 0; k-- > 0;)
+    exchange_phase(s, chain, s.phase("combine_" + st[k].name, PhaseFamily::kMoeComm), st[k].combine, n,
+                   &st[k].reduce_flops);
   if (groups.has_domains())
     ring_phase(s, chain, pn::kPartialReduceScatter, CollectiveKind::kRingReduceScatter, plan, groups.token_ring,
                element_bytes);

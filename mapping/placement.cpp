@@ -86,6 +86,7 @@ nlohmann::json placement_to_json(const Placement& p) {
   nlohmann::json j = {{"strategy", p.strategy}, {"experts", p.experts}, {"nodes", p.nodes},
                       {"node_map", node_map},   {"solver", p.solver},   {"layers", layers}};
   if (!p.stats.empty()) j["stats"] = p.stats;
+  if (!p.runtime.empty()) j["runtime"] = p.runtime;
   if (!p.tp_rings.empty()) {
     j["layout"] = {{"tp_rings", p.tp_rings}, {"token_domain", p.token_domain}};
     if (!p.token_rings.empty()) j["layout"]["token_rings"] = p.token_rings;
@@ -169,6 +170,14 @@ Placement placement_from_json(const nlohmann::json& j, const std::string& where)
   p.nodes = static_cast<int>(root.integer("nodes", 1, 65536));
   if (root.has("solver")) p.solver = root.raw("solver");
   if (root.has("stats")) p.stats = root.raw("stats");
+  if (root.has("runtime")) {
+    p.runtime = root.raw("runtime");
+    bool ok = p.runtime.is_array();
+    for (const auto& r : p.runtime)
+      ok = ok && r.is_object() && r.size() == 2 && r.contains("name") && r["name"].is_string() &&
+           r.contains("options") && r["options"].is_object();
+    if (!ok) root.fail("runtime", "expected a list of {\"name\": policy, \"options\": {...}}");
+  }
   const auto& layers = root.raw("layers");
   if (!layers.is_array() || layers.empty()) root.fail("layers", "expected a non-empty list of layers");
   const double bytes = double(layers.size()) * p.experts * p.nodes * sizeof(double);

@@ -27,6 +27,9 @@ struct Placement {
   std::vector<std::vector<int>> tp_rings;
   std::vector<std::vector<int>> token_rings;  ///< rings of the token all-gather (empty: the TP rings)
   std::vector<int> token_domain;
+  /// Runtime policies the placement needs, run with it whatever the run's --policy list says (e.g.
+  /// HierMoE's hierarchical all-to-all): {"name", "options"} each.
+  nlohmann::json runtime = nlohmann::json::array();
 
   Placement() = default;
   Placement(std::string strategy, int experts, int nodes, int layers);

@@ -51,6 +51,8 @@ struct LayerInputs {
   /// Experts with full copies on several nodes get least-loaded dispatch (HD-MoE Sec. IV-D3).
   DynamicDispatch dynamic;
   bool use_dynamic = false;
+  /// A hierarchical all-to-all (HierMoE) when hier.dimensions > 1.
+  HierDispatch hier;
 };
 
 class RuntimePolicy {

@@ -6,9 +6,13 @@
 #include <functional>
 #include <set>
 
+#include "mapping/flow_executor.h"
+#include "mapping/hier_alltoall.h"
 #include "mapping/hierarchy.h"
 #include "mapping/json_fields.h"
+#include "mapping/layer_runner.h"
 #include "mapping_test_util.h"
+#include "methods/hiermoe/alltoall_policy.h"
 #include "methods/hiermoe/dedup.h"
 #include "methods/hiermoe/level_fit.h"
 
@@ -153,6 +157,105 @@ TEST(HierFit, ALineIsFittedExactlyAndTheWaferBorderCostsMore) {
   EXPECT_EQ(f.kinds[1].participants, 2);
   EXPECT_EQ(f.kinds[2].participants, 4);
   EXPECT_GT(f.costs.inter[0].beta_s_per_byte, f.costs.intra[0].beta_s_per_byte);
+}
+
+}  // namespace
+}  // namespace nmpsim::methods::hiermoe
+
+namespace nmpsim::methods::hiermoe {
+namespace {
+
+TEST(HierAlltoall, StagesOfOneTokenByHand) {
+  // Two 2x2 wafers side by side (ranks 0-3 on wafer 0, 4-7 on wafer 1). A token at rank 0 whose
+  // experts sit on ranks 5 and 6 (one each): with dedup, one copy crosses to rank 4 (rank 0's position
+  // in wafer 1), which forwards to 5 and 6 and sums their two partials before sending one back.
+  const mapping::Hierarchy h = mapping::make_hierarchy(wafers(4, 2, 2, 2), 0);
+  const int r0 = h.node_at[0], r4 = h.node_at[4], r5 = h.node_at[5], r6 = h.node_at[6];
+  const double M = 10, hidden = 5;
+  const auto at = [&](const std::vector<double>& m, int a, int b) { return m[static_cast<size_t>(a) * 8 + b]; };
+  const auto dedup = mapping::hierarchical_stages(h, 2, true, {r0}, {{{r5, 1}, {r6, 1}}}, M, hidden);
+  ASSERT_EQ(dedup.size(), 2u);
+  EXPECT_EQ(dedup[0].name, "inter_wafer");
+  EXPECT_EQ(dedup[1].name, "intra");
+  EXPECT_EQ(at(dedup[0].dispatch, r0, r4), M);
+  EXPECT_EQ(at(dedup[0].combine, r4, r0), M);
+  EXPECT_EQ(at(dedup[1].dispatch, r4, r5), M);
+  EXPECT_EQ(at(dedup[1].dispatch, r4, r6), M);
+  EXPECT_EQ(dedup[1].reduce_flops[static_cast<size_t>(r4)], 2 * hidden);  // sums the two partials
+  EXPECT_EQ(dedup[0].reduce_flops[static_cast<size_t>(r0)], hidden);
+  double total = 0;
+  for (const auto& s : dedup)
+    for (double b : s.dispatch) total += b;
+  EXPECT_EQ(total, 3 * M);
+  // Without dedup (2DH) both expert copies cross the border.
+  const auto plain = mapping::hierarchical_stages(h, 2, false, {r0}, {{{r5, 1}, {r6, 1}}}, M, hidden);
+  EXPECT_EQ(at(plain[0].dispatch, r0, r4), 2 * M);
+  EXPECT_THROW(mapping::hierarchical_stages(h, 3, true, {r0}, {{{r5, 1}}}, M, hidden), mapping::InputError);
+}
+
+}  // namespace
+}  // namespace nmpsim::methods::hiermoe
+
+namespace nmpsim::methods::hiermoe {
+namespace {
+
+TEST(HierAlltoall, DedupCutsTheBorderTrafficAndLosesNoToken) {
+  // DeepSeek-V2-Lite (64 experts, top-6) on two 2x2 wafers with a slow border, EP by rank.
+  mapping::ModelSpec m = mapping::model_preset("deepseek-v2-lite");
+  m.moe_layers = 2;
+  m.dense_layers = 0;
+  m.shared_experts = 0;
+  mapping::AnalyticalHardware hw = mapping::testing::nmp_hardware(4, 2, 10, 100);
+  hw.topology = wafers(4, 2, 2, 2);
+  for (auto& l : hw.topology.links) {
+    l.gbytes_per_s = 100;
+    l.latency_ns = 1;
+  }
+  hw.topology.links[2].gbytes_per_s = 10;
+  const mapping::Hierarchy h = mapping::make_hierarchy(hw.topology, 0);
+  mapping::Placement p("hier", m.experts, 8, m.moe_layers);
+  for (int l = 0; l < m.moe_layers; ++l)
+    for (int e = 0; e < m.experts; ++e) p.at(l, e, e / 8) = 1.0;
+  for (int r = 0; r < 8; ++r)
+    p.node_map[static_cast<size_t>(r)] = mapping::PhysicalNode(h.node_at[static_cast<size_t>(r)]);
+  const mapping::RoutingTrace tr = mapping::testing::trace_for(m, 0.5, 1024);
+  mapping::RunConfig cfg;
+  cfg.shape = {256, 256};
+  cfg.steps = 1;
+  cfg.attn_tp = 4;
+  auto run = [&](int d, bool dedup) {
+    mapping::PolicyList pl;
+    pl.emplace_back("hiermoe", std::make_unique<AlltoallPolicy>(AlltoallOptions{0, d, dedup}));
+    mapping::FlowExecutor ex(hw);
+    return mapping::run_placement(ex, mapping::RunInputs{m, tr, hw, cfg}, p, pl);
+  };
+  const mapping::StrategyResult flat = run(1, true), hd2 = run(2, true), dh2 = run(2, false), best = run(0, true);
+  auto border = [&](const mapping::StrategyResult& r) {
+    double b = 0;
+    const auto& comm = r.family_link_bytes[static_cast<size_t>(mapping::PhaseFamily::kMoeComm)];
+    for (int v = 0; v < 8; ++v)
+      for (int dir : {mapping::kEast, mapping::kWest}) {
+        const int x = hw.topology.x(v) + (dir == mapping::kEast ? 1 : -1);
+        if (x >= 0 && x < 4 && hw.topology.wafer_of(v) != hw.topology.wafer_of(hw.topology.id(x, hw.topology.y(v))))
+          b += comm[static_cast<size_t>(v) * 4 + dir];
+      }
+    return b;
+  };
+  EXPECT_LT(border(hd2), border(flat));
+  EXPECT_LT(border(hd2), border(dh2));
+  for (const auto* r : {&flat, &hd2, &dh2, &best}) {
+    double work = 0;
+    for (double w : r->node_token_work) work += w;
+    EXPECT_NEAR(work, 256.0 * m.top_k * m.moe_layers, 1e-6);  // every token met its experts
+  }
+  EXPECT_GE(hd2.find_phase("dispatch_inter_wafer"), 0);
+  EXPECT_GE(hd2.find_phase("combine_inter_wafer"), 0);
+  EXPECT_LT(flat.find_phase("dispatch_inter_wafer"), 0);
+  const auto d_star = best.policies["hiermoe"]["d_star_per_layer"].get<std::vector<int>>();
+  ASSERT_EQ(d_star.size(), 2u);
+  // d* picks the faster of the two on the fitted model; the border is 10x slower, so the hierarchy.
+  EXPECT_EQ(d_star[0], 2);
+  EXPECT_LE(best.mean_family_s(mapping::PhaseFamily::kMoeComm), flat.mean_family_s(mapping::PhaseFamily::kMoeComm));
 }
 
 }  // namespace

@@ -52,13 +52,17 @@ double exchange_seconds(const AnalyticalHardware& hw, const Sets& sets, double b
   return ex.now_s();
 }
 
-KindFit fit_kind(const AnalyticalHardware& hw, const std::string& kind, const Sets& sets,
+/// `sets_per_n`: how many of the sets one n of the paper's formula covers (the sets inside one group of
+/// the level above for an inter level: Eq. 4 counts every token bound for a group, whichever position
+/// carries it; 1 for the flat and intra kinds, Eq. 2 and 5).
+KindFit fit_kind(const AnalyticalHardware& hw, const std::string& kind, const Sets& sets, int sets_per_n,
                  const std::vector<double>& sizes) {
   KindFit k;
   k.kind = kind;
   k.participants = sets.empty() ? 0 : static_cast<int>(sets[0].size());
   for (double m : sizes)
-    k.points.push_back(FitPoint{double(k.participants) * (k.participants - 1) * m, exchange_seconds(hw, sets, m)});
+    k.points.push_back(
+        FitPoint{double(sets_per_n) * k.participants * (k.participants - 1) * m, exchange_seconds(hw, sets, m)});
   k.cost = fit_line(k.points, &k.r2);
   return k;
 }
@@ -94,13 +98,13 @@ LevelFit fit_levels(const AnalyticalHardware& hw, const Hierarchy& h, const std:
   if (m.empty())
     for (double b = 4096; b <= 4.0 * 1024 * 1024 + 1; b *= 4) m.push_back(b);
   LevelFit f;
-  f.kinds.push_back(fit_kind(hw, "flat", intra_sets(h, 0), m));
+  f.kinds.push_back(fit_kind(hw, "flat", intra_sets(h, 0), 1, m));
   f.costs.flat = f.kinds.back().cost;
   for (int i = 1; i < h.dimensions(); ++i) {
     const std::string name = h.levels[static_cast<size_t>(i - 1)].name;
-    f.kinds.push_back(fit_kind(hw, "inter-" + name, inter_sets(h, i), m));
+    f.kinds.push_back(fit_kind(hw, "inter-" + name, inter_sets(h, i), h.group_size(i), m));
     f.costs.inter.push_back(f.kinds.back().cost);
-    f.kinds.push_back(fit_kind(hw, "intra-" + name, intra_sets(h, i), m));
+    f.kinds.push_back(fit_kind(hw, "intra-" + name, intra_sets(h, i), 1, m));
     f.costs.intra.push_back(f.kinds.back().cost);
   }
   return f;

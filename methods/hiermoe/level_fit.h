@@ -2,8 +2,10 @@
 // microbenchmarks our own NoC model runs (as the paper fits its Fig. 9 from measurements): for each
 // kind (the flat all-to-all, and per inter level i the Inter-level-i and Intra-level-i all-to-all),
 // every group of that kind exchanges m bytes between every ordered pair of its members at once, at
-// six message sizes, on the flow-level executor. n = P (P - 1) m is one group's volume (Eq. 2, 4, 5's
-// "participants x tokens per destination x M v" for uniform traffic). Plain C++.
+// six message sizes, on the flow-level executor. n is the volume the paper's n counts for uniform
+// traffic: P (P - 1) m for the flat and intra kinds (one group, Eq. 2 and 5), and that times the
+// group size for an inter level, whose Eq. 4 counts the tokens bound for a group over all the positions
+// that carry them (one exchange set per position). Plain C++.
 #pragma once
 
 #include <string>

@@ -1,9 +1,8 @@
-// HierMoE's entry in the registry (called by the generated methods::register_all). The strategies
-// that run the hierarchical all-to-all are not registered yet (issue 15 is being built in steps).
-#include "mapping/registry.h"
+// HierMoE's entry in the registry (called by the generated methods::register_all).
+#include "methods/hiermoe/alltoall_policy.h"
 
 namespace nmpsim::methods::hiermoe {
 
-void register_methods(mapping::Registry&) {}
+void register_methods(mapping::Registry& r) { register_alltoall(r); }
 
 }  // namespace nmpsim::methods::hiermoe

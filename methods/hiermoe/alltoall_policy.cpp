@@ -1,0 +1,174 @@
+#include "methods/hiermoe/alltoall_policy.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+
+#include "mapping/json_fields.h"
+#include "methods/hiermoe/level_fit.h"
+
+namespace nmpsim::methods::hiermoe {
+
+using namespace nmpsim::mapping;  // the base layer this method builds on
+
+AlltoallOptions alltoall_options(const nlohmann::json& j, const std::string& where) {
+  const JsonFields f(j, where, "");
+  AlltoallOptions o;
+  o.virtual_levels = static_cast<int>(f.integer("virtual_levels", 0, 8, o.virtual_levels));
+  o.dimension = static_cast<int>(f.integer("dimension", 0, 16, o.dimension));
+  if (f.has("dedup")) {
+    const nlohmann::json& d = f.raw("dedup");
+    if (!d.is_boolean()) f.fail("dedup", "expected true or false");
+    o.dedup = d.get<bool>();
+  }
+  f.no_unknown_keys();
+  return o;
+}
+
+nlohmann::json to_json(const AlltoallOptions& o) {
+  return {{"virtual_levels", o.virtual_levels}, {"dimension", o.dimension}, {"dedup", o.dedup}};
+}
+
+void AlltoallPolicy::init(const PolicyContext& ctx) {
+  h_ = make_hierarchy(ctx.hw.topology, opt_.virtual_levels, "policy hiermoe: virtual_levels");
+  if (opt_.dimension > h_.dimensions())
+    throw InputError("policy hiermoe: dimension " + std::to_string(opt_.dimension) + " but the hierarchy has D = " +
+                     std::to_string(h_.dimensions()) + " (more levels: virtual_levels)");
+  const int E = ctx.model.experts, G = h_.nodes();
+  if (E % G != 0 && G % E != 0)
+    throw InputError("policy hiermoe: " + std::to_string(E) + " experts and " + std::to_string(G) +
+                     " nodes: one must divide the other");
+  costs_ = fit_levels(ctx.hw, h_).costs;
+  dup_sum_.assign(h_.levels.size(), 0.0);
+  d_counts_.assign(static_cast<size_t>(ctx.model.moe_layers),
+                   std::vector<int>(static_cast<size_t>(h_.dimensions()), 0));
+  ready_ = true;
+}
+
+void AlltoallPolicy::before_plan(PolicyContext& ctx, LayerInputs& in) {
+  const int ml = ctx.moe_layer();
+  if (ml < 0) return;
+  if (!ready_) init(ctx);
+  const RoutingTrace& tr = ctx.trace;
+  // With fewer experts than nodes every expert spans G / E nodes: count it as that many sub-experts,
+  // all chosen by each token that chooses it.
+  const int span = std::max(1, h_.nodes() / ctx.model.experts);
+  Routing r{ctx.model.experts * span, tr.top_k() * span, {}};
+  const int layer = ml % tr.layers();
+  for (int i = 0; i < ctx.cfg.shape.batch; ++i) {
+    const uint16_t* ex = tr.experts_of(layer, (ctx.first_token + static_cast<size_t>(i)) % tr.tokens());
+    for (int k = 0; k < tr.top_k(); ++k)
+      for (int j = 0; j < span; ++j) r.ids.push_back(static_cast<uint16_t>(ex[k] * span + j));
+  }
+  for (size_t i = 0; i < h_.levels.size(); ++i) dup_sum_[i] += duplication_rate(r, h_.levels[i].groups);
+  ++layers_seen_;
+  const int d = opt_.dimension > 0 ? opt_.dimension : optimal_dimension(h_, costs_, r, ctx.model.token_bytes());
+  ++d_counts_[static_cast<size_t>(ml)][static_cast<size_t>(d - 1)];
+  if (d > 1) in.hier = HierDispatch{&h_, d, opt_.dedup};
+}
+
+nlohmann::json AlltoallPolicy::stats() const {
+  nlohmann::json levels = nlohmann::json::array(), d_star = nlohmann::json::array();
+  for (size_t i = 0; i < h_.levels.size(); ++i)
+    levels.push_back({{"name", h_.levels[i].name},
+                      {"groups", h_.levels[i].groups},
+                      {"duplication_rate", layers_seen_ ? dup_sum_[i] / layers_seen_ : 0.0},
+                      {"alpha_s", costs_.inter[i].alpha_s},
+                      {"beta_s_per_byte", costs_.inter[i].beta_s_per_byte},
+                      {"intra_alpha_s", costs_.intra[i].alpha_s},
+                      {"intra_beta_s_per_byte", costs_.intra[i].beta_s_per_byte}});
+  for (const auto& counts : d_counts_)
+    d_star.push_back(1 + std::max_element(counts.begin(), counts.end()) - counts.begin());
+  return {{"options", to_json(opt_)},
+          {"flat", {{"alpha_s", costs_.flat.alpha_s}, {"beta_s_per_byte", costs_.flat.beta_s_per_byte}}},
+          {"levels", levels},
+          {"d_star_per_layer", d_star}};
+}
+
+namespace {
+
+/// EP with expert blocks in hierarchical rank order: experts [r E / G, (r + 1) E / G) on the node of
+/// rank r; with fewer experts than nodes, expert e split evenly over ranks [e G / E, (e + 1) G / E).
+class HierStrategy : public PlacementStrategy {
+ public:
+  HierStrategy(std::string name, bool dedup, int dimension) : name_(std::move(name)), dedup_(dedup), dim_(dimension) {}
+  std::string name() const override { return name_; }
+  std::string description() const override {
+    return dedup_ ? "HierMoE: EP by hierarchical rank, token-deduplicated hierarchical all-to-all with the optimal "
+                    "dimension d* per layer (Sec. III)"
+                  : "2DH baseline: EP by hierarchical rank, two-level hierarchical all-to-all without deduplication";
+  }
+  std::vector<OptionDoc> options() const override {
+    return {{"virtual_levels", "auto",
+             "recursive 2x2 quadrant levels inside the finest real group (nmpsim hw --describe); auto: 1 when the "
+             "hardware has no real level (one wafer or one NMP chip), else 0"}};
+  }
+  nlohmann::json resolve_options(const nlohmann::json& given, const std::string& where,
+                                 const StrategyContext&) const override {
+    const JsonFields f(given, where, "");
+    nlohmann::json v = "auto";
+    if (f.has("virtual_levels") && !(f.raw("virtual_levels").is_string() && f.string("virtual_levels") == "auto"))
+      v = f.integer("virtual_levels", 0, 8);
+    f.no_unknown_keys();
+    return {{"virtual_levels", v}};
+  }
+  Placement build(const StrategyContext& ctx) const override {
+    const Topology& t = ctx.hw.topology;
+    int vlevels = 0;
+    const nlohmann::json& v = ctx.options.at("virtual_levels");
+    if (v.is_number_integer()) {
+      vlevels = v.get<int>();
+    } else if (make_hierarchy(t, 0).levels.empty() && t.width % 2 == 0 && t.height % 2 == 0) {
+      vlevels = 1;  // auto: one quadrant level where the hardware has none
+    }
+    const Hierarchy h = make_hierarchy(t, vlevels, ctx.where + ": virtual_levels");
+    const int G = t.nodes(), E = ctx.model.experts;
+    if (E % G != 0 && G % E != 0)
+      throw InputError(ctx.where + ": " + name_ + " needs the experts (" + std::to_string(E) + ") and the nodes (" +
+                       std::to_string(G) + ") to divide one another");
+    if (dim_ > h.dimensions())
+      throw InputError(ctx.where + ": " + name_ + " needs a hierarchy of " + std::to_string(dim_) +
+                       " dimensions; this one has " + std::to_string(h.dimensions()) + " (set virtual_levels)");
+    Placement p(name_, E, G, ctx.model.moe_layers);
+    for (int l = 0; l < p.layers(); ++l)
+      for (int e = 0; e < E; ++e) {
+        if (E >= G) {
+          p.at(l, e, e / (E / G)) = 1.0;
+          continue;
+        }
+        for (int k = 0; k < G / E; ++k) p.at(l, e, e * (G / E) + k) = double(E) / G;
+      }
+    for (int r = 0; r < G; ++r) p.node_map[static_cast<size_t>(r)] = PhysicalNode(h.node_at[static_cast<size_t>(r)]);
+    AlltoallOptions o;
+    o.virtual_levels = vlevels;
+    o.dimension = dim_;
+    o.dedup = dedup_;
+    p.runtime = nlohmann::json::array({{{"name", "hiermoe"}, {"options", to_json(o)}}});
+    return p;
+  }
+
+ private:
+  std::string name_;
+  bool dedup_;
+  int dim_;
+};
+
+}  // namespace
+
+void register_alltoall(Registry& r) {
+  PolicyFactory f;
+  f.name = "hiermoe";
+  f.description = "HierMoE hierarchical all-to-all (Sec. III): d* per layer or a fixed d, with or without token dedup";
+  f.options = {{"virtual_levels", "0", "recursive 2x2 quadrant levels inside the finest real group"},
+               {"dimension", "0", "d of every MoE layer (1 = flat); 0 = d* per layer from the batch's routing (Eq. 6)"},
+               {"dedup", "true", "one copy per destination group (false: one per expert, the 2DH baseline)"}};
+  f.create = [](const nlohmann::json& o, const std::string& where) {
+    return std::make_unique<AlltoallPolicy>(alltoall_options(o, where));
+  };
+  f.resolve = [](const nlohmann::json& o, const std::string& where) { return to_json(alltoall_options(o, where)); };
+  r.add(std::move(f));
+  r.add(std::make_unique<HierStrategy>("hiermoe", true, 0));
+  r.add(std::make_unique<HierStrategy>("hiermoe-2dh", false, 2));
+}
+
+}  // namespace nmpsim::methods::hiermoe

@@ -1,0 +1,48 @@
+// HierMoE's hierarchical all-to-all at run time, as the runtime policy "hiermoe" that HierMoE's
+// placements carry (Placement::runtime): on first use it builds the hierarchy and fits every kind of
+// all-to-all on the flow-level NoC (level_fit.h); before every MoE layer it picks d* from the batch's
+// routing (Algorithm 1) or uses a fixed d, and asks the layer for that hierarchical all-to-all. Its
+// statistics (summary.json "policies": {"hiermoe": ...}): per level its groups, duplication rate,
+// alpha and beta; d* per MoE layer.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "mapping/hierarchy.h"
+#include "mapping/registry.h"
+#include "mapping/runtime_policy.h"
+#include "methods/hiermoe/dedup.h"
+
+namespace nmpsim::methods::hiermoe {
+
+struct AlltoallOptions {
+  int virtual_levels = 0;  ///< quadrant levels (mapping::make_hierarchy)
+  int dimension = 0;       ///< d of every layer; 0 = d* per layer (Eq. 6)
+  bool dedup = true;       ///< false: one copy per expert (the 2DH baseline)
+};
+AlltoallOptions alltoall_options(const nlohmann::json& j, const std::string& where);
+nlohmann::json to_json(const AlltoallOptions& o);
+
+class AlltoallPolicy : public mapping::RuntimePolicy {
+ public:
+  explicit AlltoallPolicy(AlltoallOptions o) : opt_(o) {}
+  void before_plan(mapping::PolicyContext& ctx, mapping::LayerInputs& in) override;
+  nlohmann::json stats() const override;
+
+ private:
+  void init(const mapping::PolicyContext& ctx);
+  AlltoallOptions opt_;
+  bool ready_ = false;
+  mapping::Hierarchy h_;
+  HierarchyCosts costs_;
+  std::vector<double> dup_sum_;  ///< per level: duplication rates summed over layers seen
+  int layers_seen_ = 0;
+  std::vector<std::vector<int>> d_counts_;  ///< [moe layer][d - 1]: how often d was chosen
+};
+
+/// Registers "hiermoe" (the policy) and the strategies "hiermoe" and "hiermoe-2dh".
+void register_alltoall(mapping::Registry& r);
+
+}  // namespace nmpsim::methods::hiermoe

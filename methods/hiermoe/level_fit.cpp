@@ -70,25 +70,34 @@ KindFit fit_kind(const AnalyticalHardware& hw, const std::string& kind, const Se
 }  // namespace
 
 LinkCost fit_line(const std::vector<FitPoint>& points, double* r2) {
-  const double n = static_cast<double>(points.size());
-  double mx = 0, my = 0;
+  // Weighted least squares on relative error (weights 1 / t^2), so that the small sizes, where the
+  // start-up alpha shows, count as much as the large ones.
+  double sw = 0, mx = 0, my = 0;
   for (const FitPoint& p : points) {
-    mx += p.bytes / n;
-    my += p.seconds / n;
+    const double w = p.seconds > 0 ? 1.0 / (p.seconds * p.seconds) : 1.0;
+    sw += w;
+    mx += w * p.bytes;
+    my += w * p.seconds;
   }
-  double sxx = 0, sxy = 0, syy = 0;
+  mx /= sw;
+  my /= sw;
+  double sxx = 0, sxy = 0;
   for (const FitPoint& p : points) {
-    sxx += (p.bytes - mx) * (p.bytes - mx);
-    sxy += (p.bytes - mx) * (p.seconds - my);
-    syy += (p.seconds - my) * (p.seconds - my);
+    const double w = p.seconds > 0 ? 1.0 / (p.seconds * p.seconds) : 1.0;
+    sxx += w * (p.bytes - mx) * (p.bytes - mx);
+    sxy += w * (p.bytes - mx) * (p.seconds - my);
   }
   LinkCost c;
   c.beta_s_per_byte = sxx > 0 ? sxy / sxx : 0.0;
   c.alpha_s = std::max(0.0, my - c.beta_s_per_byte * mx);
-  if (r2) {
-    double ss = 0;
-    for (const FitPoint& p : points) ss += (p.seconds - c.seconds(p.bytes)) * (p.seconds - c.seconds(p.bytes));
-    *r2 = syy > 0 ? 1.0 - ss / syy : 1.0;
+  if (r2) {  // of the times themselves
+    double mean = 0, ss = 0, st = 0;
+    for (const FitPoint& p : points) mean += p.seconds / static_cast<double>(points.size());
+    for (const FitPoint& p : points) {
+      ss += (p.seconds - c.seconds(p.bytes)) * (p.seconds - c.seconds(p.bytes));
+      st += (p.seconds - mean) * (p.seconds - mean);
+    }
+    *r2 = st > 0 ? 1.0 - ss / st : 1.0;
   }
   return c;
 }
@@ -96,7 +105,7 @@ LinkCost fit_line(const std::vector<FitPoint>& points, double* r2) {
 LevelFit fit_levels(const AnalyticalHardware& hw, const Hierarchy& h, const std::vector<double>& sizes) {
   std::vector<double> m = sizes;
   if (m.empty())
-    for (double b = 4096; b <= 4.0 * 1024 * 1024 + 1; b *= 4) m.push_back(b);
+    for (double b = 512; b <= 512.0 * 1024 + 1; b *= 4) m.push_back(b);
   LevelFit f;
   f.kinds.push_back(fit_kind(hw, "flat", intra_sets(h, 0), 1, m));
   f.costs.flat = f.kinds.back().cost;

@@ -33,9 +33,10 @@ struct LevelFit {
   std::vector<KindFit> kinds;  ///< flat, then inter and intra of every level
 };
 
-/// Least squares t = alpha + n beta over `points` (alpha clamped at 0); R^2 of the fit.
+/// Least squares t = alpha + n beta over `points`, weighted by 1 / t^2 (relative error, so that alpha is
+/// fitted where it shows); alpha clamped at 0; R^2 of the times.
 LinkCost fit_line(const std::vector<FitPoint>& points, double* r2 = nullptr);
-/// Runs the microbenchmarks and fits every kind. `sizes`: bytes per pair (default six from 4 KiB to 4 MiB).
+/// Runs the microbenchmarks and fits every kind. `sizes`: bytes per pair (default six from 512 B to 512 KiB).
 LevelFit fit_levels(const mapping::AnalyticalHardware& hw, const mapping::Hierarchy& h,
                     const std::vector<double>& sizes = {});
 

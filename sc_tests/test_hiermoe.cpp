@@ -3,6 +3,7 @@
 // optimal dimension by hand, and the level fit on our NoC model.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <set>
 
@@ -223,9 +224,9 @@ TEST(HierAlltoall, DedupCutsTheBorderTrafficAndLosesNoToken) {
   cfg.shape = {256, 256};
   cfg.steps = 1;
   cfg.attn_tp = 4;
-  auto run = [&](int d, bool dedup) {
+  auto run = [&](int d, bool dedup, bool by_flow = false) {
     mapping::PolicyList pl;
-    pl.emplace_back("hiermoe", std::make_unique<AlltoallPolicy>(AlltoallOptions{0, d, dedup}));
+    pl.emplace_back("hiermoe", std::make_unique<AlltoallPolicy>(AlltoallOptions{0, d, dedup, by_flow}));
     mapping::FlowExecutor ex(hw);
     return mapping::run_placement(ex, mapping::RunInputs{m, tr, hw, cfg}, p, pl);
   };
@@ -256,6 +257,9 @@ TEST(HierAlltoall, DedupCutsTheBorderTrafficAndLosesNoToken) {
   // d* picks the faster of the two on the fitted model; the border is 10x slower, so the hierarchy.
   EXPECT_EQ(d_star[0], 2);
   EXPECT_LE(best.mean_family_s(mapping::PhaseFamily::kMoeComm), flat.mean_family_s(mapping::PhaseFamily::kMoeComm));
+  // Chosen on the flow model, every layer is as fast as the faster of d = 1 and d = 2 (same executor).
+  const mapping::StrategyResult by_flow = run(0, true, true);
+  EXPECT_LE(by_flow.mean_tbt_s(), std::min(flat.mean_tbt_s(), hd2.mean_tbt_s()) * (1 + 1e-9));
 }
 
 }  // namespace

@@ -4,7 +4,9 @@
 #include <cstdio>
 #include <memory>
 
+#include "mapping/flow_executor.h"
 #include "mapping/json_fields.h"
+#include "mapping/moe_layer.h"
 #include "methods/hiermoe/level_fit.h"
 
 namespace nmpsim::methods::hiermoe {
@@ -16,6 +18,11 @@ AlltoallOptions alltoall_options(const nlohmann::json& j, const std::string& whe
   AlltoallOptions o;
   o.virtual_levels = static_cast<int>(f.integer("virtual_levels", 0, 8, o.virtual_levels));
   o.dimension = static_cast<int>(f.integer("dimension", 0, 16, o.dimension));
+  if (f.has("select")) {
+    const std::string s = f.string("select");
+    if (s != "model" && s != "flow") f.fail("select", "expected model or flow, got '" + s + "'");
+    o.select_by_flow = s == "flow";
+  }
   if (f.has("dedup")) {
     const nlohmann::json& d = f.raw("dedup");
     if (!d.is_boolean()) f.fail("dedup", "expected true or false");
@@ -26,7 +33,10 @@ AlltoallOptions alltoall_options(const nlohmann::json& j, const std::string& whe
 }
 
 nlohmann::json to_json(const AlltoallOptions& o) {
-  return {{"virtual_levels", o.virtual_levels}, {"dimension", o.dimension}, {"dedup", o.dedup}};
+  return {{"virtual_levels", o.virtual_levels},
+          {"dimension", o.dimension},
+          {"dedup", o.dedup},
+          {"select", o.select_by_flow ? "flow" : "model"}};
 }
 
 void AlltoallPolicy::init(const PolicyContext& ctx) {
@@ -62,9 +72,28 @@ void AlltoallPolicy::before_plan(PolicyContext& ctx, LayerInputs& in) {
   }
   for (size_t i = 0; i < h_.levels.size(); ++i) dup_sum_[i] += duplication_rate(r, h_.levels[i].groups);
   ++layers_seen_;
-  const int d = opt_.dimension > 0 ? opt_.dimension : optimal_dimension(h_, costs_, r, ctx.model.token_bytes());
+  int d = opt_.dimension;
+  if (d == 0)
+    d = opt_.select_by_flow ? fastest_on_flow(ctx) : optimal_dimension(h_, costs_, r, ctx.model.token_bytes());
   ++d_counts_[static_cast<size_t>(ml)][static_cast<size_t>(d - 1)];
   if (d > 1) in.hier = HierDispatch{&h_, d, opt_.dedup};
+}
+
+int AlltoallPolicy::fastest_on_flow(const PolicyContext& ctx) const {
+  int best = 1;
+  double best_s = 0;
+  for (int d = 1; d <= h_.dimensions(); ++d) {
+    const HierDispatch hd{&h_, d, opt_.dedup};
+    const LayerPlan plan = plan_layer(ctx.model, ctx.shares, ctx.layer, ctx.trace, ctx.first_token, ctx.groups,
+                                      ctx.cfg.shape, nullptr, &hd);
+    FlowExecutor ex(ctx.hw);
+    ex.execute(std::make_shared<LayerSchedule>(build_moe_layer(ctx.model, plan, ctx.groups, ctx.hw.element_bytes)));
+    if (d == 1 || ex.now_s() < best_s) {
+      best = d;
+      best_s = ex.now_s();
+    }
+  }
+  return best;
 }
 
 nlohmann::json AlltoallPolicy::stats() const {
@@ -99,9 +128,12 @@ class HierStrategy : public PlacementStrategy {
                   : "2DH baseline: EP by hierarchical rank, two-level hierarchical all-to-all without deduplication";
   }
   std::vector<OptionDoc> options() const override {
-    return {{"virtual_levels", "auto",
-             "recursive 2x2 quadrant levels inside the finest real group (nmpsim hw --describe); auto: 1 when the "
-             "hardware has no real level (one wafer or one NMP chip), else 0"}};
+    return {
+        {"virtual_levels", "auto",
+         "recursive 2x2 quadrant levels inside the finest real group (nmpsim hw --describe); auto: 1 when the "
+         "hardware has no real level (one wafer or one NMP chip), else 0"},
+        {"select", "model",
+         "hiermoe: d* by 'model' (Eq. 6 on the fitted costs) or 'flow' (the fastest d replayed on the flow model)"}};
   }
   nlohmann::json resolve_options(const nlohmann::json& given, const std::string& where,
                                  const StrategyContext&) const override {
@@ -109,8 +141,10 @@ class HierStrategy : public PlacementStrategy {
     nlohmann::json v = "auto";
     if (f.has("virtual_levels") && !(f.raw("virtual_levels").is_string() && f.string("virtual_levels") == "auto"))
       v = f.integer("virtual_levels", 0, 8);
+    const std::string select = f.string("select", "model");
+    if (select != "model" && select != "flow") f.fail("select", "expected model or flow, got '" + select + "'");
     f.no_unknown_keys();
-    return {{"virtual_levels", v}};
+    return {{"virtual_levels", v}, {"select", select}};
   }
   Placement build(const StrategyContext& ctx) const override {
     const Topology& t = ctx.hw.topology;
@@ -143,6 +177,7 @@ class HierStrategy : public PlacementStrategy {
     o.virtual_levels = vlevels;
     o.dimension = dim_;
     o.dedup = dedup_;
+    o.select_by_flow = ctx.options.value("select", "model") == "flow";
     p.runtime = nlohmann::json::array({{{"name", "hiermoe"}, {"options", to_json(o)}}});
     return p;
   }
@@ -161,7 +196,10 @@ void register_alltoall(Registry& r) {
   f.description = "HierMoE hierarchical all-to-all (Sec. III): d* per layer or a fixed d, with or without token dedup";
   f.options = {{"virtual_levels", "0", "recursive 2x2 quadrant levels inside the finest real group"},
                {"dimension", "0", "d of every MoE layer (1 = flat); 0 = d* per layer from the batch's routing (Eq. 6)"},
-               {"dedup", "true", "one copy per destination group (false: one per expert, the 2DH baseline)"}};
+               {"dedup", "true", "one copy per destination group (false: one per expert, the 2DH baseline)"},
+               {"select", "model",
+                "d*: 'model' (Eq. 6 on the fitted costs, the paper) or 'flow' (replay the layer at "
+                "every d on the flow model and keep the fastest)"}};
   f.create = [](const nlohmann::json& o, const std::string& where) {
     return std::make_unique<AlltoallPolicy>(alltoall_options(o, where));
   };

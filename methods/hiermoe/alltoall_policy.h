@@ -18,9 +18,10 @@
 namespace nmpsim::methods::hiermoe {
 
 struct AlltoallOptions {
-  int virtual_levels = 0;  ///< quadrant levels (mapping::make_hierarchy)
-  int dimension = 0;       ///< d of every layer; 0 = d* per layer (Eq. 6)
-  bool dedup = true;       ///< false: one copy per expert (the 2DH baseline)
+  int virtual_levels = 0;       ///< quadrant levels (mapping::make_hierarchy)
+  int dimension = 0;            ///< d of every layer; 0 = d* per layer (Eq. 6)
+  bool dedup = true;            ///< false: one copy per expert (the 2DH baseline)
+  bool select_by_flow = false;  ///< d* by replaying the layer at every d on the flow model (ours), not Eq. 6
 };
 AlltoallOptions alltoall_options(const nlohmann::json& j, const std::string& where);
 nlohmann::json to_json(const AlltoallOptions& o);
@@ -33,6 +34,8 @@ class AlltoallPolicy : public mapping::RuntimePolicy {
 
  private:
   void init(const mapping::PolicyContext& ctx);
+  /// The d whose layer is fastest when replayed on the flow-level executor.
+  int fastest_on_flow(const mapping::PolicyContext& ctx) const;
   AlltoallOptions opt_;
   bool ready_ = false;
   mapping::Hierarchy h_;

@@ -315,7 +315,11 @@ LayerPlan plan_layer(const ModelSpec& m, const std::vector<std::vector<std::vect
     }
   }
   for (int v = 0; v < N; ++v) p.reduce_flops[v] = p.partials[v] * m.hidden;
-  if (hier && hier->dimensions > 1) plan_hierarchical(p, m, rows, trace, trace_layer, first_token, *hier, groups);
+  if (hier && hier->dimensions > 1) {
+    if (dynamic)  // replicas route tokens by load; the stages follow the static shares
+      throw InputError("hierarchical all-to-all: cannot combine with replicas (a balancer or pre-broadcast policy)");
+    plan_hierarchical(p, m, rows, trace, trace_layer, first_token, *hier, groups);
+  }
   return p;
 }
 

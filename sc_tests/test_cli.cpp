@@ -345,8 +345,7 @@ TEST(CliRun, StrategyAllRunsEveryRegisteredStrategyAndASecondRunReusesTheSolve) 
   for (const char* s : {"hdmoe-node", "hdmoe"})
     EXPECT_EQ(a["strategies"][s]["mean_tbt_us"], b["strategies"][s]["mean_tbt_us"]) << s;
   // The spec lists what "all" meant, with every option resolved.
-  EXPECT_EQ(a["spec"]["strategies"].size(),
-            10u);  // tp ep cb hdmoe-node hdmoe hiermoe{,-2dh} moentwine-{baseline,er,her}
+  EXPECT_EQ(a["spec"]["strategies"].size(), 11u);  // tp ep cb hdmoe{-node,} hiermoe{,-swap,-2dh} moentwine-*
   EXPECT_EQ(a["spec"]["strategies"][4]["options"]["mapper"], "bo");
 }
 
@@ -432,8 +431,8 @@ TEST(CliRun, BadInputsAreOneLineExitTwo) {
       {"run --fidelity exact", "--fidelity: expected cycle or flow"},
       {"run --attn-tp 5", "must divide the 32 nodes"},
       {"run --strategy foo",
-       "'foo' is neither a strategy (tp, ep, cb, hdmoe-node, hdmoe, hiermoe, hiermoe-2dh, moentwine-baseline, "
-       "moentwine-er, moentwine-her, all) nor a readable"},
+       "'foo' is neither a strategy (tp, ep, cb, hdmoe-node, hdmoe, hiermoe, hiermoe-swap, hiermoe-2dh, "
+       "moentwine-baseline, moentwine-er, moentwine-her, all) nor a readable"},
       {"run --strategy tp,tp --fidelity flow", "strategy 'tp' is listed twice"},
       {"run --strategy tp,cb --strategy-opt cb.regions=abc", "strategy cb options: regions: expected an integer"},
       {"run --strategy tp --strategy-opt ep.x=1", "--strategy-opt: no strategy 'ep' in this run's --strategy list"},

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <set>
 
@@ -16,6 +17,7 @@
 #include "methods/hiermoe/alltoall_policy.h"
 #include "methods/hiermoe/dedup.h"
 #include "methods/hiermoe/level_fit.h"
+#include "methods/hiermoe/swap.h"
 
 namespace nmpsim::methods::hiermoe {
 namespace {
@@ -260,6 +262,89 @@ TEST(HierAlltoall, DedupCutsTheBorderTrafficAndLosesNoToken) {
   // Chosen on the flow model, every layer is as fast as the faster of d = 1 and d = 2 (same executor).
   const mapping::StrategyResult by_flow = run(0, true, true);
   EXPECT_LE(by_flow.mean_tbt_s(), std::min(flat.mean_tbt_s(), hd2.mean_tbt_s()) * (1 + 1e-9));
+}
+
+}  // namespace
+}  // namespace nmpsim::methods::hiermoe
+
+namespace nmpsim::methods::hiermoe {
+namespace {
+
+/// A random routing of `tokens` tokens, top-k distinct experts out of E (a fixed LCG).
+Routing random_routing(int E, int K, int tokens, uint32_t seed) {
+  Routing r{E, K, {}};
+  for (int t = 0; t < tokens; ++t) {
+    std::vector<int> pick;
+    while (static_cast<int>(pick.size()) < K) {
+      seed = seed * 1664525u + 1013904223u;
+      const int e = static_cast<int>((seed >> 8) % static_cast<uint32_t>(E));
+      if (std::find(pick.begin(), pick.end(), e) == pick.end()) pick.push_back(e);
+    }
+    for (int e : pick) r.ids.push_back(static_cast<uint16_t>(e));
+  }
+  return r;
+}
+
+/// The routing with slots a and b exchanged.
+Routing swapped(Routing r, int a, int b) {
+  for (uint16_t& id : r.ids) id = static_cast<uint16_t>(id == a ? b : id == b ? a : id);
+  return r;
+}
+
+TEST(HierSwap, IncrementalCountsEqualRecountingEverySwap) {
+  const Routing r = random_routing(12, 3, 60, 7);
+  for (int groups : {2, 3, 6}) {
+    const std::vector<float> z = swap_counts(r, groups);
+    for (int a = 0; a < 12; ++a)
+      for (int b = 0; b < 12; ++b) {
+        const std::vector<double> p = group_counts(swapped(r, a, b), groups);
+        for (int g = 0; g < groups; ++g)
+          ASSERT_EQ(z[(static_cast<size_t>(a) * 12 + b) * groups + g], p[static_cast<size_t>(g)])
+              << "groups " << groups << " swap " << a << "," << b << " group " << g;
+      }
+  }
+}
+
+TEST(HierSwap, SmoothMaxAndTheBestSwapByExhaustiveSearch) {
+  const float two[2] = {1, 1}, one[3] = {0, 4, 0};
+  EXPECT_NEAR(smooth_max(two, 2, 10), std::pow(2.0, 0.1), 1e-12);
+  EXPECT_NEAR(smooth_max(one, 3, 10), 4.0, 1e-12);
+  // 16 experts on two 2x2 wafers (8 nodes, 2 experts each), top-2, a skewed routing: experts 0 and 1
+  // (both on rank 0) are hot. The best swap's predicted time is the least over all pairs recounted.
+  const mapping::Hierarchy h = mapping::make_hierarchy(wafers(4, 2, 2, 2), 0);
+  Routing r = random_routing(16, 2, 200, 3);
+  for (size_t i = 0; i < r.ids.size(); i += 4) r.ids[i] = static_cast<uint16_t>(i % 8 == 0 ? 0 : 1);
+  for (size_t t = 0; t < r.tokens(); ++t)
+    if (r.ids[2 * t] == r.ids[2 * t + 1]) r.ids[2 * t + 1] = static_cast<uint16_t>(2 + t % 14);
+  HierarchyCosts c;
+  c.flat = {1e-6, 1e-9};
+  c.inter = {{1e-6, 4e-9}};
+  c.intra = {{1e-6, 1e-9}};
+  const double M = 1000, gamma = 10;
+  auto predicted = [&](const Routing& x) {  // Eq. 8-9 with smooth-max, recounted
+    const auto wafer = group_counts(x, 2), node = group_counts(x, 8);
+    const std::vector<float> w(wafer.begin(), wafer.end()), n(node.begin(), node.end());
+    return c.inter[0].seconds(2 * smooth_max(w.data(), 2, gamma) * M) +
+           c.intra[0].seconds(4 * smooth_max(n.data(), 8, gamma) * M);
+  };
+  const SwapChoice s = best_swap(h, c, r, 2, M, gamma);
+  EXPECT_NEAR(s.current_s, predicted(r), 1e-12);
+  double least = 1e9;
+  for (int a = 0; a < 16; ++a)
+    for (int b = a + 1; b < 16; ++b)
+      if (a / 2 != b / 2) least = std::min(least, predicted(swapped(r, a, b)));
+  EXPECT_NEAR(s.seconds, least, 1e-12);
+  EXPECT_LT(s.seconds, s.current_s);  // moving a hot expert off rank 0 helps
+  std::vector<int> slot_of(16);
+  for (int e = 0; e < 16; ++e) slot_of[static_cast<size_t>(e)] = e;
+  const int swaps = expert_swap(h, c, r, M, gamma, 4, slot_of);
+  EXPECT_GE(swaps, 1);
+  std::vector<int> sorted = slot_of;
+  std::sort(sorted.begin(), sorted.end());
+  for (int e = 0; e < 16; ++e) EXPECT_EQ(sorted[static_cast<size_t>(e)], e);  // still a permutation
+  Routing after = r;
+  for (uint16_t& id : after.ids) id = static_cast<uint16_t>(slot_of[id]);
+  EXPECT_LT(predicted(after), predicted(r));
 }
 
 }  // namespace

@@ -114,82 +114,6 @@ nlohmann::json AlltoallPolicy::stats() const {
           {"d_star_per_layer", d_star}};
 }
 
-namespace {
-
-/// EP with expert blocks in hierarchical rank order: experts [r E / G, (r + 1) E / G) on the node of
-/// rank r; with fewer experts than nodes, expert e split evenly over ranks [e G / E, (e + 1) G / E).
-class HierStrategy : public PlacementStrategy {
- public:
-  HierStrategy(std::string name, bool dedup, int dimension) : name_(std::move(name)), dedup_(dedup), dim_(dimension) {}
-  std::string name() const override { return name_; }
-  std::string description() const override {
-    return dedup_ ? "HierMoE: EP by hierarchical rank, token-deduplicated hierarchical all-to-all with the optimal "
-                    "dimension d* per layer (Sec. III)"
-                  : "2DH baseline: EP by hierarchical rank, two-level hierarchical all-to-all without deduplication";
-  }
-  std::vector<OptionDoc> options() const override {
-    return {
-        {"virtual_levels", "auto",
-         "recursive 2x2 quadrant levels inside the finest real group (nmpsim hw --describe); auto: 1 when the "
-         "hardware has no real level (one wafer or one NMP chip), else 0"},
-        {"select", "model",
-         "hiermoe: d* by 'model' (Eq. 6 on the fitted costs) or 'flow' (the fastest d replayed on the flow model)"}};
-  }
-  nlohmann::json resolve_options(const nlohmann::json& given, const std::string& where,
-                                 const StrategyContext&) const override {
-    const JsonFields f(given, where, "");
-    nlohmann::json v = "auto";
-    if (f.has("virtual_levels") && !(f.raw("virtual_levels").is_string() && f.string("virtual_levels") == "auto"))
-      v = f.integer("virtual_levels", 0, 8);
-    const std::string select = f.string("select", "model");
-    if (select != "model" && select != "flow") f.fail("select", "expected model or flow, got '" + select + "'");
-    f.no_unknown_keys();
-    return {{"virtual_levels", v}, {"select", select}};
-  }
-  Placement build(const StrategyContext& ctx) const override {
-    const Topology& t = ctx.hw.topology;
-    int vlevels = 0;
-    const nlohmann::json& v = ctx.options.at("virtual_levels");
-    if (v.is_number_integer()) {
-      vlevels = v.get<int>();
-    } else if (make_hierarchy(t, 0).levels.empty() && t.width % 2 == 0 && t.height % 2 == 0) {
-      vlevels = 1;  // auto: one quadrant level where the hardware has none
-    }
-    const Hierarchy h = make_hierarchy(t, vlevels, ctx.where + ": virtual_levels");
-    const int G = t.nodes(), E = ctx.model.experts;
-    if (E % G != 0 && G % E != 0)
-      throw InputError(ctx.where + ": " + name_ + " needs the experts (" + std::to_string(E) + ") and the nodes (" +
-                       std::to_string(G) + ") to divide one another");
-    if (dim_ > h.dimensions())
-      throw InputError(ctx.where + ": " + name_ + " needs a hierarchy of " + std::to_string(dim_) +
-                       " dimensions; this one has " + std::to_string(h.dimensions()) + " (set virtual_levels)");
-    Placement p(name_, E, G, ctx.model.moe_layers);
-    for (int l = 0; l < p.layers(); ++l)
-      for (int e = 0; e < E; ++e) {
-        if (E >= G) {
-          p.at(l, e, e / (E / G)) = 1.0;
-          continue;
-        }
-        for (int k = 0; k < G / E; ++k) p.at(l, e, e * (G / E) + k) = double(E) / G;
-      }
-    for (int r = 0; r < G; ++r) p.node_map[static_cast<size_t>(r)] = PhysicalNode(h.node_at[static_cast<size_t>(r)]);
-    AlltoallOptions o;
-    o.virtual_levels = vlevels;
-    o.dimension = dim_;
-    o.dedup = dedup_;
-    o.select_by_flow = ctx.options.value("select", "model") == "flow";
-    p.runtime = nlohmann::json::array({{{"name", "hiermoe"}, {"options", to_json(o)}}});
-    return p;
-  }
-
- private:
-  std::string name_;
-  bool dedup_;
-  int dim_;
-};
-
-}  // namespace
-
 void register_alltoall(Registry& r) {
   PolicyFactory f;
   f.name = "hiermoe";
@@ -205,8 +129,6 @@ void register_alltoall(Registry& r) {
   };
   f.resolve = [](const nlohmann::json& o, const std::string& where) { return to_json(alltoall_options(o, where)); };
   r.add(std::move(f));
-  r.add(std::make_unique<HierStrategy>("hiermoe", true, 0));
-  r.add(std::make_unique<HierStrategy>("hiermoe-2dh", false, 2));
 }
 
 }  // namespace nmpsim::methods::hiermoe

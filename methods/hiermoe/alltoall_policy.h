@@ -45,7 +45,7 @@ class AlltoallPolicy : public mapping::RuntimePolicy {
   std::vector<std::vector<int>> d_counts_;  ///< [moe layer][d - 1]: how often d was chosen
 };
 
-/// Registers "hiermoe" (the policy) and the strategies "hiermoe" and "hiermoe-2dh".
+/// Registers the policy "hiermoe".
 void register_alltoall(mapping::Registry& r);
 
 }  // namespace nmpsim::methods::hiermoe

@@ -5,7 +5,7 @@
 # fitted costs; hiermoe/flow: d* by replaying the layer at every d on the flow model), flow fidelity, one decode step,
 # weights at INT8. Systems: four 8x8 wafers (a real wafer level plus one virtual quadrant level), one
 # 8x8 wafer and the hdmoe-8x8 NMP chip (two virtual quadrant levels each). Prints a markdown table
-# with HierMoE's d* and the duplication rate at every level. Not a test. About 15 minutes.
+# with HierMoE's d* and the duplication rate at every level. Not a test. About 5 minutes.
 # Usage: bench/hiermoe_eval.sh [path/to/nmpsim]
 set -euo pipefail
 BIN=${1:-build/apps/nmpsim}
@@ -18,7 +18,7 @@ for setup in wsc-4wafer-8x8:16:1:deepseek-v3,qwen3-235b-a22b wsc-8x8:16:2:deepse
   hdmoe-8x8-5t50g:16:2:deepseek-v2-lite,qwen2-57b-a14b; do
   IFS=: read -r hw tp vl models <<< "$setup"
   for model in ${models//,/ }; do
-    for batch in 256 1024; do
+    for batch in 64 256 1024; do
       "$BIN" run --hw "$hw" --attn-tp "$tp" --model "$model" --weight-bytes 1 --batch "$batch" --steps 1 \
         --fidelity flow --strategy ep,hiermoe-2dh,hiermoe --strategy-opt "hiermoe.virtual_levels=$vl" \
         --strategy-opt "hiermoe-2dh.virtual_levels=$vl" --no-plots --quiet --out "$tmp/r"

@@ -106,9 +106,9 @@ LayerSchedule build_moe_layer(const ModelSpec& m, const LayerPlan& plan, const G
   chain.close(experts, std::move(work));
   exchange_phase(s, chain, s.phase(pn::kCombine, PhaseFamily::kMoeComm), st.empty() ? plan.combine : st.back().combine,
                  n, st.empty() ? &plan.reduce_flops : &st.back().reduce_flops);
-  for (size_t k = st.size() > 0 ? st.size() - 1 : 0; k-- > 0;)
-    exchange_phase(s, chain, s.phase("combine_" + st[k].name, PhaseFamily::kMoeComm), st[k].combine, n,
-                   &st[k].reduce_flops);
+  for (size_t k = st.size(); k >= 2; --k)  // the inter stages, finest first
+    exchange_phase(s, chain, s.phase("combine_" + st[k - 2].name, PhaseFamily::kMoeComm), st[k - 2].combine, n,
+                   &st[k - 2].reduce_flops);
   if (groups.has_domains())
     ring_phase(s, chain, pn::kPartialReduceScatter, CollectiveKind::kRingReduceScatter, plan, groups.token_ring,
                element_bytes);

@@ -48,7 +48,7 @@ void AlltoallPolicy::init(const PolicyContext& ctx) {
   if (E % G != 0 && G % E != 0)
     throw InputError("policy hiermoe: " + std::to_string(E) + " experts and " + std::to_string(G) +
                      " nodes: one must divide the other");
-  costs_ = fit_levels(ctx.hw, h_).costs;
+  costs_ = fitted_costs(ctx.hw, h_);
   dup_sum_.assign(h_.levels.size(), 0.0);
   d_counts_.assign(static_cast<size_t>(ctx.model.moe_layers),
                    std::vector<int>(static_cast<size_t>(h_.dimensions()), 0));

@@ -56,22 +56,27 @@ double uniform_duplication_rate(int experts, int top_k, int groups) {
   return 1.0 - groups * (1.0 - none) / top_k;
 }
 
-double hd_seconds(const mapping::Hierarchy& h, const HierarchyCosts& c, const Routing& r, int d, double token_bytes) {
+std::vector<HdTerm> hd_terms(const mapping::Hierarchy& h, const HierarchyCosts& c, int d) {
   const int G = h.nodes(), D = h.dimensions();
   if (d < 1 || d > D)
     throw mapping::InputError("hiermoe: dimension " + std::to_string(d) + " outside 1.." + std::to_string(D));
-  // Eq. 2: G max(p) M v over the G node groups.
-  if (d == 1) return c.flat.seconds(G * max_of(group_counts(r, G)) * token_bytes);
-  double t = 0;
+  std::vector<HdTerm> terms;
   int prev = 1;  // U[0]
   for (int i = 1; i < d; ++i) {
     const int U = h.levels[static_cast<size_t>(i - 1)].groups;
-    // Eq. 4: U[i] / U[i-1] nodes take part; each receives max(p^(i, U[i])) tokens.
-    t += c.inter[static_cast<size_t>(i - 1)].seconds(double(U) / prev * max_of(group_counts(r, U)) * token_bytes);
+    terms.push_back(HdTerm{U, double(U) / prev, c.inter[static_cast<size_t>(i - 1)]});  // Eq. 4
     prev = U;
   }
-  // Eq. 5: the intra-level-(d-1) all-to-all among G / U[d-1] nodes, max(p^(d, G)) tokens each.
-  return t + c.intra[static_cast<size_t>(d - 2)].seconds(double(G) / prev * max_of(group_counts(r, G)) * token_bytes);
+  // Eq. 2 (d = 1) or Eq. 5: the G node groups, G / U[d-1] participants.
+  terms.push_back(HdTerm{G, double(G) / prev, d == 1 ? c.flat : c.intra[static_cast<size_t>(d - 2)]});
+  return terms;
+}
+
+double hd_seconds(const mapping::Hierarchy& h, const HierarchyCosts& c, const Routing& r, int d, double token_bytes) {
+  double t = 0;
+  for (const HdTerm& term : hd_terms(h, c, d))
+    t += term.cost.seconds(term.fan * max_of(group_counts(r, term.groups)) * token_bytes);
+  return t;
 }
 
 int optimal_dimension(const mapping::Hierarchy& h, const HierarchyCosts& c, const Routing& r, double token_bytes) {

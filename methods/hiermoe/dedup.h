@@ -42,6 +42,16 @@ struct HierarchyCosts {
   std::vector<LinkCost> inter, intra;  ///< [i - 1]
 };
 
+/// One all-to-all of HDd: over `groups` expert groups, with `fan` participants (Eq. 2, 4, 5).
+struct HdTerm {
+  int groups = 1;
+  double fan = 1;
+  LinkCost cost;
+};
+/// The all-to-all kinds of HDd in order: inter levels 1..d-1 (U[i] groups, U[i] / U[i-1] participants),
+/// then the G node groups (G / U[d-1] participants; the flat cost for d = 1). t_d is the sum over them
+/// of cost.seconds(fan x max(group counts) x M v).
+std::vector<HdTerm> hd_terms(const mapping::Hierarchy& h, const HierarchyCosts& c, int d);
 /// t_d of HDd-AlltoAll for this routing (Eq. 1-5); d = 1 is the flat all-to-all (Eq. 2); token_bytes = M v.
 double hd_seconds(const mapping::Hierarchy& h, const HierarchyCosts& c, const Routing& r, int d, double token_bytes);
 /// Eq. 6 (Algorithm 1): the d in 1..D of least t_d (1 unless some d > 1 is strictly faster).

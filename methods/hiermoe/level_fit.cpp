@@ -1,7 +1,9 @@
 #include "methods/hiermoe/level_fit.h"
 
 #include <algorithm>
+#include <map>
 #include <memory>
+#include <mutex>
 
 #include "mapping/flow_executor.h"
 
@@ -117,6 +119,18 @@ LevelFit fit_levels(const AnalyticalHardware& hw, const Hierarchy& h, const std:
     f.costs.intra.push_back(f.kinds.back().cost);
   }
   return f;
+}
+
+HierarchyCosts fitted_costs(const AnalyticalHardware& hw, const Hierarchy& h) {
+  static std::mutex mutex;
+  static std::map<std::string, HierarchyCosts> fitted;
+  std::string key = analytical_to_json(hw).dump();
+  for (int r : h.node_at) key += "," + std::to_string(r);
+  for (const auto& l : h.levels) key += ";" + l.name + ":" + std::to_string(l.groups);
+  const std::lock_guard<std::mutex> lock(mutex);
+  const auto it = fitted.find(key);
+  if (it != fitted.end()) return it->second;
+  return fitted[key] = fit_levels(hw, h).costs;
 }
 
 }  // namespace nmpsim::methods::hiermoe

@@ -39,5 +39,8 @@ LinkCost fit_line(const std::vector<FitPoint>& points, double* r2 = nullptr);
 /// Runs the microbenchmarks and fits every kind. `sizes`: bytes per pair (default six from 512 B to 512 KiB).
 LevelFit fit_levels(const mapping::AnalyticalHardware& hw, const mapping::Hierarchy& h,
                     const std::vector<double>& sizes = {});
+/// fit_levels at the default sizes, fitted once per process for each hardware and hierarchy (every
+/// HierMoE strategy and run on the same hardware shares it; seconds on large systems).
+HierarchyCosts fitted_costs(const mapping::AnalyticalHardware& hw, const mapping::Hierarchy& h);
 
 }  // namespace nmpsim::methods::hiermoe

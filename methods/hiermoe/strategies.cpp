@@ -122,7 +122,7 @@ class HierStrategy : public PlacementStrategy {
   /// Per layer, each expert's slot after HierD-ES on the profile's first `tokens` tokens.
   std::vector<std::vector<int>> swapped_slots(const StrategyContext& ctx, const Hierarchy& h, Placement& p) const {
     std::vector<std::vector<int>> slots = identity(ctx);
-    const HierarchyCosts costs = fit_levels(ctx.hw, h).costs;
+    const HierarchyCosts costs = fitted_costs(ctx.hw, h);
     const RoutingTrace& tr = ctx.profile;
     const size_t tokens = std::min(tr.tokens(), static_cast<size_t>(ctx.options.at("tokens").get<long long>()));
     nlohmann::json swaps = nlohmann::json::array();

@@ -64,30 +64,22 @@ SwapChoice best_swap(const mapping::Hierarchy& h, const HierarchyCosts& c, const
                      double gamma) {
   const int E = r.experts, G = h.nodes();
   if (E < G || E % G != 0) throw mapping::InputError("hiermoe swap: needs a whole number of experts per node");
-  // The group counts of Eq. 8-9: each inter level i < d, then the G node groups.
+  // The group counts of Eq. 8-9, for each all-to-all of HDd: now, and after every swap.
   struct Term {
-    int groups;
-    double fan;  // participants of the all-to-all (U[i] / U[i-1], or G / U[d-1])
-    LinkCost cost;
-    std::vector<float> z;
-    std::vector<float> base;
+    HdTerm kind;
+    std::vector<float> z, base;
   };
   std::vector<Term> terms;
-  int prev = 1;
-  for (int i = 1; i < d; ++i) {
-    const int U = h.levels[static_cast<size_t>(i - 1)].groups;
-    terms.push_back(Term{U, double(U) / prev, c.inter[static_cast<size_t>(i - 1)], {}, {}});
-    prev = U;
-  }
-  terms.push_back(Term{G, double(G) / prev, d == 1 ? c.flat : c.intra[static_cast<size_t>(d - 2)], {}, {}});
+  for (const HdTerm& k : hd_terms(h, c, d)) terms.push_back(Term{k, {}, {}});
   for (Term& t : terms) {
-    t.z = swap_counts(r, t.groups);
-    const std::vector<double> p = group_counts(r, t.groups);
+    t.z = swap_counts(r, t.kind.groups);
+    const std::vector<double> p = group_counts(r, t.kind.groups);
     t.base.assign(p.begin(), p.end());
   }
   auto seconds = [&](auto&& counts_of) {
     double s = 0;
-    for (const Term& t : terms) s += t.cost.seconds(t.fan * smooth_max(counts_of(t), t.groups, gamma) * token_bytes);
+    for (const Term& t : terms)
+      s += t.kind.cost.seconds(t.kind.fan * smooth_max(counts_of(t), t.kind.groups, gamma) * token_bytes);
     return s;
   };
   SwapChoice best;
@@ -96,7 +88,7 @@ SwapChoice best_swap(const mapping::Hierarchy& h, const HierarchyCosts& c, const
   for (int a = 0; a < E; ++a)
     for (int b = a + 1; b < E; ++b) {
       if (a / per_node == b / per_node) continue;  // same node: nothing moves
-      const double s = seconds([&](const Term& t) { return &t.z[(static_cast<size_t>(a) * E + b) * t.groups]; });
+      const double s = seconds([&](const Term& t) { return &t.z[(static_cast<size_t>(a) * E + b) * t.kind.groups]; });
       if (best.a < 0 || s < best.seconds) best = SwapChoice{a, b, s, best.current_s};
     }
   return best;

@@ -16,6 +16,11 @@ ExpertCopies native_copies(int experts, int devices, int slots) {
   return c;
 }
 
+bool ExpertCopies::holds(int e, int d) const {
+  const auto& h = holders[static_cast<size_t>(e)];
+  return std::find(h.begin(), h.end(), d) != h.end();
+}
+
 ExpertCopies copies_from_shares(const std::vector<std::vector<double>>& rows, int slots, const std::string& where) {
   ExpertCopies c;
   c.holders.resize(rows.size());
@@ -45,20 +50,15 @@ double imbalance(const std::vector<double>& heat) {
 
 namespace {
 
-bool holds(const ExpertCopies& c, int e, int d) {
-  const auto& h = c.holders[static_cast<size_t>(e)];
-  return std::find(h.begin(), h.end(), d) != h.end();
-}
-
 /// The nearest qualifying target for expert e from the hottest device `hot` (-1 if none).
 int target_for(const mapping::Topology& t, const ExpertCopies& c, const std::vector<double>& load,
                const std::vector<double>& heat, int e, int hot, const ExpertCopies* existing) {
   const double copies = static_cast<double>(c.holders[static_cast<size_t>(e)].size()) + 1;
   // Distance from the hottest device; a device already holding a replica of e is nearer than any.
-  auto dist = [&](int d) { return existing && holds(*existing, e, d) ? -1 : t.hops(hot, d); };
+  auto dist = [&](int d) { return existing && existing->holds(e, d) ? -1 : t.hops(hot, d); };
   int best = -1;
   for (int d = 0; d < static_cast<int>(heat.size()); ++d) {
-    if (c.free_shadow[static_cast<size_t>(d)] <= 0 || holds(c, e, d)) continue;
+    if (c.free_shadow[static_cast<size_t>(d)] <= 0 || c.holds(e, d)) continue;
     if (heat[static_cast<size_t>(d)] + load[static_cast<size_t>(e)] / copies >= heat[static_cast<size_t>(hot)])
       continue;
     if (best < 0 || dist(d) < dist(best)) best = d;
@@ -80,7 +80,7 @@ std::vector<Move> topology_aware_balance(const mapping::Topology& t, ExpertCopie
     // The hottest device's experts, most popular first (ties: lower id).
     std::vector<int> mine;
     for (int e = 0; e < static_cast<int>(c.holders.size()); ++e)
-      if (holds(c, e, hot) && load[static_cast<size_t>(e)] > 0) mine.push_back(e);
+      if (c.holds(e, hot) && load[static_cast<size_t>(e)] > 0) mine.push_back(e);
     std::stable_sort(mine.begin(), mine.end(),
                      [&](int a, int b) { return load[static_cast<size_t>(a)] > load[static_cast<size_t>(b)]; });
     Move m{-1, -1, -1};
@@ -105,18 +105,17 @@ std::vector<Move> greedy_balance(ExpertCopies& c, const std::vector<double>& loa
   if (load.size() != c.holders.size()) throw mapping::InputError("greedy balancer: loads and experts do not match");
   std::vector<Move> moves;
   while (true) {
+    auto per_copy = [&](int e) {
+      return load[static_cast<size_t>(e)] / static_cast<double>(c.holders[static_cast<size_t>(e)].size());
+    };
     int hot = -1;  // the expert of highest load per copy
-    for (int e = 0; e < static_cast<int>(load.size()); ++e) {
-      const double per = load[static_cast<size_t>(e)] / static_cast<double>(c.holders[static_cast<size_t>(e)].size());
-      if (per > 0 && (hot < 0 || per > load[static_cast<size_t>(hot)] /
-                                           static_cast<double>(c.holders[static_cast<size_t>(hot)].size())))
-        hot = e;
-    }
+    for (int e = 0; e < static_cast<int>(load.size()); ++e)
+      if (per_copy(e) > 0 && (hot < 0 || per_copy(e) > per_copy(hot))) hot = e;
     if (hot < 0) return moves;
     const std::vector<double> heat = heats(c, load, devices);
     int cold = -1;
     for (int d = 0; d < devices; ++d)
-      if (c.free_shadow[static_cast<size_t>(d)] > 0 && !holds(c, hot, d) &&
+      if (c.free_shadow[static_cast<size_t>(d)] > 0 && !c.holds(hot, d) &&
           (cold < 0 || heat[static_cast<size_t>(d)] < heat[static_cast<size_t>(cold)]))
         cold = d;
     if (cold < 0) return moves;

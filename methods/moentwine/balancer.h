@@ -15,6 +15,8 @@ namespace nmpsim::methods::moentwine {
 struct ExpertCopies {
   std::vector<std::vector<int>> holders;  ///< per expert
   std::vector<int> free_shadow;           ///< per device: shadow slots still free
+  /// Whether device d holds expert e (natively or as a replica).
+  bool holds(int e, int d) const;
 };
 /// One native expert per device round-robin (expert e on device e mod devices), `slots` shadow slots each.
 ExpertCopies native_copies(int experts, int devices, int slots);

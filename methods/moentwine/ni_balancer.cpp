@@ -20,10 +20,6 @@ const char* migration_name(Migration m) {
   return m == Migration::kStaged ? "staged" : m == Migration::kPaused ? "paused" : "free";
 }
 
-bool holds(const std::vector<int>& holders, int d) {
-  return std::find(holders.begin(), holders.end(), d) != holders.end();
-}
-
 /// The slowest link bandwidth on the XY path of a stage, bytes per second.
 double stage_bytes_per_s(const Topology& t, const Stage& st) {
   double bw = 0;
@@ -149,7 +145,7 @@ std::vector<BalancerPolicy::Transfer> BalancerPolicy::replan(const PolicyContext
     for (size_t e = 0; e < now.holders.size(); ++e) {
       std::vector<int> kept{now.holders[e].front()};
       for (size_t k = 1; k < now.holders[e].size(); ++k)
-        if (holds(plan.holders[e], now.holders[e][k])) kept.push_back(now.holders[e][k]);
+        if (plan.holds(static_cast<int>(e), now.holders[e][k])) kept.push_back(now.holders[e][k]);
       evicted_ += static_cast<int>(now.holders[e].size() - kept.size());
       now.holders[e] = std::move(kept);
     }
@@ -166,8 +162,8 @@ void BalancerPolicy::add_moves(const PolicyContext& ctx, int ml, const std::vect
   const Topology& t = ctx.hw.topology;
   ExpertCopies& now = serving_[static_cast<size_t>(ml)];
   for (const Move& m : moves) {
+    if (now.holds(m.expert, m.to)) continue;
     auto& h = now.holders[static_cast<size_t>(m.expert)];
-    if (holds(h, m.to)) continue;
     ++planned_;
     if (opt_.migrate == Migration::kFree) {
       h.push_back(m.to);

@@ -1,9 +1,9 @@
 // HierMoE's hierarchical all-to-all at run time, as the runtime policy "hiermoe" that HierMoE's
-// placements carry (Placement::runtime): on first use it builds the hierarchy and fits every kind of
-// all-to-all on the flow-level NoC (level_fit.h); before every MoE layer it picks d* from the batch's
-// routing (Algorithm 1) or uses a fixed d, and asks the layer for that hierarchical all-to-all. Its
-// statistics (summary.json "policies": {"hiermoe": ...}): per level its groups, duplication rate,
-// alpha and beta; d* per MoE layer.
+// placements carry (Placement::runtime): on first use it builds the hierarchy and takes every kind of
+// all-to-all's cost fitted on the flow-level NoC (level_fit.h, once per process and hardware);
+// before every MoE layer it picks d* from the batch's routing (Algorithm 1) or uses a fixed d, and
+// asks the layer for that hierarchical all-to-all. Its statistics (summary.json "policies":
+// {"hiermoe": ...}): per level its groups, duplication rate, alpha and beta; d* per MoE layer.
 #pragma once
 
 #include <nlohmann/json.hpp>

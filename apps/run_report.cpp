@@ -180,6 +180,8 @@ nlohmann::json strategy_json(const StrategyReport& s, double baseline_tbt_s, dou
   j["node_token_work"] = r.node_token_work;
   j["node_expert_us_per_step"] = expert_us;
   j["policies"] = r.policies;
+  // HierMoE's levels, duplication rates and d* are also at the top, where issue 15 asks for them.
+  if (r.policies.contains("hiermoe")) j["hiermoe"] = r.policies.at("hiermoe");
   j["wall_seconds"] = r.wall_s;
   if (s.energy) {
     j["energy_pj"] = {

@@ -163,7 +163,8 @@ void plan_hierarchical(LayerPlan& p, const ModelSpec& m, const std::vector<std::
 
 LayerPlan plan_layer(const ModelSpec& m, const std::vector<std::vector<std::vector<double>>>& physical, int layer,
                      const RoutingTrace& trace, size_t first_token, const Groups& groups, const RunShape& shape,
-                     const DynamicDispatch* dynamic, const HierDispatch* hier) {
+                     const DynamicDispatch* dynamic, const HierDispatch* hier,
+                     const std::vector<std::vector<double>>* layer_rows) {
   const int N = static_cast<int>(groups.group_of.size());
   const int B = shape.batch;
   const int G = groups.size();
@@ -213,7 +214,7 @@ LayerPlan plan_layer(const ModelSpec& m, const std::vector<std::vector<std::vect
   if (p.dense) return p;
 
   const int moe_layer = layer - m.dense_layers;
-  const auto& rows = physical[moe_layer];
+  const auto& rows = layer_rows ? *layer_rows : physical[moe_layer];
   const int E = m.experts;
   const int trace_layer = moe_layer % trace.layers();
   // Gate at homes: hidden x E weights, 2 FLOPs per weight per token.

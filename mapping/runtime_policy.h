@@ -53,6 +53,9 @@ struct LayerInputs {
   bool use_dynamic = false;
   /// A hierarchical all-to-all (HierMoE) when hier.dimensions > 1.
   HierDispatch hier;
+  /// The layer's shares [expert][node] when a policy moved experts (HierMoE's online swap); empty:
+  /// the placement's.
+  std::vector<std::vector<double>> rows;
 };
 
 class RuntimePolicy {

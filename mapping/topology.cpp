@@ -1,5 +1,6 @@
 #include "mapping/topology.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <stdexcept>
@@ -59,6 +60,15 @@ void Topology::validate(const std::string& where) const {
     if (!(std::isfinite(p.latency_ns) && p.latency_ns >= 0)) fail(f + ".latency_ns: must be zero or positive");
     if (!(std::isfinite(p.pj_per_bit) && p.pj_per_bit >= 0)) fail(f + ".pj_per_bit: must be zero or positive");
   }
+}
+
+double path_gbytes_per_s(const Topology& t, int s, int d) {
+  double bw = 0;
+  walk_xy(t, s, d, [&](int a, int b, LinkDir) {
+    const double g = t.link(a, b).gbytes_per_s;
+    bw = bw > 0 ? std::min(bw, g) : g;
+  });
+  return bw;
 }
 
 }  // namespace nmpsim::mapping

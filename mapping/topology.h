@@ -62,4 +62,7 @@ void walk_xy(const Topology& t, int s, int d, F&& f) {
   }
 }
 
+/// The slowest link's bandwidth on the XY path from s to d, GB/s (0 when s == d).
+double path_gbytes_per_s(const Topology& t, int s, int d);
+
 }  // namespace nmpsim::mapping

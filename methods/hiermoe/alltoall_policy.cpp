@@ -23,6 +23,11 @@ AlltoallOptions alltoall_options(const nlohmann::json& j, const std::string& whe
     if (s != "model" && s != "flow") f.fail("select", "expected model or flow, got '" + s + "'");
     o.select_by_flow = s == "flow";
   }
+  o.swap.every = static_cast<int>(f.integer("swap_every", 0, 1 << 20, o.swap.every));
+  o.swap.window = static_cast<int>(f.integer("swap_window", 0, 1 << 20, o.swap.window));
+  o.swap.horizon_steps = f.number_in("swap_horizon_steps", 0, 1e9, o.swap.horizon_steps);
+  o.swap.max_swaps = static_cast<int>(f.integer("swap_max", 0, 1 << 16, o.swap.max_swaps));
+  o.swap.gamma = f.number_in("swap_gamma", 1, 1000, o.swap.gamma);
   if (f.has("dedup")) {
     const nlohmann::json& d = f.raw("dedup");
     if (!d.is_boolean()) f.fail("dedup", "expected true or false");
@@ -36,7 +41,12 @@ nlohmann::json to_json(const AlltoallOptions& o) {
   return {{"virtual_levels", o.virtual_levels},
           {"dimension", o.dimension},
           {"dedup", o.dedup},
-          {"select", o.select_by_flow ? "flow" : "model"}};
+          {"select", o.select_by_flow ? "flow" : "model"},
+          {"swap_every", o.swap.every},
+          {"swap_window", o.swap.window},
+          {"swap_horizon_steps", o.swap.horizon_steps},
+          {"swap_max", o.swap.max_swaps},
+          {"swap_gamma", o.swap.gamma}};
 }
 
 void AlltoallPolicy::init(const PolicyContext& ctx) {
@@ -49,10 +59,17 @@ void AlltoallPolicy::init(const PolicyContext& ctx) {
     throw InputError("policy hiermoe: " + std::to_string(E) + " experts and " + std::to_string(G) +
                      " nodes: one must divide the other");
   costs_ = fitted_costs(ctx.hw, h_);
+  online_ = OnlineSwap(opt_.swap, h_, costs_, ctx.shares, ctx.trace.top_k(), ctx.model.token_bytes(),
+                       ctx.model.expert_bytes(), ctx.hw);
   dup_sum_.assign(h_.levels.size(), 0.0);
   d_counts_.assign(static_cast<size_t>(ctx.model.moe_layers),
                    std::vector<int>(static_cast<size_t>(h_.dimensions()), 0));
   ready_ = true;
+}
+
+void AlltoallPolicy::on_step_start(PolicyContext& ctx) {
+  if (!ready_) init(ctx);
+  online_.start_step(ctx.step);
 }
 
 void AlltoallPolicy::before_plan(PolicyContext& ctx, LayerInputs& in) {
@@ -61,31 +78,47 @@ void AlltoallPolicy::before_plan(PolicyContext& ctx, LayerInputs& in) {
   if (!ready_) init(ctx);
   const RoutingTrace& tr = ctx.trace;
   // With fewer experts than nodes every expert spans G / E nodes: count it as that many sub-experts,
-  // all chosen by each token that chooses it.
+  // all chosen by each token that chooses it. Counted in slots (hierarchical rank order).
   const int span = std::max(1, h_.nodes() / ctx.model.experts);
+  const std::vector<int>& slot = online_.slots(ml);
   Routing r{ctx.model.experts * span, tr.top_k() * span, {}};
+  std::vector<uint16_t> chosen;
   const int layer = ml % tr.layers();
   for (int i = 0; i < ctx.cfg.shape.batch; ++i) {
     const uint16_t* ex = tr.experts_of(layer, (ctx.first_token + static_cast<size_t>(i)) % tr.tokens());
+    chosen.insert(chosen.end(), ex, ex + tr.top_k());
     for (int k = 0; k < tr.top_k(); ++k)
-      for (int j = 0; j < span; ++j) r.ids.push_back(static_cast<uint16_t>(ex[k] * span + j));
+      for (int j = 0; j < span; ++j)
+        r.ids.push_back(static_cast<uint16_t>(slot[static_cast<size_t>(ex[k] * span + j)]));
   }
+  online_.observe(ml, chosen);
+  if (online_.moved(ml)) in.rows = online_.rows(ml);
   for (size_t i = 0; i < h_.levels.size(); ++i) dup_sum_[i] += duplication_rate(r, h_.levels[i].groups);
   ++layers_seen_;
   int d = opt_.dimension;
   if (d == 0)
-    d = opt_.select_by_flow ? fastest_on_flow(ctx) : optimal_dimension(h_, costs_, r, ctx.model.token_bytes());
+    d = opt_.select_by_flow ? fastest_on_flow(ctx, in) : optimal_dimension(h_, costs_, r, ctx.model.token_bytes());
   ++d_counts_[static_cast<size_t>(ml)][static_cast<size_t>(d - 1)];
   if (d > 1) in.hier = HierDispatch{&h_, d, opt_.dedup};
 }
 
-int AlltoallPolicy::fastest_on_flow(const PolicyContext& ctx) const {
+void AlltoallPolicy::before_layer(PolicyContext& ctx, LayerSchedule& s) {
+  // The step's swaps move in the background from its first layer on; the run drains them at the
+  // step's end and the layers route by the new positions from the next step.
+  if (ctx.layer != 0 || online_.copies().empty()) return;
+  const int ph = s.phase("migration", PhaseFamily::kOther, /*stream=*/1);
+  const double W = ctx.model.expert_bytes();
+  for (const OnlineSwap::Copy& c : online_.copies())
+    s.stream(ph, PhysicalNode(c.from), {PhysicalNode(c.to)}, W, std::min(W, 256.0 * 1024), {});
+}
+
+int AlltoallPolicy::fastest_on_flow(const PolicyContext& ctx, const LayerInputs& in) const {
   int best = 1;
   double best_s = 0;
   for (int d = 1; d <= h_.dimensions(); ++d) {
     const HierDispatch hd{&h_, d, opt_.dedup};
     const LayerPlan plan = plan_layer(ctx.model, ctx.shares, ctx.layer, ctx.trace, ctx.first_token, ctx.groups,
-                                      ctx.cfg.shape, nullptr, &hd);
+                                      ctx.cfg.shape, nullptr, &hd, in.rows.empty() ? nullptr : &in.rows);
     FlowExecutor ex(ctx.hw);
     ex.execute(std::make_shared<LayerSchedule>(build_moe_layer(ctx.model, plan, ctx.groups, ctx.hw.element_bytes)));
     if (d == 1 || ex.now_s() < best_s) {
@@ -108,10 +141,12 @@ nlohmann::json AlltoallPolicy::stats() const {
                       {"intra_beta_s_per_byte", costs_.intra[i].beta_s_per_byte}});
   for (const auto& counts : d_counts_)
     d_star.push_back(1 + std::max_element(counts.begin(), counts.end()) - counts.begin());
-  return {{"options", to_json(opt_)},
-          {"flat", {{"alpha_s", costs_.flat.alpha_s}, {"beta_s_per_byte", costs_.flat.beta_s_per_byte}}},
-          {"levels", levels},
-          {"d_star_per_layer", d_star}};
+  nlohmann::json out = {{"options", to_json(opt_)},
+                        {"flat", {{"alpha_s", costs_.flat.alpha_s}, {"beta_s_per_byte", costs_.flat.beta_s_per_byte}}},
+                        {"levels", levels},
+                        {"d_star_per_layer", d_star}};
+  if (online_.enabled()) out["online_swap"] = online_.stats();
+  return out;
 }
 
 void register_alltoall(Registry& r) {
@@ -123,7 +158,13 @@ void register_alltoall(Registry& r) {
                {"dedup", "true", "one copy per destination group (false: one per expert, the 2DH baseline)"},
                {"select", "model",
                 "d*: 'model' (Eq. 6 on the fitted costs, the paper) or 'flow' (replay the layer at "
-                "every d on the flow model and keep the fastest)"}};
+                "every d on the flow model and keep the fastest)"},
+               {"swap_every", "0", "online HierD-ES every N steps (0 = off); whole experts only"},
+               {"swap_window", "0", "steps of routing a swap round looks at (0 = swap_every)"},
+               {"swap_horizon_steps", "64",
+                "a swap is taken only if its predicted saving over this many steps exceeds its migration time"},
+               {"swap_max", "2", "swaps per MoE layer per round"},
+               {"swap_gamma", "10", "smooth-max exponent of Eq. 11 for the online swaps"}};
   f.create = [](const nlohmann::json& o, const std::string& where) {
     return std::make_unique<AlltoallPolicy>(alltoall_options(o, where));
   };

@@ -2,7 +2,9 @@
 // placements carry (Placement::runtime): on first use it builds the hierarchy and takes every kind of
 // all-to-all's cost fitted on the flow-level NoC (level_fit.h, once per process and hardware);
 // before every MoE layer it picks d* from the batch's routing (Algorithm 1) or uses a fixed d, and
-// asks the layer for that hierarchical all-to-all. Its statistics (summary.json "policies":
+// asks the layer for that hierarchical all-to-all. With swap_every > 0 it also runs HierD-ES online
+// (online_swap.h) and moves the swapped experts' weights as background traffic. Its statistics (summary.json
+// "policies":
 // {"hiermoe": ...}): per level its groups, duplication rate, alpha and beta; d* per MoE layer.
 #pragma once
 
@@ -14,6 +16,7 @@
 #include "mapping/registry.h"
 #include "mapping/runtime_policy.h"
 #include "methods/hiermoe/dedup.h"
+#include "methods/hiermoe/online_swap.h"
 
 namespace nmpsim::methods::hiermoe {
 
@@ -22,6 +25,7 @@ struct AlltoallOptions {
   int dimension = 0;            ///< d of every layer; 0 = d* per layer (Eq. 6)
   bool dedup = true;            ///< false: one copy per expert (the 2DH baseline)
   bool select_by_flow = false;  ///< d* by replaying the layer at every d on the flow model (ours), not Eq. 6
+  OnlineSwapOptions swap;       ///< online HierD-ES (swap.every = 0: off)
 };
 AlltoallOptions alltoall_options(const nlohmann::json& j, const std::string& where);
 nlohmann::json to_json(const AlltoallOptions& o);
@@ -29,17 +33,20 @@ nlohmann::json to_json(const AlltoallOptions& o);
 class AlltoallPolicy : public mapping::RuntimePolicy {
  public:
   explicit AlltoallPolicy(AlltoallOptions o) : opt_(o) {}
+  void on_step_start(mapping::PolicyContext& ctx) override;
   void before_plan(mapping::PolicyContext& ctx, mapping::LayerInputs& in) override;
+  void before_layer(mapping::PolicyContext& ctx, mapping::LayerSchedule& s) override;
   nlohmann::json stats() const override;
 
  private:
   void init(const mapping::PolicyContext& ctx);
   /// The d whose layer is fastest when replayed on the flow-level executor.
-  int fastest_on_flow(const mapping::PolicyContext& ctx) const;
+  int fastest_on_flow(const mapping::PolicyContext& ctx, const mapping::LayerInputs& in) const;
   AlltoallOptions opt_;
   bool ready_ = false;
   mapping::Hierarchy h_;
   HierarchyCosts costs_;
+  OnlineSwap online_;            ///< expert slots now, and the online swap rounds
   std::vector<double> dup_sum_;  ///< per level: duplication rates summed over layers seen
   int layers_seen_ = 0;
   std::vector<std::vector<int>> d_counts_;  ///< [moe layer][d - 1]: how often d was chosen

@@ -43,6 +43,12 @@ class HierStrategy : public PlacementStrategy {
          "hardware has no real level (one wafer or one NMP chip), else 0"},
         {"select", "model",
          "d* by 'model' (Eq. 6 on the fitted costs) or 'flow' (the fastest d replayed on the flow model)"}};
+    if (kind_ != Kind::k2dh) {
+      o.push_back({"swap_every", "0",
+                   "online HierD-ES at run time every N steps on the routing seen (0 = off; policy hiermoe's "
+                   "swap_* options: swap_window, swap_horizon_steps, swap_max, swap_gamma)"});
+      o.push_back({"swap_horizon_steps", "64", "online swaps: must pay their migration back within this many steps"});
+    }
     if (kind_ == Kind::kSwap) {
       o.push_back({"swaps", "8", "at most this many expert swaps per layer (each must lower the predicted time)"});
       o.push_back({"gamma", "10", "smooth-max exponent of Eq. 11"});
@@ -58,6 +64,10 @@ class HierStrategy : public PlacementStrategy {
       o["virtual_levels"] = f.integer("virtual_levels", 0, 8);
     o["select"] = f.string("select", "model");
     if (o["select"] != "model" && o["select"] != "flow") f.fail("select", "expected model or flow");
+    if (kind_ != Kind::k2dh) {
+      o["swap_every"] = f.integer("swap_every", 0, 1 << 20, 0);
+      o["swap_horizon_steps"] = f.number_in("swap_horizon_steps", 0, 1e9, 64);
+    }
     if (kind_ == Kind::kSwap) {
       o["swaps"] = f.integer("swaps", 0, 1 << 16, 8);
       o["gamma"] = f.number_in("gamma", 1, 1000, 10);
@@ -100,6 +110,8 @@ class HierStrategy : public PlacementStrategy {
     o.dimension = dim;
     o.dedup = kind_ != Kind::k2dh;
     o.select_by_flow = ctx.options.value("select", "model") == "flow";
+    o.swap.every = ctx.options.value("swap_every", 0);
+    o.swap.horizon_steps = ctx.options.value("swap_horizon_steps", 64.0);
     p.runtime = nlohmann::json::array({{{"name", "hiermoe"}, {"options", to_json(o)}}});
     return p;
   }

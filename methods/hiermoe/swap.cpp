@@ -19,10 +19,10 @@ double smooth_max(const float* x, int n, double gamma) {
 std::vector<float> swap_counts(const Routing& r, int groups) {
   const int E = r.experts, per = E / groups;
   const std::vector<double> p = group_counts(r, groups);
-  std::vector<float> z(static_cast<size_t>(E) * E * groups);
-  for (size_t ab = 0; ab < static_cast<size_t>(E) * E; ++ab)
-    for (int g = 0; g < groups; ++g) z[ab * groups + g] = static_cast<float>(p[static_cast<size_t>(g)]);
-  auto at = [&](int a, int b, int g) -> float& { return z[(static_cast<size_t>(a) * E + b) * groups + g]; };
+  std::vector<float> own(static_cast<size_t>(E) * E);
+  for (int a = 0; a < E; ++a)
+    std::fill_n(own.begin() + static_cast<std::ptrdiff_t>(a) * E, E,
+                static_cast<float>(p[static_cast<size_t>(a / per)]));
   std::vector<char> chosen(static_cast<size_t>(E), 0);
   std::vector<int> count(static_cast<size_t>(groups), 0);
   for (size_t t = 0; t < r.tokens(); ++t) {
@@ -42,14 +42,8 @@ std::vector<float> swap_counts(const Routing& r, int groups) {
       for (int b = 0; b < E; ++b) {
         const int gb = b / per;
         if (chosen[static_cast<size_t>(b)] || gb == ga) continue;
-        if (only) {
-          at(a, b, ga) -= 1;
-          at(b, a, ga) -= 1;
-        }
-        if (count[static_cast<size_t>(gb)] == 0) {
-          at(a, b, gb) += 1;
-          at(b, a, gb) += 1;
-        }
+        if (only) own[static_cast<size_t>(a) * E + b] -= 1;
+        if (count[static_cast<size_t>(gb)] == 0) own[static_cast<size_t>(b) * E + a] += 1;
       }
     }
     for (int k = 0; k < r.top_k; ++k) {
@@ -57,8 +51,61 @@ std::vector<float> swap_counts(const Routing& r, int groups) {
       chosen[ids[k]] = 0;
     }
   }
-  return z;
+  return own;
 }
+
+namespace {
+
+/// smooth_max of a term's group counts after one swap, in O(1) per swap: only the groups ga and gb
+/// of the two slots change (to za and zb). With R = sum over the other groups of (x / m0)^gamma
+/// (m0: the largest count now), smooth-max = m' (R (m0 / m')^gamma + (za / m')^gamma + (zb /
+/// m')^gamma)^(1 / gamma) for the new largest m'. R comes from the whole sum less the two groups;
+/// when that cancels most of it (a changed group is the largest and gamma is high), R is summed again.
+class SwapSmoothMax {
+ public:
+  SwapSmoothMax(const std::vector<float>& base, double gamma) : x_(base), gamma_(gamma) {
+    for (int i = 0; i < static_cast<int>(x_.size()); ++i) {
+      // The three largest counts, so that the largest outside any two groups is known.
+      int j = i;
+      for (int k = 0; k < 3 && j >= 0; ++k)
+        if (top_[k] < 0 || x_[static_cast<size_t>(j)] > x_[static_cast<size_t>(top_[k])]) std::swap(j, top_[k]);
+    }
+    m0_ = top_[0] >= 0 ? x_[static_cast<size_t>(top_[0])] : 0.0;
+    for (float v : x_) sum_ += m0_ > 0 ? std::pow(v / m0_, gamma_) : 0.0;
+  }
+  double now() const { return m0_ > 0 ? m0_ * std::pow(sum_, 1.0 / gamma_) : 0.0; }
+  double after(int ga, int gb, double za, double zb) const {
+    double rest_max = 0;
+    for (int t : top_)
+      if (t >= 0 && t != ga && t != gb) {
+        rest_max = x_[static_cast<size_t>(t)];
+        break;
+      }
+    const double m = std::max({rest_max, za, zb});
+    if (m <= 0) return 0.0;
+    double r = 0;
+    if (m0_ > 0) {
+      const double ra = std::pow(x_[static_cast<size_t>(ga)] / m0_, gamma_),
+                   rb = std::pow(x_[static_cast<size_t>(gb)] / m0_, gamma_);
+      r = sum_ - ra - rb;
+      if (r < 1e-9 * sum_) {  // cancelled: sum the other groups again
+        r = 0;
+        for (size_t i = 0; i < x_.size(); ++i)
+          if (static_cast<int>(i) != ga && static_cast<int>(i) != gb) r += std::pow(x_[i] / m0_, gamma_);
+      }
+      r = r > 0 ? r * std::pow(m0_ / m, gamma_) : 0.0;
+    }
+    return m * std::pow(r + std::pow(za / m, gamma_) + std::pow(zb / m, gamma_), 1.0 / gamma_);
+  }
+
+ private:
+  const std::vector<float>& x_;
+  double gamma_;
+  int top_[3] = {-1, -1, -1};
+  double m0_ = 0, sum_ = 0;
+};
+
+}  // namespace
 
 SwapChoice best_swap(const mapping::Hierarchy& h, const HierarchyCosts& c, const Routing& r, int d, double token_bytes,
                      double gamma) {
@@ -71,31 +118,38 @@ SwapChoice best_swap(const mapping::Hierarchy& h, const HierarchyCosts& c, const
   };
   std::vector<Term> terms;
   for (const HdTerm& k : hd_terms(h, c, d)) terms.push_back(Term{k, {}, {}});
+  std::vector<SwapSmoothMax> smax;
+  smax.reserve(terms.size());
   for (Term& t : terms) {
     t.z = swap_counts(r, t.kind.groups);
     const std::vector<double> p = group_counts(r, t.kind.groups);
     t.base.assign(p.begin(), p.end());
+    smax.emplace_back(t.base, gamma);
   }
-  auto seconds = [&](auto&& counts_of) {
-    double s = 0;
-    for (const Term& t : terms)
-      s += t.kind.cost.seconds(t.kind.fan * smooth_max(counts_of(t), t.kind.groups, gamma) * token_bytes);
-    return s;
-  };
   SwapChoice best;
-  best.current_s = seconds([](const Term& t) { return t.base.data(); });
+  for (size_t i = 0; i < terms.size(); ++i)
+    best.current_s += terms[i].kind.cost.seconds(terms[i].kind.fan * smax[i].now() * token_bytes);
   const int per_node = E / G;
   for (int a = 0; a < E; ++a)
     for (int b = a + 1; b < E; ++b) {
       if (a / per_node == b / per_node) continue;  // same node: nothing moves
-      const double s = seconds([&](const Term& t) { return &t.z[(static_cast<size_t>(a) * E + b) * t.kind.groups]; });
+      double s = 0;
+      for (size_t i = 0; i < terms.size(); ++i) {
+        const Term& t = terms[i];
+        const int groups = t.kind.groups, per = E / groups, ga = a / per, gb = b / per;
+        const double m =
+            ga == gb ? smax[i].now()
+                     : smax[i].after(ga, gb, t.z[static_cast<size_t>(a) * E + b], t.z[static_cast<size_t>(b) * E + a]);
+        s += t.kind.cost.seconds(t.kind.fan * m * token_bytes);
+      }
       if (best.a < 0 || s < best.seconds) best = SwapChoice{a, b, s, best.current_s};
     }
   return best;
 }
 
 int expert_swap(const mapping::Hierarchy& h, const HierarchyCosts& c, const Routing& experts, double token_bytes,
-                double gamma, int max_swaps, std::vector<int>& slot_of) {
+                double gamma, int max_swaps, std::vector<int>& slot_of,
+                const std::function<bool(const SwapChoice&)>& accept, std::vector<SwapChoice>* made) {
   if (experts.experts < h.nodes() || experts.experts % h.nodes() != 0) return 0;
   Routing r = experts;  // in slots
   for (uint16_t& id : r.ids) id = static_cast<uint16_t>(slot_of[id]);
@@ -104,6 +158,8 @@ int expert_swap(const mapping::Hierarchy& h, const HierarchyCosts& c, const Rout
   for (; swaps < max_swaps; ++swaps) {
     const SwapChoice s = best_swap(h, c, r, d, token_bytes, gamma);
     if (s.a < 0 || !(s.seconds < s.current_s * (1 - 1e-9))) break;
+    if (accept && !accept(s)) break;
+    if (made) made->push_back(s);
     for (int& slot : slot_of) slot = slot == s.a ? s.b : slot == s.b ? s.a : slot;
     for (uint16_t& id : r.ids) id = static_cast<uint16_t>(id == s.a ? s.b : id == s.b ? s.a : id);
   }

@@ -1,10 +1,12 @@
-// HierMoE's hierarchical expert swap, HierD-ES (Sec. IV): the duplicate-free counts per group after
-// swapping any two expert slots, by the O(T K E) incremental update of Fig. 8 (not E^2 recounts);
+// HierMoE's hierarchical expert swap, HierD-ES (Sec. IV): the duplicate-free counts of the two
+// groups a swap of any two expert slots changes, by the O(T K E) incremental update of Fig. 8 (not
+// E^2 recounts);
 // the predicted time of HDd after each swap with the smooth-max of Eq. 11 (Eq. 8-9); the best swap
 // (Eq. 10), applied greedily while it lowers the predicted time. Offline, from a routing profile.
 // Plain C++. docs/MODEL.md "HierMoE: expert swap".
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "mapping/hierarchy.h"
@@ -15,8 +17,9 @@ namespace nmpsim::methods::hiermoe {
 /// Eq. 11: max(x) (sum_i (x_i / max(x))^gamma)^(1 / gamma); 0 for an all-zero x.
 double smooth_max(const float* x, int n, double gamma);
 
-/// Z[a][b][g]: tokens of group g (of `groups` contiguous slot groups) after swapping slots a and b,
-/// for routing `r` given in slots. [a * E + b] * groups + g.
+/// Fig. 8's duplicate-free counts after every swap, for `groups` contiguous slot groups of routing
+/// `r` given in slots: [a * E + b] is the tokens of slot a's group after swapping slots a and b (so
+/// [b * E + a] is b's group's; a swap changes no other group). O(T K E).
 std::vector<float> swap_counts(const Routing& r, int groups);
 
 struct SwapChoice {
@@ -29,9 +32,10 @@ SwapChoice best_swap(const mapping::Hierarchy& h, const HierarchyCosts& c, const
                      double gamma);
 
 /// Greedy HierD-ES on one layer: `slot_of[e]` is expert e's slot (updated); applies up to
-/// `max_swaps` best swaps while each lowers the predicted time at d (Eq. 6 at the start); returns
-/// the swaps made.
+/// `max_swaps` best swaps while each lowers the predicted time at d (Eq. 6 at the start) and
+/// `accept` (when given) takes it; returns the swaps made, each also appended to `made` if given.
 int expert_swap(const mapping::Hierarchy& h, const HierarchyCosts& c, const Routing& experts, double token_bytes,
-                double gamma, int max_swaps, std::vector<int>& slot_of);
+                double gamma, int max_swaps, std::vector<int>& slot_of,
+                const std::function<bool(const SwapChoice&)>& accept = {}, std::vector<SwapChoice>* made = nullptr);
 
 }  // namespace nmpsim::methods::hiermoe

@@ -21,14 +21,7 @@ const char* migration_name(Migration m) {
 }
 
 /// The slowest link bandwidth on the XY path of a stage, bytes per second.
-double stage_bytes_per_s(const Topology& t, const Stage& st) {
-  double bw = 0;
-  walk_xy(t, st.src, st.dst, [&](int a, int b, LinkDir) {
-    const double g = t.link(a, b).gbytes_per_s * 1e9;
-    bw = bw > 0 ? std::min(bw, g) : g;
-  });
-  return bw;
-}
+double stage_bytes_per_s(const Topology& t, const Stage& st) { return path_gbytes_per_s(t, st.src, st.dst) * 1e9; }
 
 }  // namespace
 

@@ -19,9 +19,9 @@ namespace nmpsim::apps {
 
 namespace {
 
-/// The HD-MoE flags of `nmpsim place`, as options of the hdmoe strategies.
+/// The method flags of `nmpsim place` (HD-MoE's, and HybridEP's --sed), as options of their strategies.
 struct HdmoeFlags {
-  std::string gamma = "1", mapper = "bo";
+  std::string gamma = "1", mapper = "bo", sed;
   double time_limit = 1.0;
   long long max_groups = 32, evaluations = 150, samples = 4;
 
@@ -34,7 +34,8 @@ struct HdmoeFlags {
        "hdmoe: co-activation groups kept exactly per layer (the rest are folded into per-expert terms)")
       ("mapper", po::value(&mapper)->default_value(mapper), "hdmoe: link balance by bo (Bayesian optimisation) | sa | random")
       ("evaluations", po::value(&evaluations)->default_value(evaluations), "hdmoe: link-balance cost evaluations")
-      ("mapping-samples", po::value(&samples)->default_value(samples), "hdmoe: sampled batches in the link-balance cost");
+      ("mapping-samples", po::value(&samples)->default_value(samples), "hdmoe: sampled batches in the link-balance cost")
+      ("sed", po::value(&sed), "hybridep: expert domain size per level, coarse to fine, e.g. 1,4 (same as --strategy-opt hybridep.sed=...)");
     // clang-format on
   }
   /// As strategy options of `name` (only the flags given; the link-balance ones only for hdmoe).
@@ -42,6 +43,15 @@ struct HdmoeFlags {
     auto add = [&](const char* flag, const std::string& key, const std::string& value) {
       if (given(vm, flag)) so.add_strategy_option(name + "." + key + "=" + value);
     };
+    if (given(vm, "sed")) {
+      if (name != "hybridep") throw UsageError("--sed applies to the hybridep strategy only");
+      so.add_strategy_option("hybridep.sed=" + sed);
+    }
+    if (name == "hybridep") {
+      for (const char* f : {"gamma", "time-limit", "max-groups", "mapper", "evaluations", "mapping-samples"})
+        if (given(vm, f)) throw UsageError(std::string("--") + f + " applies to the hdmoe strategies only");
+      return;
+    }
     if (name != "hdmoe" && name != "hdmoe-node") {
       for (const char* f : {"gamma", "time-limit", "max-groups", "mapper", "evaluations", "mapping-samples"})
         if (given(vm, f)) throw UsageError(std::string("--") + f + " applies to the hdmoe strategies only");

@@ -55,4 +55,24 @@ Hierarchy make_hierarchy(const Topology& t, int virtual_levels, const std::strin
   return h;
 }
 
+Placement ep_by_rank(const ModelSpec& m, const Hierarchy& h, const std::string& strategy, const std::string& where,
+                     const std::vector<std::vector<int>>* slots) {
+  const int G = h.nodes(), E = m.experts;
+  if (E % G != 0 && G % E != 0)
+    throw InputError(where + ": " + strategy + " needs the experts (" + std::to_string(E) + ") and the nodes (" +
+                     std::to_string(G) + ") to divide one another");
+  Placement p(strategy, E, G, m.moe_layers);
+  for (int l = 0; l < p.layers(); ++l)
+    for (int e = 0; e < E; ++e) {
+      const int s = slots ? (*slots)[static_cast<size_t>(l)][static_cast<size_t>(e)] : e;
+      if (E >= G) {
+        p.at(l, e, s / (E / G)) = 1.0;
+        continue;
+      }
+      for (int k = 0; k < G / E; ++k) p.at(l, e, s * (G / E) + k) = double(E) / G;
+    }
+  for (int r = 0; r < G; ++r) p.node_map[static_cast<size_t>(r)] = PhysicalNode(h.node_at[static_cast<size_t>(r)]);
+  return p;
+}
+
 }  // namespace nmpsim::mapping

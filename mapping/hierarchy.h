@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "mapping/placement.h"
 #include "mapping/topology.h"
 
 namespace nmpsim::mapping {
@@ -36,5 +37,12 @@ struct Hierarchy {
 /// Levels whose groups are single nodes are left out. Throws InputError naming `where` when a
 /// quadrant split does not divide the group evenly.
 Hierarchy make_hierarchy(const Topology& t, int virtual_levels, const std::string& where = "hierarchy");
+
+/// EP in hierarchical rank order (HierMoE's and HybridEP's layout): per layer, expert e in slot
+/// slots[l][e] (identity when `slots` is null); with E >= G slot s on the node of rank s / (E / G),
+/// with E < G slot s split evenly over ranks [s G / E, (s + 1) G / E). Throws InputError naming
+/// `where` unless one of E and G divides the other.
+Placement ep_by_rank(const ModelSpec& m, const Hierarchy& h, const std::string& strategy, const std::string& where,
+                     const std::vector<std::vector<int>>* slots = nullptr);
 
 }  // namespace nmpsim::mapping

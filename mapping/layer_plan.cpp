@@ -159,12 +159,53 @@ void plan_hierarchical(LayerPlan& p, const ModelSpec& m, const std::vector<std::
   std::fill(p.reduce_flops.begin(), p.reduce_flops.end(), 0.0);
 }
 
+/// Experts in fixed copies: the piece of expert e on node v that token i (home h) uses is computed at
+/// serve[v * N + h]; a node streams the weights of every piece it serves for at least one token.
+template <class Visit>
+void plan_served(LayerPlan& p, const ModelSpec& m, const std::vector<std::vector<double>>& rows,
+                 const RoutingTrace& trace, int trace_layer, size_t first_token, const std::vector<int>& serve,
+                 Visit&& visit) {
+  const int N = p.nodes, E = m.experts;
+  std::vector<std::vector<int>> pieces(static_cast<size_t>(E));
+  for (int e = 0; e < E; ++e)
+    for (int v = 0; v < N; ++v)
+      if (rows[e][v] > 0) pieces[static_cast<size_t>(e)].push_back(v);
+  std::vector<double> tokens(static_cast<size_t>(N) * E, 0.0);
+  std::vector<int> stamp(static_cast<size_t>(N) * E, -1);
+  for (int i = 0; i < static_cast<int>(p.home.size()); ++i) {
+    const int h = p.home[static_cast<size_t>(i)];
+    const uint16_t* ex = trace.experts_of(trace_layer, (first_token + static_cast<size_t>(i)) % trace.tokens());
+    for (int k = 0; k < trace.top_k(); ++k)
+      for (int v : pieces[ex[k]]) {
+        const int n = serve[static_cast<size_t>(v) * N + h];
+        const size_t ne = static_cast<size_t>(n) * E + ex[k];
+        p.routed_token_work[static_cast<size_t>(n)] += rows[ex[k]][v];
+        if (stamp[ne] != i) {
+          stamp[ne] = i;
+          tokens[ne] += 1;
+        }
+        visit(i, h, n);
+      }
+  }
+  for (int n = 0; n < N; ++n)
+    for (int e = 0; e < E; ++e) {
+      const double t = tokens[static_cast<size_t>(n) * E + e];
+      if (t == 0) continue;
+      // n holds the pieces of e whose copies it serves for its own tokens' offsets: those in its box.
+      double share = 0;
+      for (int v : pieces[static_cast<size_t>(e)])
+        if (serve[static_cast<size_t>(v) * N + n] == n) share += rows[e][v];
+      p.expert_work[static_cast<size_t>(n)].push_back(
+          ExpertWork{e, t, share, t * m.expert_flops_per_token() * share, m.expert_bytes() * share});
+    }
+}
+
 }  // namespace
 
 LayerPlan plan_layer(const ModelSpec& m, const std::vector<std::vector<std::vector<double>>>& physical, int layer,
                      const RoutingTrace& trace, size_t first_token, const Groups& groups, const RunShape& shape,
                      const DynamicDispatch* dynamic, const HierDispatch* hier,
-                     const std::vector<std::vector<double>>* layer_rows) {
+                     const std::vector<std::vector<double>>* layer_rows, const std::vector<int>* serve) {
   const int N = static_cast<int>(groups.group_of.size());
   const int B = shape.batch;
   const int G = groups.size();
@@ -243,6 +284,13 @@ LayerPlan plan_layer(const ModelSpec& m, const std::vector<std::vector<std::vect
   for (int i = 0; i < B; ++i) {
     const uint16_t* ex = trace.experts_of(trace_layer, (first_token + i) % trace.tokens());
     for (int k = 0; k < trace.top_k(); ++k) tokens_of[ex[k]] += 1;
+  }
+  if (serve) {
+    if (dynamic || (hier && hier->dimensions > 1))
+      throw InputError("expert copies (HybridEP domains) cannot combine with replicas or the hierarchical all-to-all");
+    plan_served(p, m, rows, trace, trace_layer, first_token, *serve, visit);
+    for (int v = 0; v < N; ++v) p.reduce_flops[v] = p.partials[v] * m.hidden;
+    return p;
   }
   for (int e = 0; e < E; ++e) {
     if (tokens_of[e] == 0 || is_dynamic(e)) continue;  // an expert no token chose streams no weights

@@ -89,11 +89,13 @@ struct DynamicDispatch {
 /// Plans layer `layer` (0-based over all layers; the first model.dense_layers are dense) for the
 /// batch of tokens [first_token, first_token + batch) of the trace. `physical` holds the placement's
 /// rows already mapped to physical nodes: [moe layer][expert][node]; `rows`, when given, replaces
-/// the layer's rows (experts a runtime policy moved).
+/// the layer's rows (experts a runtime policy moved). `serve`, when given, holds fixed copies
+/// (HybridEP's expert domains): the piece of an expert on node v that a token of home h uses is
+/// computed at serve[v * nodes + h], which streams the piece's weights itself.
 LayerPlan plan_layer(const ModelSpec& m, const std::vector<std::vector<std::vector<double>>>& physical, int layer,
                      const RoutingTrace& trace, size_t first_token, const Groups& groups, const RunShape& shape,
                      const DynamicDispatch* dynamic = nullptr, const HierDispatch* hier = nullptr,
-                     const std::vector<std::vector<double>>* rows = nullptr);
+                     const std::vector<std::vector<double>>* rows = nullptr, const std::vector<int>* serve = nullptr);
 /// Placement rows mapped to physical nodes.
 std::vector<std::vector<std::vector<double>>> physical_shares(const Placement& p);
 

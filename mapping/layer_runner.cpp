@@ -127,9 +127,9 @@ StrategyResult run_placement(Executor& ex, const RunInputs& in, const Placement&
       ctx.previous = layers.empty() ? nullptr : &layers.back();
       LayerInputs li;
       for (auto& named : policies) named.second->before_plan(ctx, li);
-      const LayerPlan plan =
-          plan_layer(m, shares, l, in.trace, ctx.first_token, groups, in.cfg.shape,
-                     li.use_dynamic ? &li.dynamic : nullptr, &li.hier, li.rows.empty() ? nullptr : &li.rows);
+      const LayerPlan plan = plan_layer(m, shares, l, in.trace, ctx.first_token, groups, in.cfg.shape,
+                                        li.use_dynamic ? &li.dynamic : nullptr, &li.hier,
+                                        li.rows.empty() ? nullptr : &li.rows, li.serve.empty() ? nullptr : &li.serve);
       auto sched = std::make_shared<LayerSchedule>(build_moe_layer(m, plan, groups, in.hw.element_bytes));
       ctx.schedule = ex.tracker().next_serial();
       for (auto& named : policies) named.second->before_layer(ctx, *sched);

@@ -56,6 +56,9 @@ struct LayerInputs {
   /// The layer's shares [expert][node] when a policy moved experts (HierMoE's online swap); empty:
   /// the placement's.
   std::vector<std::vector<double>> rows;
+  /// Fixed expert copies (HybridEP's domains): serve[v * nodes + h] computes, for tokens of home h,
+  /// the piece of every expert native to node v (plan_layer). Empty: each piece at its node.
+  std::vector<int> serve;
 };
 
 class RuntimePolicy {

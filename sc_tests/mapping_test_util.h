@@ -1,6 +1,8 @@
 // Helpers shared by the mapping-layer tests.
 #pragma once
 
+#include <vector>
+
 #include "mapping/flow_model.h"
 #include "mapping/moe_model.h"
 #include "mapping/trace.h"
@@ -48,6 +50,13 @@ inline AnalyticalHardware nmp_hardware(int w, int h, double tflops, double gbps)
   hw.peak_flops = tflops * 1e12;
   hw.flit_bytes = gbps;
   return hw;
+}
+
+/// The sum of a vector (per-link or per-node figures).
+inline double total(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return s;
 }
 
 }  // namespace nmpsim::mapping::testing

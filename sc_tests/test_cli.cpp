@@ -323,6 +323,40 @@ std::string slurp(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
+TEST(CliPlace, HybridepWritesItsPairCountsAndRejectsBadDomains) {
+  // Four 8x8 wafers: level 0 has 4 workers (wafers), level 1 64 (dies). Domains 2,4: per position of
+  // level 0, 4 (4/2 - 1) all-to-all and 4 (2 - 1) all-gather pairs, times 64 positions; level 1:
+  // 64 (64/4 - 1) and 64 (4 - 1), times 4 wafers.
+  const std::string out = ::testing::TempDir() + "/hybridep_place.json";
+  const CliRun r = nmpsim(
+      "place --hw wsc-4wafer-8x8 --attn-tp 16 --model deepseek-v3 --weight-bytes 1 "
+      "--strategy hybridep --sed 2,4 --out " +
+      out);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("level 1: 64 workers, domain size 4: 3840 all-to-all pairs, 768 all-gather pairs"),
+            std::string::npos)
+      << r.out;
+  const nlohmann::json p = nlohmann::json::parse(slurp(out));
+  const nlohmann::json& lv = p["stats"]["hybridep"]["levels"];
+  ASSERT_EQ(lv.size(), 2u);
+  EXPECT_EQ(lv[0]["a2a_pairs"], 64 * 4 * (4 / 2 - 1));
+  EXPECT_EQ(lv[0]["ag_pairs"], 64 * 4 * (2 - 1));
+  EXPECT_EQ(lv[1]["sed"], 4);
+  EXPECT_EQ(p["runtime"][0]["name"], "hybridep");
+  for (const auto& [args, msg] : std::vector<std::pair<std::string, std::string>>{
+           {"--strategy hybridep --sed 3,4", "sed: domain size 3 at level 0 does not divide its 4 workers"},
+           {"--strategy hybridep --sed 2", "1 domain sizes for 2 levels"},
+           {"--strategy hybridep --sed 2,x", "expected domain sizes like 2,4"},
+           {"--strategy ep --sed 2,4", "--sed applies to the hybridep strategy only"},
+           {"--strategy hybridep --sed 4,64", "domains 4,64 need"}}) {
+    const CliRun bad =
+        nmpsim("place --hw wsc-4wafer-8x8 --attn-tp 16 --model deepseek-v3 " + args + " --out " + out + "x");
+    EXPECT_EQ(bad.code, 2) << args << bad.out;
+    EXPECT_EQ(lines(bad.out), 1) << args << bad.out;
+    EXPECT_NE(bad.out.find(msg), std::string::npos) << args << bad.out;
+  }
+}
+
 TEST(CliRun, StrategyAllRunsEveryRegisteredStrategyAndASecondRunReusesTheSolve) {
   const std::string dir = ::testing::TempDir() + "/cli_all", cache = dir + "/cache";
   std::filesystem::remove_all(dir);  // a fresh cache: the first run must solve
@@ -345,7 +379,7 @@ TEST(CliRun, StrategyAllRunsEveryRegisteredStrategyAndASecondRunReusesTheSolve) 
   for (const char* s : {"hdmoe-node", "hdmoe"})
     EXPECT_EQ(a["strategies"][s]["mean_tbt_us"], b["strategies"][s]["mean_tbt_us"]) << s;
   // The spec lists what "all" meant, with every option resolved.
-  EXPECT_EQ(a["spec"]["strategies"].size(), 11u);  // tp ep cb hdmoe{-node,} hiermoe{,-swap,-2dh} moentwine-*
+  EXPECT_EQ(a["spec"]["strategies"].size(), 12u);  // tp ep cb hdmoe{-node,} hiermoe{,-swap,-2dh} hybridep moentwine-*
   EXPECT_EQ(a["spec"]["strategies"][4]["options"]["mapper"], "bo");
 }
 
@@ -432,7 +466,7 @@ TEST(CliRun, BadInputsAreOneLineExitTwo) {
       {"run --attn-tp 5", "must divide the 32 nodes"},
       {"run --strategy foo",
        "'foo' is neither a strategy (tp, ep, cb, hdmoe-node, hdmoe, hiermoe, hiermoe-swap, hiermoe-2dh, "
-       "moentwine-baseline, moentwine-er, moentwine-her, all) nor a readable"},
+       "hybridep, moentwine-baseline, moentwine-er, moentwine-her, all) nor a readable"},
       {"run --strategy tp,tp --fidelity flow", "strategy 'tp' is listed twice"},
       {"run --strategy tp,cb --strategy-opt cb.regions=abc", "strategy cb options: regions: expected an integer"},
       {"run --strategy tp --strategy-opt ep.x=1", "--strategy-opt: no strategy 'ep' in this run's --strategy list"},

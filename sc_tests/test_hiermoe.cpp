@@ -441,11 +441,7 @@ struct SwapCase {
   }
 };
 
-double total(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x;
-  return s;
-}
+using mapping::testing::total;
 
 TEST(HierOnlineSwap, ASwapThatPaysCoLocatesTheCoChosenExpertsAndMovesTwoExperts) {
   const SwapCase c;

@@ -86,25 +86,17 @@ class HierStrategy : public PlacementStrategy {
       vlevels = 1;  // auto: one quadrant level where the hardware has none
     }
     const Hierarchy h = make_hierarchy(t, vlevels, ctx.where + ": virtual_levels");
-    const int G = t.nodes(), E = ctx.model.experts, dim = kind_ == Kind::k2dh ? 2 : 0;
-    if (E % G != 0 && G % E != 0)
-      throw InputError(ctx.where + ": " + name() + " needs the experts (" + std::to_string(E) + ") and the nodes (" +
-                       std::to_string(G) + ") to divide one another");
+    const int dim = kind_ == Kind::k2dh ? 2 : 0;
     if (dim > h.dimensions())
       throw InputError(ctx.where + ": " + name() + " needs a hierarchy of " + std::to_string(dim) +
                        " dimensions; this one has " + std::to_string(h.dimensions()) + " (set virtual_levels)");
-    Placement p(name(), E, G, ctx.model.moe_layers);
-    const std::vector<std::vector<int>> slots = kind_ == Kind::kSwap ? swapped_slots(ctx, h, p) : identity(ctx);
-    for (int l = 0; l < p.layers(); ++l)
-      for (int e = 0; e < E; ++e) {
-        const int s = slots[static_cast<size_t>(l)][static_cast<size_t>(e)];
-        if (E >= G) {
-          p.at(l, e, s / (E / G)) = 1.0;
-          continue;
-        }
-        for (int k = 0; k < G / E; ++k) p.at(l, e, s * (G / E) + k) = double(E) / G;
-      }
-    for (int r = 0; r < G; ++r) p.node_map[static_cast<size_t>(r)] = PhysicalNode(h.node_at[static_cast<size_t>(r)]);
+    Placement p = ep_by_rank(ctx.model, h, name(), ctx.where);
+    if (kind_ == Kind::kSwap) {
+      const std::vector<std::vector<int>> slots = swapped_slots(ctx, h, p);
+      const nlohmann::json stats = p.stats;
+      p = ep_by_rank(ctx.model, h, name(), ctx.where, &slots);
+      p.stats = stats;
+    }
     AlltoallOptions o;
     o.virtual_levels = vlevels;
     o.dimension = dim;

@@ -1,0 +1,78 @@
+#include "methods/hybridep/domains.h"
+
+#include <algorithm>
+
+#include "mapping/json_fields.h"
+
+namespace nmpsim::methods::hybridep {
+
+DomainLayout make_layout(const mapping::Hierarchy& h, const Levels& lv, const std::vector<int>& sed) {
+  DomainLayout d;
+  d.sed = sed;
+  d.box = box_size(sed);
+  const int N = h.nodes();
+  d.serve.assign(static_cast<size_t>(N) * N, 0);
+  d.box_of.assign(static_cast<size_t>(N), {});
+  for (int rv = 0; rv < N; ++rv)
+    for (int rh = 0; rh < N; ++rh) {
+      const int v = h.node_at[static_cast<size_t>(rv)], home = h.node_at[static_cast<size_t>(rh)];
+      const int n = h.node_at[static_cast<size_t>(serving_rank(lv, sed, rh, rv))];
+      d.serve[static_cast<size_t>(v) * N + home] = n;
+      if (n == home && v != home) d.box_of[static_cast<size_t>(home)].push_back(v);  // home holds v's experts
+    }
+  for (int v = 0; v < N; ++v) d.box_of[static_cast<size_t>(v)].insert(d.box_of[static_cast<size_t>(v)].begin(), v);
+  return d;
+}
+
+std::vector<std::vector<int>> all_seds(const Levels& lv) {
+  std::vector<std::vector<int>> out{{}};
+  for (int sf : lv.sf) {
+    std::vector<std::vector<int>> next;
+    for (const auto& prefix : out)
+      for (int s : divisors(sf)) {
+        next.push_back(prefix);
+        next.back().push_back(s);
+      }
+    out = std::move(next);
+  }
+  return out;
+}
+
+WorkerLoads loads_of(const mapping::LayerPlan& p) {
+  const int N = p.nodes;
+  WorkerLoads w;
+  w.a2a_bytes.assign(static_cast<size_t>(N), 0.0);
+  w.expert_flops.assign(static_cast<size_t>(N), 0.0);
+  w.expert_bytes.assign(static_cast<size_t>(N), 0.0);
+  for (int a = 0; a < N; ++a) {
+    for (int b = 0; b < N; ++b) w.a2a_bytes[static_cast<size_t>(a)] += p.dispatch[static_cast<size_t>(a) * N + b];
+    for (const mapping::ExpertWork& x : p.expert_work[static_cast<size_t>(a)]) {
+      w.expert_flops[static_cast<size_t>(a)] += x.flops;
+      w.expert_bytes[static_cast<size_t>(a)] += x.bytes;
+    }
+  }
+  return w;
+}
+
+std::string sed_text(const std::vector<int>& sed) {
+  std::string s;
+  for (int x : sed) s += (s.empty() ? "" : ",") + std::to_string(x);
+  return s;
+}
+
+std::vector<int> parse_sed(const std::string& text, const std::string& where) {
+  std::vector<int> out;
+  size_t i = 0;
+  while (i <= text.size()) {
+    const size_t j = std::min(text.find(',', i), text.size());
+    const std::string tok = text.substr(i, j - i);
+    if (tok.empty() || tok.size() > 6 || tok.find_first_not_of("0123456789") != std::string::npos)
+      throw mapping::InputError(where + ": expected domain sizes like 2,4 (one positive integer per level), got '" +
+                                text + "'");
+    out.push_back(std::stoi(tok));
+    i = j + 1;
+  }
+  return out;
+}
+
+}  // namespace nmpsim::methods::hybridep

@@ -1,0 +1,38 @@
+// HybridEP's expert domains on the physical mesh: where each token is served for every domain-size
+// choice (the serve table plan_layer takes), the candidates (every combination of divisors of the
+// levels' scaling factors), and one layer's per-worker loads under a candidate, from which the
+// resident and stream choices are made. Plain C++. docs/MODEL.md "HybridEP: domains".
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "mapping/hierarchy.h"
+#include "mapping/layer_plan.h"
+#include "methods/hybridep/partition.h"
+
+namespace nmpsim::methods::hybridep {
+
+struct DomainLayout {
+  std::vector<int> sed;                  ///< domain size per level
+  int box = 1;                           ///< nodes whose experts each node holds (prod sed)
+  std::vector<int> serve;                ///< [native node * N + home node] -> serving node (physical)
+  std::vector<std::vector<int>> box_of;  ///< per physical node: its domain box (physical nodes, itself first)
+};
+DomainLayout make_layout(const mapping::Hierarchy& h, const Levels& lv, const std::vector<int>& sed);
+
+/// Every sed with sed[l] dividing SF^l, in lexicographic order (1, ..., 1 first: EP).
+std::vector<std::vector<int>> all_seds(const Levels& lv);
+
+/// One layer's loads per physical node: bytes it sends in the dispatch (tokens to other nodes),
+/// expert FLOPs and expert weight bytes it streams.
+struct WorkerLoads {
+  std::vector<double> a2a_bytes, expert_flops, expert_bytes;
+};
+WorkerLoads loads_of(const mapping::LayerPlan& p);
+
+std::string sed_text(const std::vector<int>& sed);  ///< "2,4"
+/// Parses "2,4" or a JSON list; throws InputError naming `where` on anything else.
+std::vector<int> parse_sed(const std::string& text, const std::string& where);
+
+}  // namespace nmpsim::methods::hybridep

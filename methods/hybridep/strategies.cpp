@@ -1,0 +1,200 @@
+// HybridEP's strategy and its entry in the registry: "hybridep" places experts by hierarchical rank
+// (EP), sets the expert domain sizes per level (given, or for resident mode chosen offline by
+// enumeration: 2 Lat_A2A + the expert time of the copies on sampled profile batches, within the
+// node's memory), writes the pair counts of Algorithm 1 into the placement's stats and carries the
+// runtime policy "hybridep" that executes the domains.
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+
+#include "mapping/json_fields.h"
+#include "mapping/strategy.h"
+#include "methods/hiermoe/level_fit.h"
+#include "methods/hybridep/policy.h"
+#include "methods/hybridep/stream_model.h"
+
+namespace nmpsim::methods::hybridep {
+
+using namespace nmpsim::mapping;  // the base layer this method builds on
+
+namespace {
+
+class HybridStrategy : public PlacementStrategy {
+ public:
+  std::string name() const override { return "hybridep"; }
+  std::string description() const override {
+    return "HybridEP: EP by hierarchical rank with expert domains per level (Sec. IV): experts copied inside a "
+           "domain, tokens by same-offset all-to-all across domains; resident copies or per-layer all-gather";
+  }
+  std::vector<OptionDoc> options() const override {
+    return {{"sed", "auto",
+             "expert domain size per level, coarse to fine, e.g. 1,4 (nmpsim hw --describe lists the levels); auto: "
+             "resident chooses offline, stream per layer at run time"},
+            {"mode", "resident", "'resident' (copies at load) or 'stream' (all-gathered every layer, the paper's)"},
+            {"virtual_levels", "0", "recursive 2x2 quadrant levels inside the finest real group"},
+            {"sr_keep", "0", "stream: SR compression, share of residual elements sent (0 = off)"},
+            {"samples", "4", "resident auto: profile batches the candidates are rated on"},
+            {"model", "inference",
+             "stream auto: 'inference' (Eq. 8 plus each worker's expert time) or 'paper' (Eq. 8 as written)"}};
+  }
+  nlohmann::json resolve_options(const nlohmann::json& given, const std::string& where,
+                                 const StrategyContext&) const override {
+    const JsonFields f(given, where, "");
+    nlohmann::json o;
+    o["sed"] = "auto";
+    if (f.has("sed")) {
+      const std::string s = f.raw("sed").is_string() ? f.string("sed") : f.raw("sed").dump();
+      if (s != "auto") o["sed"] = sed_text(parse_sed(s, where + ": sed"));
+    }
+    o["mode"] = f.string("mode", "resident");
+    if (o["mode"] != "resident" && o["mode"] != "stream") f.fail("mode", "expected resident or stream");
+    o["virtual_levels"] = f.integer("virtual_levels", 0, 8, 0);
+    o["sr_keep"] = f.number_in("sr_keep", 0.0, 1.0, 0.0);
+    o["samples"] = f.integer("samples", 1, 64, 4);
+    o["model"] = f.string("model", "inference");
+    if (o["model"] != "inference" && o["model"] != "paper") f.fail("model", "expected inference or paper");
+    f.no_unknown_keys();
+    return o;
+  }
+  Placement build(const StrategyContext& ctx) const override;
+  std::vector<std::string> summary(const Placement& p) const override {
+    std::vector<std::string> out;
+    if (!p.stats.contains("hybridep")) return out;
+    const nlohmann::json& s = p.stats.at("hybridep");
+    if (s.at("levels").empty())
+      out.push_back(name() + ": " + s.at("mode").get<std::string>() + ", domain sizes chosen per layer at run time");
+    int l = 0;
+    for (const auto& lv : s.at("levels")) {
+      char line[200];
+      std::snprintf(line, sizeof line,
+                    "%s: level %d: %d workers, domain size %d: %lld all-to-all pairs, %lld all-gather pairs, p = %.3f "
+                    "(table form %.3f)",
+                    name().c_str(), l++, lv.at("sf").get<int>(), lv.at("sed").get<int>(),
+                    lv.at("a2a_pairs").get<long long>(), lv.at("ag_pairs").get<long long>(), lv.at("p").get<double>(),
+                    lv.at("p_table_form").get<double>());
+      out.push_back(line);
+    }
+    if (s.contains("memory_bytes_per_node")) {
+      char line[120];
+      std::snprintf(line, sizeof line, "%s: %s, %.2f GiB per node", name().c_str(),
+                    s.at("mode").get<std::string>().c_str(),
+                    s.at("memory_bytes_per_node").get<double>() / double(1ULL << 30));
+      out.push_back(line);
+    }
+    return out;
+  }
+
+ private:
+  std::vector<int> choose_resident(const StrategyContext& ctx, const Hierarchy& h, const Levels& lv, const Placement& p,
+                                   double base_bytes, double native_bytes, nlohmann::json& candidates) const;
+};
+
+Placement HybridStrategy::build(const StrategyContext& ctx) const {
+  const int vlevels = static_cast<int>(ctx.options.at("virtual_levels").get<long long>());
+  const Hierarchy h = make_hierarchy(ctx.hw.topology, vlevels, ctx.where + ": virtual_levels");
+  const Levels lv = levels_of(h);
+  Placement p = ep_by_rank(ctx.model, h, name(), ctx.where);
+  HybridOptions o;
+  o.stream = ctx.options.at("mode") == "stream";
+  o.virtual_levels = vlevels;
+  o.sr_keep = ctx.options.at("sr_keep").get<double>();
+  o.paper_model = ctx.options.value("model", "inference") == "paper";
+  const double native = ctx.model.expert_bytes() * std::max(1.0, double(ctx.model.experts) / h.nodes()) /
+                        std::max(1.0, double(h.nodes()) / ctx.model.experts);
+  const double base = memory_demand(p, ctx.model, ctx.attn_tp, ctx.batch, ctx.context).max_bytes;
+  // Copies of the box's other members: every MoE layer (resident), or two layers in flight (stream).
+  const auto memory = [&](int box) { return base + (box - 1) * native * (o.stream ? 2.0 : ctx.model.moe_layers); };
+  nlohmann::json candidates = nlohmann::json::array();
+  const std::string given = ctx.options.at("sed").get<std::string>();
+  if (given != "auto") {
+    o.sed = parse_sed(given, ctx.where + ": sed");
+    check_sed(lv, o.sed, ctx.where + ": sed");
+  } else if (!o.stream) {
+    o.sed = choose_resident(ctx, h, lv, p, base, native, candidates);
+  }
+  nlohmann::json levels = nlohmann::json::array();
+  if (!o.sed.empty()) {
+    const double need = memory(box_size(o.sed));
+    if (need > ctx.memory_capacity_bytes) {
+      char buf[200];
+      std::snprintf(buf, sizeof buf, "%s: domains %s need %.2f GiB per node, which has %.2f GiB", ctx.where.c_str(),
+                    sed_text(o.sed).c_str(), need / double(1ULL << 30), ctx.memory_capacity_bytes / double(1ULL << 30));
+      throw InputError(buf);
+    }
+    const std::vector<LevelPairs> pairs = pair_counts(lv, o.sed);
+    for (size_t l = 0; l < pairs.size(); ++l)
+      levels.push_back({{"sf", lv.sf[l]},
+                        {"sed", o.sed[l]},
+                        {"a2a_pairs", pairs[l].a2a_pairs},
+                        {"ag_pairs", pairs[l].ag_pairs},
+                        {"p", lv.sf[l] > 1 ? p_of_domain(lv.sf[l], o.sed[l]) : 1.0},
+                        {"p_table_form", p_table_form(lv.sf[l], o.sed[l])}});
+    p.stats["hybridep"]["memory_bytes_per_node"] = need;
+  }
+  p.stats["hybridep"]["levels"] = levels;
+  p.stats["hybridep"]["mode"] = o.stream ? "stream" : "resident";
+  if (!candidates.empty()) p.stats["hybridep"]["candidates"] = candidates;
+  p.runtime = nlohmann::json::array({{{"name", "hybridep"}, {"options", to_json(o)}}});
+  return p;
+}
+
+std::vector<int> HybridStrategy::choose_resident(const StrategyContext& ctx, const Hierarchy& h, const Levels& lv,
+                                                 const Placement& p, double base_bytes, double native,
+                                                 nlohmann::json& candidates) const {
+  const hiermoe::HierarchyCosts c = hiermoe::fitted_costs(ctx.hw, h);
+  const Groups groups = groups_for(p, ctx.hw.topology, ctx.attn_tp);
+  const auto shares = physical_shares(p);
+  const int samples = static_cast<int>(ctx.options.at("samples").get<long long>());
+  const int layers = std::min(ctx.model.moe_layers, 8);  // evenly spaced MoE layers
+  std::vector<int> best;
+  double best_s = 0;
+  for (const std::vector<int>& sed : all_seds(lv)) {
+    const int box = box_size(sed);
+    const double need = base_bytes + (box - 1) * native * ctx.model.moe_layers;
+    nlohmann::json row = {{"sed", sed_text(sed)}, {"memory_gib", need / double(1ULL << 30)}};
+    if (need > ctx.memory_capacity_bytes) {
+      row["fits"] = false;
+      candidates.push_back(row);
+      continue;
+    }
+    const DomainLayout d = make_layout(h, lv, sed);
+    double total = 0;
+    for (int k = 0; k < layers; ++k)
+      for (int s = 0; s < samples; ++s) {
+        const int layer = ctx.model.dense_layers + k * ctx.model.moe_layers / layers;
+        const size_t first = static_cast<size_t>(s) * static_cast<size_t>(ctx.batch);
+        const LayerPlan plan = plan_layer(ctx.model, shares, layer, ctx.profile, first, groups,
+                                          RunShape{ctx.batch, ctx.context}, nullptr, nullptr, nullptr, &d.serve);
+        const WorkerLoads w = loads_of(plan);
+        double a2a = 0, expert = 0;
+        for (int v = 0; v < h.nodes(); ++v) {
+          // The fit's n is the volume of all G workers (level_fit.h).
+          if (w.a2a_bytes[static_cast<size_t>(v)] > 0)
+            a2a = std::max(a2a, c.flat.seconds(w.a2a_bytes[static_cast<size_t>(v)] * h.nodes()));
+          expert = std::max(expert, std::max(w.expert_flops[static_cast<size_t>(v)] / ctx.hw.peak_flops,
+                                             w.expert_bytes[static_cast<size_t>(v)] / ctx.hw.memory_bytes_per_s));
+        }
+        total += 2 * a2a + expert;  // dispatch and combine, and the copies' expert time
+      }
+    const double mean = total / (layers * samples);
+    row["fits"] = true;
+    row["predicted_us_per_layer"] = mean * 1e6;
+    candidates.push_back(row);
+    if (best.empty() || mean < best_s * (1 - 1e-12)) {
+      best = sed;
+      best_s = mean;
+    }
+  }
+  if (best.empty()) throw InputError(ctx.where + ": no domain sizes fit in memory, not even EP (1 per level)");
+  ctx.say(name() + ": resident domains " + sed_text(best) + " of " + std::to_string(candidates.size()) + " candidates");
+  return best;
+}
+
+}  // namespace
+
+void register_methods(Registry& r) {
+  register_policy(r);
+  r.add(std::make_unique<HybridStrategy>());
+}
+
+}  // namespace nmpsim::methods::hybridep

@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 
 namespace po = boost::program_options;
@@ -81,7 +82,7 @@ po::variables_map parse_options(const std::vector<std::string>& args, const po::
         throw UsageError("unrecognised option '--" + printable(name) + "'");
       }
     }
-    fixed.push_back(a == "-h" ? "--help" : a);
+    fixed.push_back(a == "-h" ? "--help" : a == "-j" ? "--jobs" : a);  // the two short forms
   }
   po::variables_map vm;
   try {
@@ -115,6 +116,15 @@ void write_file_atomic(const std::string& path, const std::string& text) {
     std::remove(tmp.c_str());
     throw UsageError("cannot write '" + path + "'");
   }
+}
+
+std::string placement_cache_dir(const boost::program_options::variables_map& vm, const std::string& given_dir) {
+  if (vm.count("no-cache")) return "";
+  if (!given_dir.empty()) return given_dir;
+  if (const char* d = std::getenv("NMPSIM_CACHE_DIR"); d && *d) return d;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/nmpsim";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/nmpsim";
+  return "";
 }
 
 }  // namespace nmpsim::apps

@@ -39,4 +39,8 @@ inline void write_json_atomic(const std::string& path, const nlohmann::json& j) 
   write_file_atomic(path, j.dump(2) + "\n");
 }
 
+/// Where solved placements are kept: none with --no-cache, else `given_dir` (--cache-dir), else
+/// $NMPSIM_CACHE_DIR, $XDG_CACHE_HOME/nmpsim or ~/.cache/nmpsim ("" when none is set).
+std::string placement_cache_dir(const boost::program_options::variables_map& vm, const std::string& given_dir);
+
 }  // namespace nmpsim::apps

@@ -5,6 +5,7 @@
 
 #include "apps/cli_common.h"
 #include "apps/commands.h"
+#include "apps/hw_overrides.h"
 #include "apps/output_files.h"
 #include "firmware/cycle_executor.h"
 #include "hw/system.h"
@@ -92,17 +93,23 @@ void print_hierarchy(const hw::HardwareSpec& spec, const mapping::Hierarchy& h, 
 
 int cmd_hw(const std::vector<std::string>& args) {
   std::string preset, file, vcd, json_path;
+  std::vector<std::string> sets;
   long long weight_mib = 64, message_bytes = 8192, virtual_levels = 0;
   po::options_description desc(
       "nmpsim hw: hardware presets and descriptions\n\n"
       "Usage: nmpsim hw --list-presets\n"
-      "       nmpsim hw (--preset NAME | --hw FILE) [--describe] [--print-json] [--exercise ...]\n\nOptions");
+      "       nmpsim hw --hw PRESET|FILE [--set PATH=VALUE ...] [--describe] [--print-json] [--exercise "
+      "...]\n\nOptions");
   // clang-format off
   desc.add_options()
     ("help", "show this help")
     ("list-presets", "print the built-in presets, one per line, name first")
-    ("preset", po::value(&preset), "a built-in hardware preset (see --list-presets)")
-    ("hw", po::value(&file), "a hardware description JSON file (format in docs/FORMATS.md)")
+    ("hw", po::value(&file), "a built-in preset (see --list-presets) or a hardware description JSON file "
+                             "(format in docs/FORMATS.md)")
+    ("preset", po::value(&preset), "the same as --hw for a preset (kept for old command lines)")
+    ("set", po::value(&sets)->composing(),
+     "PATH=VALUE: override one field by its JSON path (as --print-json shows), e.g. compute.peak_tflops=10 "
+     "(repeatable)")
     ("describe", "print the system: nodes, hierarchy levels, bandwidths, compute/bandwidth ratios (default)")
     ("print-json", "print the full description as JSON (a starting point for your own file)")
     ("virtual-levels", po::value(&virtual_levels)->default_value(virtual_levels),
@@ -126,8 +133,10 @@ int cmd_hw(const std::vector<std::string>& args) {
       std::printf("%-26s %s\n", name.c_str(), hw::preset_summary(name).c_str());
     return kExitOk;
   }
-  if (preset.empty() == file.empty()) throw UsageError("give exactly one of --preset NAME or --hw FILE");
-  const hw::HardwareSpec spec = preset.empty() ? hw::load_hardware_file(file) : hw::preset(preset);
+  if (preset.empty() == file.empty()) throw UsageError("give exactly one of --hw PRESET|FILE or --preset NAME");
+  const std::string name = preset.empty() ? file : preset;
+  const hw::HardwareSpec spec =
+      sets.empty() ? hw::load_hardware(name) : hw::hardware_from_json(override_hardware(name, sets), "--set");
   const uint64_t weight_bytes = checked_count(weight_mib, "exercise-weight-mib", 0, 1 << 20) << 20;
   const uint64_t msg = checked_count(message_bytes, "exercise-message-bytes", 0, 1LL << 32);
   if (!vm.count("exercise") && (vm.count("vcd") || vm.count("json")))

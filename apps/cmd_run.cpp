@@ -82,15 +82,6 @@ struct LegacyOptions {
   }
 };
 
-std::string cache_dir(const po::variables_map& vm, const std::string& given_dir) {
-  if (vm.count("no-cache")) return "";
-  if (!given_dir.empty()) return given_dir;
-  if (const char* d = std::getenv("NMPSIM_CACHE_DIR"); d && *d) return d;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/nmpsim";
-  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/nmpsim";
-  return "";
-}
-
 void print_table(const Experiment& x, const std::string& out_dir, const std::string& plot_note) {
   const PreparedExperiment& e = x.prepared;
   const std::string how = e.spec.accounting.name.empty()
@@ -171,7 +162,7 @@ int cmd_run(const std::vector<std::string>& args) {
   so.apply(vm, spec, registry);
   legacy.apply(vm, spec);
 
-  mapping::PlacementCache placements(cache_dir(vm, cache), [&](const std::string& w) {
+  mapping::PlacementCache placements(placement_cache_dir(vm, cache), [&](const std::string& w) {
     if (!quiet) std::fprintf(stderr, "%s\n", w.c_str());
   });
   ExperimentOptions opt;

@@ -25,7 +25,8 @@ const char* kUsage =
     "  place   build a placement file (HD-MoE node / node+link balance, TP, EP, CB); fit gamma\n"
     "  noc     synthetic-traffic testbench of the XY-routed wormhole mesh NoC\n"
     "  hw      hardware presets, descriptions (JSON) and a small exercise workload\n"
-    "  model   MoE model presets and descriptions (JSON)\n\n"
+    "  model   MoE model presets and descriptions (JSON)\n"
+    "  sweep   design-space sweeps: axes over hardware and run fields, each point in its own process\n\n"
     "Options:\n"
     "  --help      show this help\n"
     "  --version   print the version\n\n"
@@ -73,6 +74,7 @@ int run(const std::vector<std::string>& argv) {
     if (cmd == "run") return cmd_run(rest);
     if (cmd == "place") return cmd_place(rest);
     if (cmd == "model") return cmd_model(rest);
+    if (cmd == "sweep") return cmd_sweep(rest);
     throw UsageError("unknown command '" + cmd + "' (try nmpsim --help)");
   } catch (const UsageError& e) {
     std::fprintf(stderr, "nmpsim %s: error: %s\n", cmd.c_str(), one_line(e.what()).c_str());

@@ -9,6 +9,17 @@
 
 namespace nmpsim::apps {
 
+std::string gp_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'')
+      out += "''";
+    else
+      out += static_cast<unsigned char>(c) < 0x20 ? ' ' : c;
+  }
+  return out + "'";
+}
+
 namespace {
 constexpr double kUs = 1e6;
 const int kDx[4] = {0, 1, 0, -1}, kDy[4] = {-1, 0, 1, 0};  // N, E, S, W
@@ -42,18 +53,6 @@ bool link_exists(const mapping::Topology& t, int from, int dir) {
 double utilisation(const mapping::StrategyResult& r, const hw::HardwareSpec& hw, int v, int d) {
   const double time_s = r.mean_tbt_s() * static_cast<double>(r.steps.size());
   return time_s > 0 ? r.link_bytes[static_cast<size_t>(v) * 4 + d] / (link_bandwidth(hw, v, d) * time_s) : 0.0;
-}
-
-/// A gnuplot single-quoted string literal: '' stands for a quote, control characters become spaces.
-std::string gp_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'')
-      out += "''";
-    else
-      out += static_cast<unsigned char>(c) < 0x20 ? ' ' : c;
-  }
-  return out + "'";
 }
 
 /// Phase names over all strategies, in order of first appearance.

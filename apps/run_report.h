@@ -33,6 +33,9 @@ std::string layers_csv(const std::vector<StrategyReport>& reports);
 /// Per directed link: bytes over the run and utilisation = bytes / (bandwidth x simulated time).
 std::string links_csv(const std::vector<StrategyReport>& reports, const hw::HardwareSpec& hw);
 /// Draws links_<strategy>.png (mesh heatmap), node_load.png and phases.png (TBT by phase) in `dir` with
+/// A gnuplot single-quoted string literal: '' stands for a quote, control characters become spaces.
+std::string gp_quote(const std::string& s);
+
 /// gnuplot, run by argv (no shell), with their data files, plots.gp and plots.log (gnuplot's messages).
 /// Returns "" or a one-line warning (gnuplot missing or failed).
 std::string write_plots(const std::string& dir, const std::vector<StrategyReport>& reports, const hw::HardwareSpec& hw);

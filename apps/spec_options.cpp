@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "apps/cli_common.h"
+#include "apps/hw_overrides.h"
 #include "mapping/data_files.h"
 
 namespace po = boost::program_options;
@@ -38,6 +39,9 @@ void SpecOptions::add_workload(po::options_description& desc) {
   // clang-format off
   desc.add_options()
     ("hw", po::value(&hw_)->default_value(hw_), "hardware preset or JSON file (nmpsim hw --list-presets)")
+    ("set", po::value(&sets_)->composing(),
+     "PATH=VALUE: override one hardware field by its JSON path (nmpsim hw --print-json), e.g. "
+     "compute.peak_tflops=10 or links.on_die.gbytes_per_s=25 (repeatable)")
     ("model", po::value(&model_)->default_value(model_), ("model preset (" + models + ") or model JSON file").c_str())
     ("trace", po::value(&trace_)->default_value(trace_),
      "routing trace: a vendored MT-Bench trace (mtbench-math, mtbench-coding, ...: data/README.md), a JSON file "
@@ -160,6 +164,7 @@ void SpecOptions::apply(const po::variables_map& vm, RunSpec& s, const mapping::
 
 void SpecOptions::apply_workload(const po::variables_map& vm, RunSpec& s) const {
   if (given(vm, "hw")) s.hardware = hw_;
+  if (!sets_.empty()) s.hardware = override_hardware(s.hardware, sets_);
   if (given(vm, "model")) s.model = model_;
   if (given(vm, "weight-bytes")) s.weight_bytes = weight_bytes_;
   if (given(vm, "activation-bytes")) s.activation_bytes = activation_bytes_;

@@ -62,7 +62,8 @@ int available_cores() {
 }
 
 std::vector<std::string> run_in_workers(int count, int jobs, const std::vector<std::string>& names,
-                                        const std::function<std::string(int)>& job) {
+                                        const std::function<std::string(int)>& job,
+                                        const std::function<void(int)>& on_done) {
   std::vector<std::string> results(static_cast<size_t>(count));
   std::map<pid_t, std::pair<int, FILE*>> running;
   std::string first_error;
@@ -91,6 +92,7 @@ std::vector<std::string> run_in_workers(int count, int jobs, const std::vector<s
       first_error = error;
       bad_input = !answer.empty() && answer[0] == kBadInput;
     }
+    if (on_done) on_done(i);
   };
   for (int i = 0; i < count; ++i) {
     while (static_cast<int>(running.size()) >= std::max(1, jobs)) reap();

@@ -5,8 +5,9 @@
 # (the paper's "HierMoE") and at gamma = 1000 (nearly the plain max), and with online swaps every step
 # (policy option swap_every = 1, the default amortisation horizon of 64 steps). Held out: the offline
 # swaps are chosen on the trace's first 2048 tokens and the runs start at token 2048. Flow fidelity,
-# weights at INT8. Prints a markdown table. Not a test. About 15 minutes.
-# Usage: bench/hiermoe_swap.sh [path/to/nmpsim]
+# weights at INT8. Models with at least one expert per node (a split expert has nothing to swap).
+# Prints a markdown table. Not a test. About 40 minutes.
+# Usage: bench/hiermoe_swap.sh [path/to/nmpsim] ["hardware:attn-tp:virtual levels:models ..."]
 set -euo pipefail
 BIN=${1:-build/apps/nmpsim}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -14,8 +15,9 @@ source "$here/lib.sh"
 echo "| hardware | model | batch | all-to-all us: no swap / swap g=10 / swap g=1000 / online | g=10, g=1000, online over no swap | TBT us: no swap / g=10 / online | online swaps taken / refused |"
 echo "|---|---|---|---|---|---|---|"
 # hardware:attn-tp:virtual levels:models
-for setup in wsc-4wafer-8x8:16:1:deepseek-v3,qwen3-235b-a22b wsc-8x8:16:2:deepseek-v3,qwen3-235b-a22b \
-  hdmoe-8x8-5t50g:16:2:deepseek-v2-lite,qwen2-57b-a14b; do
+SETUPS=${2:-"wsc-4wafer-8x8:16:1:deepseek-v3 wsc-8x8:16:2:deepseek-v3,qwen3-235b-a22b
+  hdmoe-8x8-5t50g:16:2:deepseek-v2-lite,qwen2-57b-a14b"}
+for setup in $SETUPS; do
   IFS=: read -r hw tp vl models <<< "$setup"
   for model in ${models//,/ }; do
     for batch in 256 1024; do

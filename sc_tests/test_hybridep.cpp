@@ -177,6 +177,17 @@ TEST(HybridPolicy, StreamGathersEachDomainsExpertsAndNoTokenIsLost) {
   EXPECT_NEAR(total(s.family_link_bytes[other]) - total(r.family_link_bytes[other]), 4 * W, 1e-6 * W);
   // The experts wait for the gather: the stream run is slower than the resident one.
   EXPECT_GT(s.mean_tbt_s(), r.mean_tbt_s());
+  // Decode-sized traffic (one 8 KB token per node) against 350 MB experts on 50 GB/s links: the
+  // stream model keeps EP (p = 1) whether or not it counts the expert time.
+  for (bool paper : {false, true}) {
+    HybridOptions autos;
+    autos.stream = true;
+    autos.paper_model = paper;
+    const mapping::StrategyResult a = run_line(c, autos);
+    EXPECT_EQ(a.policies["hybridep"]["sed_chosen"], nlohmann::json({{"1", 1}})) << a.policies.dump();
+    EXPECT_EQ(a.policies["hybridep"]["model"]["case"], "2.1");
+    EXPECT_DOUBLE_EQ(a.policies["hybridep"]["allgather_bytes"].get<double>(), 0.0);
+  }
   // Options: a bad mode or sed is an input error; resident needs sizes.
   EXPECT_THROW(hybrid_options({{"mode", "x"}}, "t"), mapping::InputError);
   EXPECT_THROW(hybrid_options({{"mode", "resident"}}, "t"), mapping::InputError);

@@ -1,0 +1,237 @@
+// `nmpsim sweep`: design-space sweeps. A sweep spec (or --axis options) expands into run specs, one
+// per point; every point runs in its own worker process (-j N at once) and writes DIR/points/<id>/;
+// results.csv and the plots are made from whatever is complete, so a killed sweep resumes where it
+// stopped. --emit-jobs writes the same points as commands for GNU parallel and a Slurm job array
+// (each runs `nmpsim sweep --out DIR --point K`); --collect merges their outputs.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "apps/cli_common.h"
+#include "apps/commands.h"
+#include "apps/experiment.h"
+#include "apps/output_files.h"
+#include "apps/run_report.h"
+#include "apps/spec_options.h"
+#include "apps/sweep.h"
+#include "apps/workers.h"
+#include "methods/register_all.h"
+
+namespace po = boost::program_options;
+
+namespace nmpsim::apps {
+
+namespace {
+
+/// Runs one point in this process and writes its outputs (all or nothing); on failure writes
+/// error.txt instead. Returns "" or the error.
+std::string run_point(const SweepPoint& p, const std::string& dir, const mapping::Registry& reg,
+                      const std::string& cache_dir) {
+  try {
+    mapping::PlacementCache cache(cache_dir, [](const std::string&) {});
+    ExperimentOptions opt;
+    opt.registry = &reg;
+    opt.cache = &cache;
+    opt.jobs = 1;  // the sweep's workers already use the cores
+    Experiment x;
+    x.prepared = prepare_experiment(run_spec_from_json(p.spec, "sweep point " + p.id), opt);
+    x.reports = run_prepared(x.prepared, opt);
+    OutputFiles out;
+    out.make_dir(dir, "--out");
+    out.write(dir + "/summary.json", summary_json(x.prepared, x.reports).dump(2) + "\n");
+    out.write(dir + "/summary.csv", summary_csv(x.reports));
+    out.write(dir + "/point.json", nlohmann::json{{"id", p.id}, {"values", p.values}, {"spec", p.spec}}.dump(2) + "\n");
+    out.commit();
+    std::error_code ec;
+    std::filesystem::remove(dir + "/error.txt", ec);
+    return "";
+  } catch (const std::exception& e) {
+    const std::string msg = mapping::one_line(e.what());
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    write_file_atomic(dir + "/error.txt", msg);
+    return msg.empty() ? "failed" : msg;
+  }
+}
+
+/// A shell single-quoted word ('\'' for a quote): the emitted job lines are run by GNU parallel's shell.
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+void emit_jobs(const std::string& file, const std::string& out_dir, size_t points) {
+  const std::string self = std::filesystem::canonical("/proc/self/exe").string();
+  const std::string dir = std::filesystem::absolute(out_dir).lexically_normal().string();
+  std::string lines;
+  for (size_t k = 0; k < points; ++k)
+    lines += shell_quote(self) + " sweep --quiet --out " + shell_quote(dir) + " --point " + std::to_string(k) + "\n";
+  write_file_atomic(file, lines);
+  write_file_atomic(file + ".slurm", "#!/bin/bash\n# Slurm job array: one sweep point per task (sbatch " + file +
+                                         ".slurm), then: nmpsim sweep --collect --out DIR\n#SBATCH --array=0-" +
+                                         std::to_string(points ? points - 1 : 0) +
+                                         "\n#SBATCH --cpus-per-task=1\n#SBATCH --job-name=nmpsim-sweep\nexec " +
+                                         shell_quote(self) + " sweep --quiet --out " + shell_quote(dir) +
+                                         " --point \"$SLURM_ARRAY_TASK_ID\"\n");
+}
+
+struct Progress {
+  size_t total = 0, done = 0, failed = 0;
+  bool tty = false, quiet = false;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  void show() const {
+    if (quiet) return;
+    const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double eta = done ? el / done * (total - done) : 0;
+    std::fprintf(stderr, "%ssweep: %zu/%zu points, %zu failed, %.0f s elapsed, ETA %.0f s%s", tty ? "\r" : "", done,
+                 total, failed, el, eta, tty ? "   " : "\n");
+  }
+};
+
+}  // namespace
+
+int cmd_sweep(const std::vector<std::string>& args) {
+  mapping::Registry registry;
+  methods::register_all(registry);
+  std::string out_dir = "nmpsim-sweep", spec_file, baseline, emit, cache;
+  std::vector<std::string> axes;
+  long long point = -1;
+  int jobs = 0;
+  SpecOptions so;
+  po::options_description desc(
+      "nmpsim sweep: run many points of a design space, each in its own process\n\n"
+      "Usage: nmpsim sweep --axis PATH=V1,V2,... [--axis ...] [run options] --out DIR [-j N]\n"
+      "       nmpsim sweep --spec SWEEP.json --out DIR [-j N]\n"
+      "       nmpsim sweep --spec SWEEP.json --out DIR --emit-jobs FILE   (GNU parallel / Slurm), then --collect\n\n"
+      "Options");
+  // clang-format off
+  desc.add_options()
+    ("help", "show this help")
+    ("spec", po::value(&spec_file), "sweep spec JSON: {\"base\": run spec, \"axes\": [{\"path\", \"values\"}], "
+                                     "\"points\": [{path: value}], \"baseline\"} (docs/FORMATS.md)")
+    ("axis", po::value(&axes)->composing(), "PATH=V1,V2,...: a run-spec field (batch, model, fidelity, strategy, ...) "
+                                             "or a hardware JSON path (compute.peak_tflops, links.on_die.gbytes_per_s, "
+                                             "mesh.width, ...) and its values (repeatable; cartesian product)")
+    ("baseline", po::value(&baseline), "strategy the speedups in results.csv are over (default tp)")
+    ("out", po::value(&out_dir)->default_value(out_dir), "output directory: results.csv, points/<id>/, plots")
+    ("jobs", po::value(&jobs), "points run at once, each in its own process (default: the host's cores)")
+    ("point", po::value(&point), "run only point K (0-based) of DIR/sweep.json or --spec, e.g. from a job array")
+    ("emit-jobs", po::value(&emit), "write one command per point to FILE (GNU parallel) and FILE.slurm, run nothing")
+    ("collect", "run nothing: merge the points' outputs into results.csv and plots")
+    ("cache-dir", po::value(&cache), "where solved placements are kept (as for run)")
+    ("no-cache", "solve placements again")
+    ("no-plots", "do not draw PNG plots")
+    ("quiet", "print nothing but errors");
+  // clang-format on
+  so.add_strategies(desc, registry, "tp,ep,cb,hdmoe-node,hdmoe");
+  so.add_run_shape(desc, 32, /*simulation=*/true);
+  so.add_workload(desc);
+  const po::variables_map vm = parse_options(args, desc);
+  if (vm.count("help")) {
+    std::cout << desc
+              << "\nOutputs: docs/FORMATS.md \"Sweep outputs\". Exit codes: 0 ok, 1 a point failed, 2 bad input.\n";
+    return kExitOk;
+  }
+  const bool quiet = vm.count("quiet") > 0;
+  OutputFiles::check_dir(out_dir, "--out");
+  const std::string saved = out_dir + "/sweep.json";
+  SweepSpec s;
+  bool from_file = true;
+  if (!spec_file.empty())
+    s = sweep_from_json(mapping::read_json_file(spec_file), spec_file);
+  else if ((vm.count("collect") || point >= 0) && axes.empty())
+    s = sweep_from_json(mapping::read_json_file(saved), saved);
+  else
+    from_file = false;
+  for (const std::string& a : axes) s.axes.push_back(parse_axis(a));
+  if (!baseline.empty()) s.baseline = baseline;
+  RunSpec base = run_spec_from_json(s.base, spec_file.empty() ? "base" : spec_file + ": base");
+  const RunSpec from = base;
+  so.apply(vm, base, registry);
+  if (from_file && !given(vm, "strategy")) {  // the file's strategies, not --strategy's default
+    base.strategies = from.strategies;
+    base.all_strategies = from.all_strategies;
+  }
+  s.base = run_spec_to_json(base);
+  if (s.axes.empty() && s.points.empty())
+    throw UsageError("give at least one --axis PATH=V1,V2,... or a --spec with axes");
+  const std::vector<SweepPoint> points = expand(s);
+  if (point >= static_cast<long long>(points.size()))
+    throw UsageError("--point " + std::to_string(point) + ": the sweep has " + std::to_string(points.size()) +
+                     " points");
+  std::filesystem::create_directories(out_dir);
+  if (point < 0 && !vm.count("collect")) write_json_atomic(saved, sweep_to_json(s));
+  if (!emit.empty()) {
+    OutputFiles::check_file(emit, "--emit-jobs");
+    emit_jobs(emit, out_dir, points.size());
+    if (!quiet)
+      std::printf(
+          "nmpsim sweep: %zu points written to %s (parallel -j N < %s) and %s.slurm (sbatch); then nmpsim "
+          "sweep --collect --out %s\n",
+          points.size(), emit.c_str(), emit.c_str(), emit.c_str(), out_dir.c_str());
+    return kExitOk;
+  }
+  const std::string cache_dir = placement_cache_dir(vm, cache);
+  if (point >= 0) {
+    const SweepPoint& p = points[static_cast<size_t>(point)];
+    const std::string err = run_point(p, out_dir + "/points/" + p.id, registry, cache_dir);
+    if (!err.empty()) std::fprintf(stderr, "nmpsim sweep: point %s: %s\n", p.id.c_str(), err.c_str());
+    return err.empty() ? kExitOk : kExitCheckFailed;
+  }
+  std::vector<size_t> todo;
+  if (!vm.count("collect"))
+    for (size_t i = 0; i < points.size(); ++i)
+      if (!point_done(out_dir + "/points/" + points[i].id, points[i])) todo.push_back(i);
+  Progress prog;
+  prog.total = todo.size();
+  prog.tty = isatty(STDERR_FILENO);
+  prog.quiet = quiet;
+  if (!todo.empty()) {
+    std::vector<std::string> names;
+    for (size_t i : todo) names.push_back(points[i].id);
+    const int n = jobs > 0 ? jobs : available_cores();
+    const std::vector<std::string> answers = run_in_workers(
+        static_cast<int>(todo.size()), n, names,
+        [&](int k) {
+          const SweepPoint& p = points[todo[static_cast<size_t>(k)]];
+          return run_point(p, out_dir + "/points/" + p.id, registry, cache_dir);
+        },
+        [&](int) {
+          ++prog.done;
+          prog.show();
+        });
+    for (const std::string& a : answers) prog.failed += a.empty() ? 0 : 1;
+    if (prog.tty && !quiet) std::fprintf(stderr, "\n");
+  }
+  OutputFiles out;
+  const std::string csv = results_csv(s, points, out_dir);
+  out.write(out_dir + "/results.csv", csv);
+  std::string note;
+  if (!vm.count("no-plots")) {
+    const std::string scratch = out.make_scratch_dir(out_dir);
+    note = sweep_plots(scratch, s, csv);
+    for (const auto& f : std::filesystem::directory_iterator(scratch))
+      if (f.path().extension() == ".png") out.adopt(f.path().string(), out_dir + "/" + f.path().filename().string());
+  }
+  out.commit();
+  size_t failed = 0, done = 0;
+  for (const SweepPoint& p : points) {
+    if (point_done(out_dir + "/points/" + p.id, p))
+      ++done;
+    else if (std::filesystem::exists(out_dir + "/points/" + p.id + "/error.txt"))
+      ++failed;
+  }
+  if (!quiet) {
+    std::printf("nmpsim sweep: %zu points, %zu complete (%zu run now), %zu failed; results in %s/results.csv\n",
+                points.size(), done, todo.size() - prog.failed, failed, out_dir.c_str());
+    if (!note.empty()) std::printf("  %s\n", note.c_str());
+  }
+  return failed ? kExitCheckFailed : kExitOk;
+}
+
+}  // namespace nmpsim::apps

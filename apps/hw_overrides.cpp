@@ -1,0 +1,63 @@
+#include "apps/hw_overrides.h"
+
+#include "hw/hardware_spec.h"
+#include "mapping/json_fields.h"
+
+namespace nmpsim::apps {
+
+namespace {
+
+/// VALUE as JSON when it parses as a number, boolean or quoted string, else as a plain string.
+nlohmann::json parse_value(const std::string& text) {
+  const nlohmann::json v = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (v.is_number() || v.is_boolean() || v.is_string()) return v;
+  return text;
+}
+
+void set_one(nlohmann::json& j, const std::string& text) {
+  const size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+    throw mapping::InputError("--set: expected PATH=VALUE (e.g. compute.peak_tflops=10), got '" + text + "'");
+  const std::string path = text.substr(0, eq);
+  nlohmann::json* at = &j;
+  size_t start = 0;
+  while (start <= path.size()) {
+    const size_t dot = std::min(path.find('.', start), path.size());
+    const std::string key = path.substr(start, dot - start);
+    if (!at->is_object() || key.empty() || !at->contains(key))
+      throw mapping::InputError("--set " + path +
+                                ": no such field in the hardware description (nmpsim hw --print-json "
+                                "shows them)");
+    at = &(*at)[key];
+    start = dot + 1;
+  }
+  const nlohmann::json v = parse_value(text.substr(eq + 1));
+  const auto kind = [](const nlohmann::json& x) {
+    return x.is_number() ? "a number" : x.is_boolean() ? "true or false" : x.is_string() ? "a string" : "an object";
+  };
+  const bool ok =
+      (at->is_number() && v.is_number()) || (at->is_boolean() && v.is_boolean()) || (at->is_string() && v.is_string());
+  if (!ok)
+    throw mapping::InputError("--set " + path + ": expected " + kind(*at) + ", got '" + text.substr(eq + 1) + "'");
+  if (at->is_number_integer() && !v.is_number_integer())
+    throw mapping::InputError("--set " + path + ": expected an integer, got '" + text.substr(eq + 1) + "'");
+  *at = v;
+}
+
+}  // namespace
+
+nlohmann::json override_hardware(const nlohmann::json& hardware, const std::vector<std::string>& sets) {
+  nlohmann::json j = hardware.is_string() ? hw::to_json(hw::load_hardware(hardware.get<std::string>())) : hardware;
+  if (sets.empty()) return hardware;
+  std::string name = j.value("name", std::string("hardware")), changed;
+  for (const std::string& s : sets) {
+    set_one(j, s);
+    name += "+" + s;
+    changed += (changed.empty() ? "" : ", ") + s;
+  }
+  j["name"] = name;
+  j["description"] = j.value("description", std::string()) + " (overridden: " + changed + ")";
+  return j;
+}
+
+}  // namespace nmpsim::apps

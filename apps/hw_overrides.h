@@ -1,0 +1,18 @@
+// One-off hardware overrides, `--set PATH=VALUE` (issue 17): any field of the hardware description
+// by its JSON path as `nmpsim hw --print-json` shows it (compute.peak_tflops,
+// links.on_die.gbytes_per_s, mesh.width, ...). The result is a full description, named after the base
+// with the overrides appended, and validated like any hardware JSON when it is loaded.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace nmpsim::apps {
+
+/// `hardware`: a preset name or file (string) or a description (object). Each `sets` entry is
+/// PATH=VALUE; PATH must name an existing number, string or boolean field, and VALUE must be of its
+/// kind (an integer for an integer field). Throws InputError "--set PATH: ..." otherwise.
+nlohmann::json override_hardware(const nlohmann::json& hardware, const std::vector<std::string>& sets);
+
+}  // namespace nmpsim::apps

@@ -1,0 +1,49 @@
+// Design-space sweeps (`nmpsim sweep`, issue 17): a base run spec plus axes, expanded as a cartesian
+// product (and explicit points) into one run spec per point; each point's results live in
+// DIR/points/<id>/ and are merged into DIR/results.csv. An axis is any run-spec field (batch, model,
+// fidelity, strategies, ...) or any hardware field by its JSON path (compute.peak_tflops,
+// links.on_die.gbytes_per_s, mesh.width, ...). docs/FORMATS.md "Sweep spec".
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace nmpsim::apps {
+
+struct SweepAxis {
+  std::string path;
+  std::vector<nlohmann::json> values;
+};
+
+struct SweepSpec {
+  nlohmann::json base = nlohmann::json::object();  ///< a run spec (docs/FORMATS.md), every field optional
+  std::vector<SweepAxis> axes;
+  std::vector<nlohmann::json> points;  ///< explicit points: {path: value, ...}, run after the product
+  std::string baseline = "tp";         ///< speedups in results.csv are over this strategy
+};
+/// Reads {"base", "axes": [{"path", "values"}], "points", "baseline"}; errors name `where` and the field.
+SweepSpec sweep_from_json(const nlohmann::json& j, const std::string& where);
+nlohmann::json sweep_to_json(const SweepSpec& s);
+/// "compute.peak_tflops=2.5,5,10": an axis; values parse as JSON numbers/booleans where they can.
+SweepAxis parse_axis(const std::string& text);
+
+struct SweepPoint {
+  std::string id;                                    ///< "p0000", "p0001", ... in expansion order
+  nlohmann::json values = nlohmann::json::object();  ///< path -> value
+  nlohmann::json spec;                               ///< the point's full run spec (JSON)
+};
+/// Every point, each spec checked (run-spec fields and hardware values) so that a bad axis is an
+/// input error before anything runs. Throws InputError naming the point and path.
+std::vector<SweepPoint> expand(const SweepSpec& s);
+/// Whether `dir` (DIR/points/<id>) holds a complete result of exactly this point.
+bool point_done(const std::string& dir, const SweepPoint& p);
+
+/// results.csv from every completed point: point, one column per axis, strategy, TBT and phase
+/// times, energy per token, speedup over the baseline; failed points as rows with their error.
+std::string results_csv(const SweepSpec& s, const std::vector<SweepPoint>& points, const std::string& out_dir);
+/// Draws what the axes allow (gnuplot, by argv) into `dir`: speedup heatmaps over the first two
+/// numeric axes, TBT along one numeric axis, the TBT-vs-energy front. Returns "" or a one-line note.
+std::string sweep_plots(const std::string& dir, const SweepSpec& s, const std::string& csv);
+
+}  // namespace nmpsim::apps

@@ -1,0 +1,121 @@
+// `nmpsim sweep` and `--set`, end to end through the binary: a 2 x 2 grid of hardware fields at
+// flow fidelity, its results.csv against the points' own summaries, resuming, one-line input errors
+// before anything runs, and the GNU parallel path for real (emit, run with parallel, collect).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli_test_util.h"
+
+namespace nmpsim::testing {
+namespace {
+
+const std::vector<std::string> kGrid = {"sweep",
+                                        "--axis",
+                                        "compute.peak_tflops=2.5,10",
+                                        "--axis",
+                                        "links.on_die.gbytes_per_s=25,75",
+                                        "--strategy",
+                                        "tp,ep",
+                                        "--fidelity",
+                                        "flow",
+                                        "--batch",
+                                        "16",
+                                        "--steps",
+                                        "1",
+                                        "--hw",
+                                        "hdmoe-4x4-5t50g",
+                                        "--no-plots"};
+
+std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& more) {
+  a.insert(a.end(), more.begin(), more.end());
+  return a;
+}
+
+int count_lines(const std::string& text) {
+  int n = 0;
+  for (char c : text) n += c == '\n';
+  return n;
+}
+
+TEST(CliSweep, AGridOfHardwareFieldsRunsEveryPointAndResumes) {
+  const std::string dir = ::testing::TempDir() + "/sweep_grid";
+  std::filesystem::remove_all(dir);
+  const CliRun r = run_nmpsim(with(kGrid, {"--out", dir, "--jobs", "2"}));
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("4 points, 4 complete (4 run now), 0 failed"), std::string::npos) << r.out;
+  const std::string csv = read_all(dir + "/results.csv");
+  EXPECT_EQ(count_lines(csv), 1 + 4 * 2) << csv;  // header + points x strategies
+  // Each row's TBT is its point's summary; TP's speedup over itself is 1.
+  const nlohmann::json p3 = nlohmann::json::parse(read_all(dir + "/points/p0003/summary.json"));
+  EXPECT_EQ(p3["spec"]["hardware"]["compute"]["peak_tflops"], 10.0);
+  EXPECT_EQ(p3["spec"]["hardware"]["links"]["on_die"]["gbytes_per_s"], 75.0);
+  char row[128];
+  std::snprintf(row, sizeof row, "p0003,10,75,tp,%.3f,", p3["strategies"]["tp"]["mean_tbt_us"].get<double>());
+  EXPECT_NE(csv.find(row), std::string::npos) << row << "\n" << csv;
+  EXPECT_NE(csv.find(",1.000000,ok"), std::string::npos) << csv;
+  // More compute is faster for TP at the same links (p0002 -> p0000 is 2.5 -> 10 TFLOP/s at 25 GB/s).
+  const nlohmann::json p0 = nlohmann::json::parse(read_all(dir + "/points/p0000/summary.json"));
+  const nlohmann::json p2 = nlohmann::json::parse(read_all(dir + "/points/p0002/summary.json"));
+  EXPECT_LT(p2["strategies"]["tp"]["mean_tbt_us"].get<double>(), p0["strategies"]["tp"]["mean_tbt_us"].get<double>());
+  // A rerun reuses every point; a lost point is run again.
+  std::filesystem::remove(dir + "/points/p0001/summary.json");
+  const CliRun again = run_nmpsim(with(kGrid, {"--out", dir}));
+  ASSERT_EQ(again.code, 0) << again.out;
+  EXPECT_NE(again.out.find("4 points, 4 complete (1 run now)"), std::string::npos) << again.out;
+  EXPECT_EQ(read_all(dir + "/results.csv"), csv);
+}
+
+TEST(CliSweep, EmittedJobsRunUnderGnuParallelAndAreCollected) {
+  const std::string dir = ::testing::TempDir() + "/sweep_parallel", jobs = ::testing::TempDir() + "/sweep_jobs.txt";
+  std::filesystem::remove_all(dir);
+  const CliRun emit = run_nmpsim(with(kGrid, {"--out", dir, "--emit-jobs", jobs}));
+  ASSERT_EQ(emit.code, 0) << emit.out;
+  EXPECT_EQ(count_lines(read_all(jobs)), 4);
+  EXPECT_NE(read_all(jobs + ".slurm").find("#SBATCH --array=0-3"), std::string::npos);
+  // GNU parallel runs the lines (CI installs it: .ci/install-deps.sh).
+  const pid_t pid = fork();
+  if (pid == 0) {
+    execlp("parallel", "parallel", "--will-cite", "-j", "2", "-a", jobs.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_NE(WEXITSTATUS(status), 127) << "GNU parallel is not installed (bash .ci/install-deps.sh)";
+  ASSERT_EQ(WEXITSTATUS(status), 0);
+  const CliRun collect = run_nmpsim({"sweep", "--collect", "--no-plots", "--out", dir});
+  ASSERT_EQ(collect.code, 0) << collect.out;
+  EXPECT_NE(collect.out.find("4 points, 4 complete (0 run now), 0 failed"), std::string::npos) << collect.out;
+  EXPECT_EQ(count_lines(read_all(dir + "/results.csv")), 1 + 4 * 2);
+}
+
+TEST(CliSweep, BadAxesAndSetsAreOneLineErrorsBeforeAnythingRuns) {
+  const std::string dir = ::testing::TempDir() + "/sweep_bad";
+  std::filesystem::remove_all(dir);
+  for (const auto& [args, msg] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"sweep", "--axis", "compute.nope=1,2", "--out", dir}, "--set compute.nope: no such field"},
+           {{"sweep", "--axis", "mesh.width=4.5", "--out", dir}, "expected an integer"},
+           {{"sweep", "--axis", "compute.peak_tflops=-1,2", "--out", dir}, "sweep point p0000"},
+           {{"sweep", "--axis", "batch=0,2", "--out", dir}, "sweep point p0000"},
+           {{"sweep", "--axis", "batch", "--out", dir}, "--axis: expected PATH=V1,V2"},
+           {{"sweep", "--out", dir}, "give at least one --axis"},
+           {{"run", "--set", "links.on_die.gbytes_per_s=fast", "--out", dir}, "expected a number"},
+           {{"hw", "--hw", "hdmoe-4x4-5t50g", "--set", "x"}, "--set: expected PATH=VALUE"}}) {
+    const CliRun r = run_nmpsim(args);
+    EXPECT_EQ(r.code, 2) << msg << r.out;
+    EXPECT_EQ(count_lines(r.out), 1) << r.out;
+    EXPECT_NE(r.out.find(msg), std::string::npos) << r.out;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir + "/points"));
+  // --set names the hardware after its overrides.
+  const CliRun hw = run_nmpsim({"hw", "--hw", "hdmoe-4x4-5t50g", "--set", "compute.peak_tflops=10"});
+  ASSERT_EQ(hw.code, 0) << hw.out;
+  EXPECT_NE(hw.out.find("hdmoe-4x4-5t50g+compute.peak_tflops=10"), std::string::npos) << hw.out;
+  EXPECT_NE(hw.out.find("10 TFLOP/s peak"), std::string::npos) << hw.out;
+}
+
+}  // namespace
+}  // namespace nmpsim::testing

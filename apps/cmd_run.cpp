@@ -26,7 +26,8 @@ std::string write_outputs(const Experiment& x, const std::string& out_dir, bool 
   OutputFiles out;
   out.make_dir(out_dir, "--out");
   out.write(out_dir + "/summary.json", summary_json(x.prepared, x.reports).dump(2) + "\n");
-  out.write(out_dir + "/summary.csv", summary_csv(x.reports));
+  out.write(out_dir + "/summary.csv",
+            summary_csv(x.reports, double(x.prepared.cfg.shape.batch) * x.prepared.cfg.steps));
   out.write(out_dir + "/layers.csv", layers_csv(x.reports));
   out.write(out_dir + "/links.csv", links_csv(x.reports, x.prepared.hardware));
   std::string note;

@@ -43,7 +43,7 @@ std::string run_point(const SweepPoint& p, const std::string& dir, const mapping
     OutputFiles out;
     out.make_dir(dir, "--out");
     out.write(dir + "/summary.json", summary_json(x.prepared, x.reports).dump(2) + "\n");
-    out.write(dir + "/summary.csv", summary_csv(x.reports));
+    out.write(dir + "/summary.csv", summary_csv(x.reports, double(x.prepared.cfg.shape.batch) * x.prepared.cfg.steps));
     out.write(dir + "/point.json", nlohmann::json{{"id", p.id}, {"values", p.values}, {"spec", p.spec}}.dump(2) + "\n");
     out.commit();
     std::error_code ec;

@@ -258,7 +258,9 @@ std::vector<StrategyReport> run_cycle_in_workers(const PreparedExperiment& e, co
 
 }  // namespace
 
-std::vector<StrategyReport> run_prepared(const PreparedExperiment& e, const ExperimentOptions& opt) {
+namespace {
+
+std::vector<StrategyReport> run_simulation(const PreparedExperiment& e, const ExperimentOptions& opt) {
   const mapping::AnalyticalHardware ah = firmware::to_analytical(e.hardware);
   const mapping::RunInputs in{e.model, e.trace, ah, e.cfg};
   std::vector<StrategyReport> out;
@@ -287,6 +289,42 @@ std::vector<StrategyReport> run_prepared(const PreparedExperiment& e, const Expe
   for (const mapping::Placement& p : e.placements) out.push_back(run_cycle_one(sys, e, opt, in, p));
   check_conservation(sys);
   sys.finish_vcd(true);
+  return out;
+}
+
+}  // namespace
+
+EnergyPj flow_energy(const hw::HardwareSpec& hw, const mapping::StrategyResult& r) {
+  EnergyPj e;
+  const dram::DramSpec& m = hw.memory;
+  for (double b : r.node_dram_bytes)
+    e.dram += b * 8 * (m.array_pj_per_bit + m.interface_pj_per_bit) + b / m.row_bytes * m.activate_pj;
+  const mapping::Topology& t = hw.topology;
+  static constexpr int kDx[4] = {0, 1, 0, -1}, kDy[4] = {-1, 0, 1, 0};  // N, E, S, W
+  for (int v = 0; v < t.nodes(); ++v)
+    for (int d = 0; d < 4; ++d) {
+      const int x = t.x(v) + kDx[d], y = t.y(v) + kDy[d];
+      const double bytes = r.link_bytes[static_cast<size_t>(v) * 4 + static_cast<size_t>(d)];
+      if (bytes > 0 && x >= 0 && y >= 0 && x < t.width && y < t.height)
+        e.noc += bytes * 8 * t.link(v, t.id(x, y)).pj_per_bit;
+    }
+  for (double f : r.node_flops) e.compute += f * hw.compute.pj_per_flop;
+  return e;
+}
+
+double static_energy_pj(const hw::HardwareSpec& hw, const mapping::StrategyResult& r) {
+  double seconds = 0;
+  for (size_t s = 0; s < r.steps.size(); ++s) seconds += r.tbt_s(static_cast<int>(s));
+  return (hw.compute.static_w + hw.memory.background_w) * hw.topology.nodes() * seconds * 1e12;
+}
+
+std::vector<StrategyReport> run_prepared(const PreparedExperiment& e, const ExperimentOptions& opt) {
+  std::vector<StrategyReport> out = run_simulation(e, opt);
+  for (StrategyReport& r : out) {
+    if (!e.spec.accounting.name.empty()) continue;  // an accounting charges time only
+    if (!r.energy) r.energy = flow_energy(e.hardware, r.result);
+    r.energy->static_pj = static_energy_pj(e.hardware, r.result);
+  }
   return out;
 }
 

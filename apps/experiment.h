@@ -47,6 +47,12 @@ struct PreparedExperiment {
 PreparedExperiment prepare_experiment(const RunSpec& spec, const ExperimentOptions& opt);
 /// Simulates every placement; one StrategyReport per placement, in order.
 std::vector<StrategyReport> run_prepared(const PreparedExperiment& e, const ExperimentOptions& opt);
+/// Flow fidelity's dynamic energy from the run's counters (docs/MODEL.md "Energy per token"): DRAM
+/// bytes x (array + interface) pJ/bit plus one activation per row, link payload bits x the link
+/// level's pJ/bit per hop, FLOPs x pJ/FLOP.
+EnergyPj flow_energy(const hw::HardwareSpec& hw, const mapping::StrategyResult& r);
+/// (compute static + memory background) W x nodes x the run's simulated time (every step's TBT), pJ.
+double static_energy_pj(const hw::HardwareSpec& hw, const mapping::StrategyResult& r);
 
 struct Experiment {
   PreparedExperiment prepared;

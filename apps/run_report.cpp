@@ -183,19 +183,22 @@ nlohmann::json strategy_json(const StrategyReport& s, double baseline_tbt_s, dou
   if (r.policies.contains("hiermoe")) j["hiermoe"] = r.policies.at("hiermoe");
   j["wall_seconds"] = r.wall_s;
   if (s.energy) {
-    j["energy_pj"] = {
-        {"dram", s.energy->dram}, {"noc", s.energy->noc}, {"compute", s.energy->compute}, {"total", s.energy->total()}};
+    j["energy_pj"] = {{"dram", s.energy->dram},
+                      {"noc", s.energy->noc},
+                      {"compute", s.energy->compute},
+                      {"static", s.energy->static_pj},
+                      {"total", s.energy->total()}};
     j["energy_per_token_uj"] = s.energy->total() / tokens / 1e6;
   }
   j["layers"] = layers;
   return j;
 }
 
-std::string summary_csv(const std::vector<StrategyReport>& reports) {
+std::string summary_csv(const std::vector<StrategyReport>& reports, double tokens) {
   std::ostringstream os;
   os << "strategy,fidelity,mean_tbt_us";
   for (mapping::PhaseFamily f : kFamilies) os << "," << us_key(mapping::family_name(f));
-  os << ",expert_imbalance_us,noc_payload_bytes,wall_seconds\n";
+  os << ",expert_imbalance_us,noc_payload_bytes,energy_per_token_uj,wall_seconds\n";
   for (const auto& s : reports) {
     const mapping::StrategyResult& r = s.result;
     double bytes = 0;
@@ -208,7 +211,13 @@ std::string summary_csv(const std::vector<StrategyReport>& reports) {
       std::snprintf(buf, sizeof buf, ",%.4f", r.mean_family_s(f) * kUs);
       os << buf;
     }
-    std::snprintf(buf, sizeof buf, ",%.4f,%.0f,%.4f\n", r.mean_expert_imbalance_s() * kUs, bytes, r.wall_s);
+    std::snprintf(buf, sizeof buf, ",%.4f,%.0f,", r.mean_expert_imbalance_s() * kUs, bytes);
+    os << buf;
+    if (s.energy && tokens > 0) {
+      std::snprintf(buf, sizeof buf, "%.6g", s.energy->total() / tokens / 1e6);
+      os << buf;
+    }
+    std::snprintf(buf, sizeof buf, ",%.4f\n", r.wall_s);
     os << buf;
   }
   return os.str();

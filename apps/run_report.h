@@ -15,7 +15,8 @@ namespace nmpsim::apps {
 /// Energy of one strategy's run (cycle fidelity), picojoules.
 struct EnergyPj {
   double dram = 0, noc = 0, compute = 0;
-  double total() const { return dram + noc + compute; }
+  double static_pj = 0;  ///< static and background power x the run's simulated time
+  double total() const { return dram + noc + compute + static_pj; }
 };
 
 struct StrategyReport {
@@ -27,7 +28,8 @@ struct StrategyReport {
 /// decode step. `baseline_tbt_s` > 0 adds speedup_vs_tp. `tokens` = batch x steps (energy per token).
 nlohmann::json strategy_json(const StrategyReport& s, double baseline_tbt_s, double tokens);
 /// One row per strategy: TBT and its breakdown by phase family.
-std::string summary_csv(const std::vector<StrategyReport>& reports);
+/// `tokens`: tokens the run decoded (batch x steps), for the energy per token column.
+std::string summary_csv(const std::vector<StrategyReport>& reports, double tokens);
 /// One row per strategy and layer: every phase of the run (union over strategies), in microseconds.
 std::string layers_csv(const std::vector<StrategyReport>& reports);
 /// Per directed link: bytes over the run and utilisation = bytes / (bandwidth x simulated time).

@@ -292,6 +292,39 @@ std::string context_of(const SweepSpec& s) {
   return out;
 }
 
+/// TBT against energy per token of every point and strategy, and the front no other point beats
+/// on both (lower is better on both axes).
+void pareto_plot(const std::string& dir, const SweepSpec& s, const std::vector<Row>& rows,
+                 const std::vector<std::string>& strategies, std::ostringstream& gp) {
+  std::vector<std::pair<double, double>> all;
+  std::ofstream dat(dir + "/sweep_pareto.dat");
+  for (const std::string& st : strategies) {
+    dat << "# " << st << "\n";
+    for (const Row& r : rows)
+      if (r.cell.at("strategy") == st && !r.cell.at("energy_per_token_uj").empty()) {
+        all.emplace_back(std::stod(r.cell.at("mean_tbt_us")), std::stod(r.cell.at("energy_per_token_uj")));
+        dat << all.back().first << " " << all.back().second << "\n";
+      }
+    dat << "\n\n";
+  }
+  if (all.empty()) return;
+  std::sort(all.begin(), all.end());
+  dat << "# front\n";
+  double best = 1e300;
+  for (const auto& [t, e] : all)
+    if (e < best) {
+      dat << t << " " << e << "\n";
+      best = e;
+    }
+  gp << "reset\nset terminal pngcairo size 900,600 font 'sans,10' noenhanced\nset output 'sweep_pareto.png'\n"
+     << "set title " << gp_quote("TBT against energy per token, every point; " + context_of(s)) << "\n"
+     << "set xlabel 'TBT (us)'\nset ylabel 'energy per token (uJ)'\nset grid\nset key outside right\nplot ";
+  for (size_t k = 0; k < strategies.size(); ++k)
+    gp << "'sweep_pareto.dat' index " << k << " using 1:2 with points pt 7 title " << gp_quote(strategies[k]) << ", ";
+  gp << "'sweep_pareto.dat' index " << strategies.size()
+     << " using 1:2 with steps lw 2 lc 'black' title 'Pareto front'\n";
+}
+
 }  // namespace
 
 std::string sweep_plots(const std::string& dir, const SweepSpec& s, const std::string& csv) {
@@ -366,6 +399,7 @@ std::string sweep_plots(const std::string& dir, const SweepSpec& s, const std::s
          << " using 1:2:(sprintf('%.2f', $3)) with labels notitle\n";
     }
   }
+  pareto_plot(dir, s, rows, strategies, gp);
   {
     std::ofstream f(dir + "/sweep_plots.gp");
     f << gp.str();

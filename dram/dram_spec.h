@@ -34,6 +34,7 @@ struct DramSpec {
   double array_pj_per_bit = 1.0;       ///< DRAM array access energy
   double interface_pj_per_bit = 0.88;  ///< logic-to-DRAM interface energy (hybrid bond: 0.88)
   double activate_pj = 900.0;          ///< energy of one row activation + precharge
+  double background_w = 0.3;           ///< background and refresh power of the node's memory, W
   int queue_depth = 8;                 ///< requests accepted before END_REQ is withheld
 
   /// Sustained bandwidth of a long sequential stream (bytes/s): the peak, derated by refresh and,

@@ -49,6 +49,8 @@ void HardwareSpec::validate(const std::string& where) const {
   in(compute.peak_flops / 1e12, ranges::kPeakTflops, "compute.peak_tflops");
   in(compute.startup_ns, ranges::kStartupNs, "compute.startup_ns");
   in(compute.pj_per_flop, ranges::kPjPerFlop, "compute.pj_per_flop");
+  in(compute.static_w, ranges::kStaticW, "compute.static_w");
+  in(memory.background_w, ranges::kStaticW, "memory.background_w");
   if (compute.dma_chunk_bytes < 64 || compute.dma_chunk_bytes > (1u << 30))
     fail("compute.dma_chunk_bytes: must be in [64, 1073741824]");
   if (compute.copy_chunk_bytes < 64 || compute.copy_chunk_bytes > (1u << 30))
@@ -171,12 +173,12 @@ std::string HardwareSpec::describe() const {
      << " nodes\n";
   os << "  compute per node: " << fmt("%.4g", compute.peak_flops / 1e12) << " TFLOP/s peak (system "
      << fmt("%.4g", compute.peak_flops * t.nodes() / 1e12) << " TFLOP/s), start-up " << fmt("%g", compute.startup_ns)
-     << " ns, " << fmt("%g", compute.pj_per_flop) << " pJ/FLOP\n";
+     << " ns, " << fmt("%g", compute.pj_per_flop) << " pJ/FLOP, static " << fmt("%g", compute.static_w) << " W\n";
   os << "  memory per node: " << memory.kind << ", " << fmt("%.4g", memory.capacity_bytes / double(1ULL << 30))
      << " GiB, " << fmt("%.5g", memory.peak_gbytes_per_s) << " GB/s peak, "
      << fmt("%.5g", memory.streaming_bytes_per_s() / 1e9) << " GB/s streaming, "
      << fmt("%g", memory.array_pj_per_bit + memory.interface_pj_per_bit) << " pJ/bit (interface "
-     << fmt("%g", memory.interface_pj_per_bit) << ")\n";
+     << fmt("%g", memory.interface_pj_per_bit) << "), background " << fmt("%g", memory.background_w) << " W\n";
   const auto used = levels_present(t);
   const noc::NocConfig nc = noc_config();
   for (int l = 0; l < mapping::kNumLinkLevels; ++l) {
@@ -218,6 +220,7 @@ nlohmann::json to_json(const HardwareSpec& s) {
        {{"peak_tflops", s.compute.peak_flops / 1e12},
         {"startup_ns", s.compute.startup_ns},
         {"pj_per_flop", s.compute.pj_per_flop},
+        {"static_w", s.compute.static_w},
         {"dma_chunk_bytes", s.compute.dma_chunk_bytes},
         {"copy_chunk_bytes", s.compute.copy_chunk_bytes},
         {"broadcast_window_chunks", s.compute.broadcast_window_chunks},
@@ -236,6 +239,7 @@ nlohmann::json to_json(const HardwareSpec& s) {
         {"array_pj_per_bit", m.array_pj_per_bit},
         {"interface_pj_per_bit", m.interface_pj_per_bit},
         {"activate_pj", m.activate_pj},
+        {"background_w", m.background_w},
         {"queue_depth", m.queue_depth}}},
       {"noc",
        {{"clock_ghz", s.noc.clock_ghz},
@@ -281,6 +285,7 @@ HardwareSpec hardware_from_json(const nlohmann::json& j, const std::string& wher
   s.compute.peak_flops = c.number_in("peak_tflops", ranges::kPeakTflops) * 1e12;
   s.compute.startup_ns = c.number_in("startup_ns", ranges::kStartupNs, s.compute.startup_ns);
   s.compute.pj_per_flop = c.number_in("pj_per_flop", ranges::kPjPerFlop, s.compute.pj_per_flop);
+  s.compute.static_w = c.number_in("static_w", ranges::kStaticW, s.compute.static_w);
   s.compute.dma_chunk_bytes =
       static_cast<uint32_t>(c.integer("dma_chunk_bytes", 64, 1 << 30, s.compute.dma_chunk_bytes));
   s.compute.copy_chunk_bytes =
@@ -306,6 +311,7 @@ HardwareSpec hardware_from_json(const nlohmann::json& j, const std::string& wher
   d.array_pj_per_bit = m.number_in("array_pj_per_bit", dr::kPjPerBit, d.array_pj_per_bit);
   d.interface_pj_per_bit = m.number_in("interface_pj_per_bit", dr::kPjPerBit, d.interface_pj_per_bit);
   d.activate_pj = m.number_in("activate_pj", dr::kActivatePj, d.activate_pj);
+  d.background_w = m.number_in("background_w", ranges::kStaticW, d.background_w);
   d.queue_depth = static_cast<int>(m.integer("queue_depth", 1, 1024, d.queue_depth));
   m.no_unknown_keys();
 

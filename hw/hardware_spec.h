@@ -23,6 +23,7 @@ namespace ranges {
 inline constexpr mapping::NumberRange kPeakTflops{1e-3, 1e6, "TFLOP/s"};
 inline constexpr mapping::NumberRange kStartupNs{0, 1e6, "ns"};
 inline constexpr mapping::NumberRange kPjPerFlop{0, 1e3, "pJ"};
+inline constexpr mapping::NumberRange kStaticW{0, 1e5, "W"};
 inline constexpr mapping::NumberRange kClockGhz{1e-3, 100, "GHz"};
 inline constexpr mapping::NumberRange kLinkGbps{1e-3, 1e6, "GB/s"};
 inline constexpr mapping::NumberRange kLinkLatencyNs{0, 1e6, "ns"};

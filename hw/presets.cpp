@@ -56,6 +56,7 @@ HardwareSpec wafer(int w, int h, int wafers_x, int wafers_y, bool border_per_lin
   s.compute.peak_flops = 2250e12;
   s.compute.startup_ns = 2000;  // kernel launch scale on a GPU-class die
   s.compute.pj_per_flop = 0.4;
+  s.compute.static_w = 100;  // about 10% of a B200-class die's 1000 W TDP (docs/MODEL.md)
   s.compute.dma_chunk_bytes = 16 << 20;
   s.compute.copy_chunk_bytes = 16 << 20;
   auto& m = s.memory;
@@ -67,6 +68,7 @@ HardwareSpec wafer(int w, int h, int wafers_x, int wafers_y, bool border_per_lin
   m.array_pj_per_bit = 1.0;
   m.interface_pj_per_bit = 2.9;
   m.activate_pj = 500.0;
+  m.background_w = 12.0;  // 8 HBM stacks at about 1.5 W of background and refresh each (docs/MODEL.md)
   m.queue_depth = 32;
   s.noc.clock_ghz = 1.0;
   return s;

@@ -31,6 +31,9 @@ class Executor {
   virtual std::vector<double> link_bytes() const = 0;
   /// FLOPs each node has executed since the executor was made.
   virtual std::vector<double> node_flops() const = 0;
+  /// Bytes each node's DRAM has read and written since the executor was made (empty when the back
+  /// end reports its energy itself: the cycle level).
+  virtual std::vector<double> node_dram_bytes() const { return {}; }
 
   ScheduleTracker& tracker() { return tracker_; }
   const ScheduleTracker& tracker() const { return tracker_; }

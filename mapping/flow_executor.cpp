@@ -12,12 +12,14 @@ FlowExecutor::FlowExecutor(const AnalyticalHardware& hw)
       net_(hw),
       nodes_(static_cast<size_t>(hw.topology.nodes())),
       link_bytes_(static_cast<size_t>(hw.topology.nodes()) * 4, 0.0),
-      node_flops_(static_cast<size_t>(hw.topology.nodes()), 0.0) {}
+      node_flops_(static_cast<size_t>(hw.topology.nodes()), 0.0),
+      node_dram_bytes_(static_cast<size_t>(hw.topology.nodes()), 0.0) {}
 
 void FlowExecutor::timer(double t, TimerKind kind, int a) { timers_.push(Timer{t, seq_++, kind, a}); }
 
 double FlowExecutor::dma_job(int node, double t, double bytes) {
-  if (bytes <= 0) return t;  // the DMA finishes an empty job at once
+  if (bytes <= 0) return t;                              // the DMA finishes an empty job at once
+  node_dram_bytes_[static_cast<size_t>(node)] += bytes;  // weight reads, chunk reads and chunk writes
   double& free = nodes_[static_cast<size_t>(node)].dma_free;
   free = std::max(free, t) + hw_.memory_first_access_s + bytes / hw_.memory_bytes_per_s;
   return free;

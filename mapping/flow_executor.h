@@ -34,6 +34,7 @@ class FlowExecutor : public Executor {
   double now_s() const override { return now_; }
   std::vector<double> link_bytes() const override { return link_bytes_; }
   std::vector<double> node_flops() const override { return node_flops_; }
+  std::vector<double> node_dram_bytes() const override { return node_dram_bytes_; }
 
  private:
   enum class TimerKind : uint8_t { kCommandDone, kChunkRead, kChunkWritten, kStreamCheck };
@@ -99,7 +100,7 @@ class FlowExecutor : public Executor {
   std::vector<Msg> msgs_;
   std::vector<uint32_t> free_msgs_;
   std::vector<FluidNetwork::Delivery> delivered_;
-  std::vector<double> link_bytes_, node_flops_;
+  std::vector<double> link_bytes_, node_flops_, node_dram_bytes_;
 };
 
 }  // namespace nmpsim::mapping

@@ -107,7 +107,7 @@ StrategyResult run_placement(Executor& ex, const RunInputs& in, const Placement&
   const Groups groups = groups_for(p, in.hw.topology, in.cfg.attn_tp);
   const auto shares = physical_shares(p);
   StrategyResult r(p.strategy, ex.fidelity(), n);
-  const std::vector<double> links0 = ex.link_bytes(), flops0 = ex.node_flops();
+  const std::vector<double> links0 = ex.link_bytes(), flops0 = ex.node_flops(), dram0 = ex.node_dram_bytes();
   PolicyContext ctx{m, in.trace, in.hw, in.cfg, groups, shares, ex};
   ctx.result = &r;
   ex.tracker().set_phase_done([&](uint64_t serial, int phase, double) {
@@ -143,7 +143,9 @@ StrategyResult run_placement(Executor& ex, const RunInputs& in, const Placement&
     r.steps.push_back(std::move(layers));
     ex.drain();  // background work still running at the end of a step finishes before the next one
   }
-  const std::vector<double> links1 = ex.link_bytes(), flops1 = ex.node_flops();
+  const std::vector<double> links1 = ex.link_bytes(), flops1 = ex.node_flops(), dram1 = ex.node_dram_bytes();
+  r.node_dram_bytes.assign(dram1.size(), 0.0);
+  for (size_t v = 0; v < dram1.size(); ++v) r.node_dram_bytes[v] = dram1[v] - (v < dram0.size() ? dram0[v] : 0.0);
   for (size_t i = 0; i < links1.size(); ++i) r.link_bytes[i] = links1[i] - links0[i];
   for (size_t v = 0; v < flops1.size(); ++v) r.node_flops[v] = flops1[v] - flops0[v];
   for (auto& named : policies) r.policies[named.first] = named.second->stats();

@@ -115,6 +115,7 @@ nlohmann::json result_to_json(const StrategyResult& r) {
           {"steps", steps},
           {"phase_bytes", r.phase_bytes},
           {"node_flops", r.node_flops},
+          {"node_dram_bytes", r.node_dram_bytes},
           {"node_expert_s", r.node_expert_s},
           {"node_token_work", r.node_token_work},
           {"link_bytes", r.link_bytes},
@@ -137,6 +138,7 @@ StrategyResult result_from_json(const nlohmann::json& j) {
   }
   r.phase_bytes = j.at("phase_bytes").get<std::vector<double>>();
   r.node_flops = j.at("node_flops").get<std::vector<double>>();
+  r.node_dram_bytes = j.value("node_dram_bytes", std::vector<double>{});
   r.node_expert_s = j.at("node_expert_s").get<std::vector<double>>();
   r.node_token_work = j.at("node_token_work").get<std::vector<double>>();
   r.link_bytes = j.at("link_bytes").get<std::vector<double>>();

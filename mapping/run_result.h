@@ -34,6 +34,7 @@ struct StrategyResult {
   std::vector<std::vector<LayerRecord>> steps;  ///< [step][layer]
   std::vector<double> phase_bytes;              ///< per phase: NoC payload bytes, whole run
   std::vector<double> node_flops;               ///< per physical node, whole run
+  std::vector<double> node_dram_bytes;          ///< per physical node, whole run (flow fidelity; empty at cycle)
   std::vector<double> node_expert_s;            ///< per node: time in node-balance (expert) phases, whole run
   std::vector<double> node_token_work;          ///< per node: routed tokens x shares, whole run
   std::vector<double> link_bytes;               ///< [node * 4 + dir], whole run

@@ -15,6 +15,7 @@ struct PeSpec {
   uint32_t broadcast_window_chunks = 2;
   uint32_t element_bytes = 2;  ///< bytes per element for Reduce (FP16)
   double pj_per_flop = 0.5;
+  double static_w = 0.5;  ///< leakage and idle power of the compute die or PE, W (charged for the whole run)
 };
 
 }  // namespace nmpsim::pe

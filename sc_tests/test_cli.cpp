@@ -251,8 +251,11 @@ TEST(CliRun, WritesSummaryCsvAndPlotsForEveryStrategy) {
     EXPECT_GT(e["dram"].get<double>(), 0);
     EXPECT_GT(e["noc"].get<double>(), 0);
     EXPECT_GT(e["compute"].get<double>(), 0);
-    EXPECT_NEAR(e["total"].get<double>(), e["dram"].get<double>() + e["noc"].get<double>() + e["compute"].get<double>(),
-                1e-6 * e["total"].get<double>());
+    EXPECT_GT(e["static"].get<double>(), 0);
+    EXPECT_NEAR(
+        e["total"].get<double>(),
+        e["dram"].get<double>() + e["noc"].get<double>() + e["compute"].get<double>() + e["static"].get<double>(),
+        1e-6 * e["total"].get<double>());
   }
   // TP and EP stream the same expert weights (each once per layer), so their DRAM energy is close.
   EXPECT_NEAR(j["strategies"]["tp"]["energy_pj"]["dram"].get<double>(),

@@ -119,3 +119,45 @@ TEST(CliSweep, BadAxesAndSetsAreOneLineErrorsBeforeAnythingRuns) {
 
 }  // namespace
 }  // namespace nmpsim::testing
+
+namespace nmpsim::testing {
+namespace {
+
+TEST(CliEnergy, BothFidelitiesReportEnergyPerTokenAndStaticPowerByHand) {
+  const std::string dir = ::testing::TempDir() + "/energy";
+  nlohmann::json e[2];
+  const char* fid[2] = {"cycle", "flow"};
+  for (int i = 0; i < 2; ++i) {
+    const CliRun r = run_nmpsim({"run", "--hw", "hdmoe-4x4-5t50g", "--strategy", "tp,ep", "--batch", "16", "--steps",
+                                 "1", "--fidelity", fid[i], "--no-plots", "--quiet", "--out", dir + fid[i]});
+    ASSERT_EQ(r.code, 0) << r.out;
+    e[i] = nlohmann::json::parse(read_all(dir + fid[i] + "/summary.json"))["strategies"];
+  }
+  for (const char* s : {"tp", "ep"}) {
+    const nlohmann::json& c = e[0][s]["energy_pj"];
+    const nlohmann::json& f = e[1][s]["energy_pj"];
+    // The flow estimate from its counters against the SystemC model's own energy counters.
+    for (const char* part : {"dram", "noc", "compute"})
+      EXPECT_NEAR(f[part].get<double>(), c[part].get<double>(), 0.05 * c[part].get<double>()) << s << " " << part;
+    // Static: (0.5 W PE + 0.3 W memory) x 16 nodes x the step's TBT.
+    for (int i = 0; i < 2; ++i) {
+      const double tbt_s = e[i][s]["mean_tbt_us"].get<double>() * 1e-6;
+      EXPECT_NEAR(e[i][s]["energy_pj"]["static"].get<double>(), 0.8 * 16 * tbt_s * 1e12,
+                  1e-6 * 0.8 * 16 * tbt_s * 1e12);
+      const nlohmann::json& t = e[i][s]["energy_pj"];
+      EXPECT_NEAR(e[i][s]["energy_per_token_uj"].get<double>(), t["total"].get<double>() / 16 / 1e6,
+                  1e-9 * t["total"].get<double>());
+    }
+  }
+  // No static power, no static energy; the summary.csv has the column.
+  const CliRun z = run_nmpsim({"run", "--hw", "hdmoe-4x4-5t50g", "--set", "compute.static_w=0", "--set",
+                               "memory.background_w=0", "--strategy", "tp", "--batch", "16", "--steps", "1",
+                               "--fidelity", "flow", "--no-plots", "--quiet", "--out", dir + "z"});
+  ASSERT_EQ(z.code, 0) << z.out;
+  const nlohmann::json zs = nlohmann::json::parse(read_all(dir + "z/summary.json"))["strategies"]["tp"];
+  EXPECT_EQ(zs["energy_pj"]["static"].get<double>(), 0.0);
+  EXPECT_NE(read_all(dir + "z/summary.csv").find("energy_per_token_uj"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace nmpsim::testing

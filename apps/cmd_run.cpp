@@ -196,6 +196,8 @@ int cmd_run(const std::vector<std::string>& args) {
   if (tty && !quiet) std::fprintf(stderr, "\r%70s\r", "");
   const std::string plot_note = write_outputs(x, out_dir, !vm.count("no-plots"));
   if (!quiet) print_table(x, out_dir, plot_note);
+  if (!quiet)
+    for (const std::string& w : setup_warnings(x.prepared, x.reports)) std::fprintf(stderr, "%s\n", w.c_str());
   return kExitOk;
 }
 

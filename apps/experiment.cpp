@@ -201,9 +201,14 @@ PreparedExperiment prepare_experiment(const RunSpec& spec, const ExperimentOptio
   }
   e.cfg.shape = {spec.batch, spec.context};
   e.cfg.steps = spec.steps;
-  e.cfg.attn_tp = spec.attn_tp;
+  // attn_tp 0: the hardware's default (all nodes on the NMP presets, 4 dies on the wafers).
+  e.cfg.attn_tp = spec.attn_tp > 0 ? spec.attn_tp : e.hardware.attn_tp_default;
   e.cfg.first_token = static_cast<size_t>(spec.first_token);
-  mapping::make_groups(e.hardware.topology, spec.attn_tp);  // validates the group size
+  mapping::make_groups(e.hardware.topology, e.cfg.attn_tp);  // validates the group size
+  const int group = e.cfg.attn_tp > 0 ? e.cfg.attn_tp : e.hardware.topology.nodes();
+  if (group > 64 && opt.note)
+    opt.note("warning: attention tensor parallelism over " + std::to_string(group) +
+             " nodes: every token's attention all-reduce spans them all (set --attn-tp, e.g. 4 or 8)");
   if (!opt.vcd.empty() && spec.fidelity != mapping::Fidelity::kCycle) throw InputError("--vcd needs cycle fidelity");
   resolve_policies(e, opt);
   build_placements(e, opt);
@@ -310,6 +315,26 @@ EnergyPj flow_energy(const hw::HardwareSpec& hw, const mapping::StrategyResult& 
     }
   for (double f : r.node_flops) e.compute += f * hw.compute.pj_per_flop;
   return e;
+}
+
+std::vector<std::string> setup_warnings(const PreparedExperiment& e, const std::vector<StrategyReport>& reports) {
+  std::vector<std::string> out;
+  const double startup_s = e.hardware.compute.startup_ns * 1e-9;
+  using F = mapping::PhaseFamily;
+  for (const StrategyReport& r : reports)
+    for (F f : {F::kAttention, F::kMoeCompute}) {
+      const double per_layer = r.result.mean_family_s(f) / e.model.layers();
+      if (per_layer > 0 && startup_s > 0.5 * per_layer) {
+        char line[256];
+        std::snprintf(line, sizeof line,
+                      "warning: %s: the compute start-up (%.3g us) is more than half of its %s time per layer (%.3g "
+                      "us): fixed costs dominate (compute.startup_ns, or a larger --batch)",
+                      r.result.strategy.c_str(), startup_s * 1e6, mapping::family_name(f), per_layer * 1e6);
+        out.push_back(line);
+        break;
+      }
+    }
+  return out;
 }
 
 double static_energy_pj(const hw::HardwareSpec& hw, const mapping::StrategyResult& r) {

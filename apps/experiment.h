@@ -47,6 +47,9 @@ struct PreparedExperiment {
 PreparedExperiment prepare_experiment(const RunSpec& spec, const ExperimentOptions& opt);
 /// Simulates every placement; one StrategyReport per placement, in order.
 std::vector<StrategyReport> run_prepared(const PreparedExperiment& e, const ExperimentOptions& opt);
+/// One line per likely unintended setup seen in the results (e.g. a compute start-up that is more than
+/// half of a phase per layer: fixed costs dominate and the placements barely matter).
+std::vector<std::string> setup_warnings(const PreparedExperiment& e, const std::vector<StrategyReport>& reports);
 /// Flow fidelity's dynamic energy from the run's counters (docs/MODEL.md "Energy per token"): DRAM
 /// bytes x (array + interface) pJ/bit plus one activation per row, link payload bits x the link
 /// level's pJ/bit per hop, FLOPs x pJ/FLOP.

@@ -87,7 +87,7 @@ void SpecOptions::add_run_shape(po::options_description& desc, long long default
     ("batch", po::value(&batch_)->default_value(batch_),
      simulation ? "tokens per decode step" : "batch size the placement is optimised for (tokens)")
     ("context", po::value(&context_)->default_value(context_), "KV-cache length each token attends over, in tokens")
-    ("attn-tp", po::value(&attn_tp_)->default_value(attn_tp_), "nodes per attention tensor-parallel group (0 = all nodes)")
+    ("attn-tp", po::value(&attn_tp_)->default_value(attn_tp_), "nodes per attention tensor-parallel group (0 = the hardware's attn_tp_default: all nodes on the NMP presets, 4 dies on the wafers)")
     ("profile-tokens", po::value(&profile_tokens_)->default_value(0, "all"),
      "strategies build their placements from the trace's first N tokens");
   if (!simulation) return;

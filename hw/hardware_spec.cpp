@@ -44,6 +44,9 @@ void HardwareSpec::validate(const std::string& where) const {
   auto in = [&](double v, const mapping::NumberRange& r, const std::string& field) {
     if (!r.contains(v)) fail(field + ": " + r.violation(v));
   };
+  if (attn_tp_default < 0 || (attn_tp_default > 0 && topology.nodes() % attn_tp_default != 0))
+    fail("attn_tp_default: " + std::to_string(attn_tp_default) + " does not divide the " +
+         std::to_string(topology.nodes()) + " nodes (0 = all nodes)");
   if (node_kind != "nmp-pe" && node_kind != "die")
     fail("node_kind: must be \"nmp-pe\" or \"die\", got \"" + node_kind + "\"");
   in(compute.peak_flops / 1e12, ranges::kPeakTflops, "compute.peak_tflops");
@@ -170,7 +173,8 @@ std::string HardwareSpec::describe() const {
   os << "  nodes: " << t.nodes() << " x " << node_kind << " on a " << t.width << "x" << t.height << " mesh; "
      << t.dies() << (t.dies() == 1 ? " die" : " dies") << " of " << t.die_width << "x" << t.die_height << " nodes, "
      << t.wafers() << (t.wafers() == 1 ? " wafer" : " wafers") << " of " << t.wafer_width << "x" << t.wafer_height
-     << " nodes\n";
+     << " nodes; attention TP default: "
+     << (attn_tp_default > 0 ? std::to_string(attn_tp_default) + " nodes" : std::string("all nodes")) << "\n";
   os << "  compute per node: " << fmt("%.4g", compute.peak_flops / 1e12) << " TFLOP/s peak (system "
      << fmt("%.4g", compute.peak_flops * t.nodes() / 1e12) << " TFLOP/s), start-up " << fmt("%g", compute.startup_ns)
      << " ns, " << fmt("%g", compute.pj_per_flop) << " pJ/FLOP, static " << fmt("%g", compute.static_w) << " W\n";
@@ -213,6 +217,7 @@ nlohmann::json to_json(const HardwareSpec& s) {
       {"name", s.name},
       {"description", s.description},
       {"node_kind", s.node_kind},
+      {"attn_tp_default", s.attn_tp_default},
       {"mesh", {{"width", s.topology.width}, {"height", s.topology.height}}},
       {"die", {{"width", s.topology.die_width}, {"height", s.topology.die_height}}},
       {"wafer", {{"width", s.topology.wafer_width}, {"height", s.topology.wafer_height}}},
@@ -261,6 +266,7 @@ HardwareSpec hardware_from_json(const nlohmann::json& j, const std::string& wher
   s.name = root.string("name", "custom");
   s.description = root.string("description", "");
   s.node_kind = root.string("node_kind", "nmp-pe");
+  s.attn_tp_default = static_cast<int>(root.integer("attn_tp_default", 0, 1 << 16, 0));
   const JsonFields mesh = root.object("mesh");
   s.topology.width = static_cast<int>(mesh.integer("width", 1, 256));
   s.topology.height = static_cast<int>(mesh.integer("height", 1, 256));

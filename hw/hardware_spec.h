@@ -58,6 +58,8 @@ struct HardwareSpec {
   std::string name = "custom";
   std::string description;
   std::string node_kind = "nmp-pe";  ///< "nmp-pe" (PE on a hybrid-bonded bank) or "die" (die + HBM)
+  /// Nodes per attention tensor-parallel group when a run does not set --attn-tp (0: all nodes).
+  int attn_tp_default = 0;
   mapping::Topology topology;
   pe::PeSpec compute;
   dram::DramSpec memory;

@@ -56,6 +56,7 @@ HardwareSpec wafer(int w, int h, int wafers_x, int wafers_y, bool border_per_lin
   s.compute.peak_flops = 2250e12;
   s.compute.startup_ns = 2000;  // kernel launch scale on a GPU-class die
   s.compute.pj_per_flop = 0.4;
+  s.attn_tp_default = 4;     // attention TP over 4 neighbouring dies (docs/MODEL.md "Attention TP default")
   s.compute.static_w = 100;  // about 10% of a B200-class die's 1000 W TDP (docs/MODEL.md)
   s.compute.dma_chunk_bytes = 16 << 20;
   s.compute.copy_chunk_bytes = 16 << 20;

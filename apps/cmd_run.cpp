@@ -33,7 +33,11 @@ std::string write_outputs(const Experiment& x, const std::string& out_dir, bool 
   std::string note;
   if (plots) {
     const std::string scratch = out.make_scratch_dir(out_dir);
-    note = write_plots(scratch, x.reports, x.prepared.hardware);
+    const PreparedExperiment& e = x.prepared;
+    const std::string context = e.model.name + " on " + e.hardware.name + ", batch " +
+                                std::to_string(e.cfg.shape.batch) + ", attention TP " +
+                                std::to_string(e.cfg.attn_tp > 0 ? e.cfg.attn_tp : e.hardware.topology.nodes());
+    note = write_plots(scratch, x.reports, e.hardware, context);
     for (const auto& f : std::filesystem::directory_iterator(scratch))
       if (f.is_regular_file()) out.adopt(f.path().string(), out_dir + "/" + f.path().filename().string());
   }

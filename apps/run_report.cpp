@@ -39,22 +39,6 @@ nlohmann::json layer_json(const mapping::StrategyResult& r, int l, const mapping
   return j;
 }
 
-double link_bandwidth(const hw::HardwareSpec& hw, int from, int dir) {
-  const auto& t = hw.topology;
-  const int to = t.id(t.x(from) + kDx[dir], t.y(from) + kDy[dir]);
-  return t.link(from, to).gbytes_per_s * 1e9;
-}
-
-bool link_exists(const mapping::Topology& t, int from, int dir) {
-  const int x = t.x(from) + kDx[dir], y = t.y(from) + kDy[dir];
-  return x >= 0 && y >= 0 && x < t.width && y < t.height;
-}
-
-double utilisation(const mapping::StrategyResult& r, const hw::HardwareSpec& hw, int v, int d) {
-  const double time_s = r.mean_tbt_s() * static_cast<double>(r.steps.size());
-  return time_s > 0 ? r.link_bytes[static_cast<size_t>(v) * 4 + d] / (link_bandwidth(hw, v, d) * time_s) : 0.0;
-}
-
 /// Phase names over all strategies, in order of first appearance.
 std::vector<std::string> all_phases(const std::vector<StrategyReport>& reports) {
   std::vector<std::string> names;
@@ -69,87 +53,22 @@ double phase_us(const mapping::StrategyResult& r, const mapping::LayerRecord& re
   return i < 0 ? 0.0 : rec.phase(static_cast<size_t>(i)) * kUs;
 }
 
-void write_link_plots(std::ostream& gp, const std::string& dir, const std::vector<StrategyReport>& reports,
-                      const hw::HardwareSpec& hw) {
-  const auto& t = hw.topology;
-  double max_util = 1e-9;  // one colour scale for every strategy of the run, so the maps compare
-  for (const auto& s : reports)
-    for (int v = 0; v < t.nodes(); ++v)
-      for (int d = 0; d < 4; ++d)
-        if (link_exists(t, v, d)) max_util = std::max(max_util, utilisation(s.result, hw, v, d));
-  gp << "set terminal pngcairo size 900,760 font 'sans,10' noenhanced\n"
-     << "set palette defined (0 '#f7f7f7', 0.3 '#fdd49e', 0.6 '#fc8d59', 1 '#b30000')\n"
-     << "set size ratio -1\nunset key\nset xtics 1\nset ytics 1\nset xlabel 'x'\nset ylabel 'y'\n"
-     << "set xrange [-0.6:" << t.width - 0.4 << "]\nset yrange [" << t.height - 0.4 << ":-0.6]\n"
-     << "set cbrange [0:" << max_util << "]\nset cblabel 'utilisation'\n";
-  for (const auto& s : reports) {
-    const mapping::StrategyResult& r = s.result;
-    const std::string dat = "links_" + r.strategy + ".dat";
-    std::ofstream out(dir + "/" + dat);
-    for (int v = 0; v < t.nodes(); ++v)
-      for (int d = 0; d < 4; ++d) {
-        if (!link_exists(t, v, d)) continue;
-        // The two directions of a link are drawn side by side.
-        const double off = (d == 1 || d == 2) ? 0.09 : -0.09;
-        const double x = t.x(v) + 0.15 * kDx[d] + (kDy[d] ? off : 0), y = t.y(v) + 0.15 * kDy[d] + (kDx[d] ? off : 0);
-        out << x << " " << y << " " << 0.7 * kDx[d] << " " << 0.7 * kDy[d] << " " << utilisation(r, hw, v, d) << "\n";
-      }
-    gp << "set output " << gp_quote("links_" + r.strategy + ".png") << "\n"
-       << "set title "
-       << gp_quote("link utilisation: " + r.strategy + " on " + hw.name + " (" + mapping::fidelity_name(r.fidelity) +
-                   " fidelity; arrows along the traffic)")
-       << "\nplot " << gp_quote(dat) << " using 1:2:3:4:5 with vectors head filled size 0.08,20 lw 4 lc palette\n";
-  }
-}
-
-void write_load_and_phase_plots(std::ostream& gp, const std::string& dir, const std::vector<StrategyReport>& reports,
-                                const hw::HardwareSpec& hw) {
-  const int nodes = hw.topology.nodes();
-  const std::string context =
-      " on " + hw.name +
-      (reports.empty() ? "" : std::string(", ") + mapping::fidelity_name(reports[0].result.fidelity) + " fidelity");
-  {
-    std::ofstream out(dir + "/node_load.dat");
-    out << "node";
-    for (const auto& s : reports) out << " " << s.result.strategy;
-    out << "\n";
-    for (int v = 0; v < nodes; ++v) {
-      out << v;
-      for (const auto& s : reports)
-        out << " " << s.result.node_expert_s[static_cast<size_t>(v)] * kUs / std::max<size_t>(1, s.result.steps.size());
-      out << "\n";
-    }
-  }
-  gp << "reset\nset terminal pngcairo size 1100,500 font 'sans,10' noenhanced\nset output 'node_load.png'\n"
-     << "set title " << gp_quote("expert compute time per node per decode step" + context)
-     << "\nset ylabel 'us'\nset xlabel 'node'\n"
-     << "set style data histograms\nset style histogram clustered gap 1\nset style fill solid 0.8 border -1\n"
-     << "set key outside top right\nset yrange [0:*]\nset xtics 1 font 'sans,7'\n"
-     << "plot for [i=2:" << reports.size() + 1 << "] 'node_load.dat' using i:xtic(1) title columnheader(i)\n";
-  const std::vector<std::string> names = all_phases(reports);
-  {
-    std::ofstream out(dir + "/phases.dat");
-    out << "strategy";
-    for (const std::string& n : names) out << " " << n;
-    out << "\n";
-    for (const auto& s : reports) {
-      const auto per_phase = s.result.mean_phase_s();
-      out << s.result.strategy;
-      for (const std::string& n : names) {
-        const int i = s.result.find_phase(n);
-        out << " " << (i < 0 ? 0.0 : per_phase[static_cast<size_t>(i)] * kUs);
-      }
-      out << "\n";
-    }
-  }
-  gp << "reset\nset terminal pngcairo size 1000,560 font 'sans,10' noenhanced\nset output 'phases.png'\n"
-     << "set title " << gp_quote("time between tokens by phase, per decode step" + context) << "\nset ylabel 'us'\n"
-     << "set style data histograms\nset style histogram rowstacked\nset style fill solid 0.85 border -1\n"
-     << "set boxwidth 0.6\nset key outside right\nset yrange [0:*]\n"
-     << "plot for [i=2:" << names.size() + 1 << "] 'phases.dat' using i:xtic(1) title columnheader(i)\n";
-}
-
 }  // namespace
+
+bool link_exists(const mapping::Topology& t, int from, int dir) {
+  const int x = t.x(from) + kDx[dir], y = t.y(from) + kDy[dir];
+  return x >= 0 && y >= 0 && x < t.width && y < t.height;
+}
+
+double link_utilisation(const mapping::StrategyResult& r, const hw::HardwareSpec& hw, int v, int dir, int family) {
+  const auto& t = hw.topology;
+  const double bw = t.link(v, t.id(t.x(v) + kDx[dir], t.y(v) + kDy[dir])).gbytes_per_s * 1e9;
+  const double time_s = r.mean_tbt_s() * static_cast<double>(r.steps.size());
+  const size_t link = static_cast<size_t>(v) * 4 + static_cast<size_t>(dir);
+  double bytes = r.link_bytes[link];
+  if (family >= 0) bytes = r.family_link_bytes.empty() ? 0.0 : r.family_link_bytes[static_cast<size_t>(family)][link];
+  return time_s > 0 ? bytes / (bw * time_s) : 0.0;
+}
 
 nlohmann::json strategy_json(const StrategyReport& s, double baseline_tbt_s, double tokens) {
   const mapping::StrategyResult& r = s.result;
@@ -261,7 +180,7 @@ std::string links_csv(const std::vector<StrategyReport>& reports, const hw::Hard
         char buf[256];
         std::snprintf(buf, sizeof buf, "%s,%d,%d,%d,%d,%d,%d,%s,%.0f,%.6f", s.result.strategy.c_str(), v, to, t.x(v),
                       t.y(v), t.x(to), t.y(to), mapping::link_level_name(t.link_level(v, to)),
-                      s.result.link_bytes[link], utilisation(s.result, hw, v, d));
+                      s.result.link_bytes[link], link_utilisation(s.result, hw, v, d));
         os << buf;
         for (int f = 0; f < mapping::kNumPhaseFamilies; ++f) {
           const auto& fam = s.result.family_link_bytes;
@@ -271,23 +190,6 @@ std::string links_csv(const std::vector<StrategyReport>& reports, const hw::Hard
         os << "\n";
       }
   return os.str();
-}
-
-std::string write_plots(const std::string& dir, const std::vector<StrategyReport>& reports,
-                        const hw::HardwareSpec& hw) {
-  std::ostringstream gp;
-  write_link_plots(gp, dir, reports, hw);
-  write_load_and_phase_plots(gp, dir, reports, hw);
-  {
-    std::ofstream script(dir + "/plots.gp");
-    script << gp.str();
-    if (!script) return "plots skipped: cannot write the plot script in " + dir;
-  }
-  // gnuplot runs in the output directory and reads the script by name: no path or label reaches a shell.
-  const ProcessResult r = run_program({"gnuplot", "plots.gp"}, dir, dir + "/plots.log");
-  if (!r.started) return "plots skipped: gnuplot is not installed (bash .ci/install-deps.sh installs it)";
-  if (r.exit_code != 0) return "plots failed: gnuplot's messages are in plots.log";
-  return "";
 }
 
 }  // namespace nmpsim::apps

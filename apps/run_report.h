@@ -34,12 +34,21 @@ std::string summary_csv(const std::vector<StrategyReport>& reports, double token
 std::string layers_csv(const std::vector<StrategyReport>& reports);
 /// Per directed link: bytes over the run and utilisation = bytes / (bandwidth x simulated time).
 std::string links_csv(const std::vector<StrategyReport>& reports, const hw::HardwareSpec& hw);
-/// Draws links_<strategy>.png (mesh heatmap), node_load.png and phases.png (TBT by phase) in `dir` with
+/// Whether node `from` has a mesh link in direction `dir` (0 N, 1 E, 2 S, 3 W).
+bool link_exists(const mapping::Topology& t, int from, int dir);
+/// One directed link's bytes / (bandwidth x the run's simulated time): all traffic (family -1), or
+/// the payload of one phase family's transfers (mapping::PhaseFamily as int).
+double link_utilisation(const mapping::StrategyResult& r, const hw::HardwareSpec& hw, int v, int dir, int family = -1);
+
 /// A gnuplot single-quoted string literal: '' stands for a quote, control characters become spaces.
 std::string gp_quote(const std::string& s);
 
-/// gnuplot, run by argv (no shell), with their data files, plots.gp and plots.log (gnuplot's messages).
+/// Draws in `dir` (apps/run_plots.cpp): links_<strategy>.png (link utilisation with die and wafer
+/// borders; also _collectives and _dispatch maps), node_load.png (expert time per node and max/mean
+/// per layer) and phases.png (TBT by phase), with their data files, plots.gp and plots.log, by
+/// running gnuplot by argv (no shell). `context` ("model on hardware, batch B") goes into the titles.
 /// Returns "" or a one-line warning (gnuplot missing or failed).
-std::string write_plots(const std::string& dir, const std::vector<StrategyReport>& reports, const hw::HardwareSpec& hw);
+std::string write_plots(const std::string& dir, const std::vector<StrategyReport>& reports, const hw::HardwareSpec& hw,
+                        const std::string& context);
 
 }  // namespace nmpsim::apps

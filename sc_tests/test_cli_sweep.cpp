@@ -161,3 +161,46 @@ TEST(CliEnergy, BothFidelitiesReportEnergyPerTokenAndStaticPowerByHand) {
 
 }  // namespace
 }  // namespace nmpsim::testing
+
+namespace nmpsim::testing {
+namespace {
+
+TEST(CliDefaults, WafersSplitAttentionOverFourDiesAndWideGroupsWarn) {
+  const std::string dir = ::testing::TempDir() + "/defaults";
+  const CliRun r =
+      run_nmpsim({"run", "--hw", "wsc-4x4", "--model", "deepseek-v2-lite", "--weight-bytes", "1", "--strategy", "ep",
+                  "--batch", "16", "--steps", "1", "--fidelity", "flow", "--out", dir});
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(read_all(dir + "/summary.json"))["config"]["attn_tp"], 4);
+  EXPECT_EQ(r.out.find("warning: attention tensor"), std::string::npos) << r.out;
+  // DeepSeek-V2-Lite at batch 16 on B200-class dies: 2 us of start-up against 2.7 us of attention per layer.
+  EXPECT_NE(r.out.find("warning: ep: the compute start-up"), std::string::npos) << r.out;
+  // The plots that explain: per-kind link maps next to the total.
+  for (const char* png : {"links_ep.png", "links_ep_dispatch.png", "links_ep_collectives.png", "node_load.png"})
+    EXPECT_TRUE(std::filesystem::exists(dir + "/" + png)) << png;
+  const CliRun wide = run_nmpsim({"run",
+                                  "--hw",
+                                  "wsc-4wafer-8x8",
+                                  "--attn-tp",
+                                  "256",
+                                  "--model",
+                                  "deepseek-v2-lite",
+                                  "--weight-bytes",
+                                  "1",
+                                  "--strategy",
+                                  "ep",
+                                  "--batch",
+                                  "16",
+                                  "--steps",
+                                  "1",
+                                  "--fidelity",
+                                  "flow",
+                                  "--no-plots",
+                                  "--out",
+                                  dir + "w"});
+  ASSERT_EQ(wide.code, 0) << wide.out;
+  EXPECT_NE(wide.out.find("warning: attention tensor parallelism over 256 nodes"), std::string::npos) << wide.out;
+}
+
+}  // namespace
+}  // namespace nmpsim::testing

@@ -227,8 +227,15 @@ StrategyReport run_cycle_one(hw::System& sys, const PreparedExperiment& e, const
   };
   mapping::StrategyResult r = mapping::run_placement(ex, in, p, policies, progress);
   const hw::EnergyReport after = sys.energy();
-  return StrategyReport{std::move(r), EnergyPj{after.dram_pj - before.dram_pj, after.noc_pj - before.noc_pj,
-                                               after.compute_pj - before.compute_pj}};
+  EnergyPj en;
+  en.dram = after.dram_pj - before.dram_pj;
+  en.dram_array = after.dram_array_pj - before.dram_array_pj;
+  en.dram_interface = after.dram_interface_pj - before.dram_interface_pj;
+  en.dram_activate = after.dram_activate_pj - before.dram_activate_pj;
+  en.noc = after.noc_pj - before.noc_pj;
+  for (int l = 0; l < mapping::kNumLinkLevels; ++l) en.noc_level[l] = after.noc_level_pj[l] - before.noc_level_pj[l];
+  en.compute = after.compute_pj - before.compute_pj;
+  return StrategyReport{std::move(r), en};
 }
 
 void check_conservation(hw::System& sys) {
@@ -247,16 +254,13 @@ std::vector<StrategyReport> run_cycle_in_workers(const PreparedExperiment& e, co
     hw::System sys("system", e.hardware);
     const StrategyReport rep = run_cycle_one(sys, e, opt, in, e.placements[static_cast<size_t>(i)]);
     check_conservation(sys);
-    const EnergyPj& en = *rep.energy;
-    return nlohmann::json{{"result", mapping::result_to_json(rep.result)}, {"energy", {en.dram, en.noc, en.compute}}}
+    return nlohmann::json{{"result", mapping::result_to_json(rep.result)}, {"energy", energy_to_json(*rep.energy)}}
         .dump();
   });
   std::vector<StrategyReport> out;
   for (const std::string& a : answers) {
     const nlohmann::json j = nlohmann::json::parse(a);
-    const auto& en = j.at("energy");
-    out.push_back(StrategyReport{mapping::result_from_json(j.at("result")),
-                                 EnergyPj{en.at(0).get<double>(), en.at(1).get<double>(), en.at(2).get<double>()}});
+    out.push_back(StrategyReport{mapping::result_from_json(j.at("result")), energy_from_json(j.at("energy"))});
   }
   return out;
 }
@@ -302,16 +306,23 @@ std::vector<StrategyReport> run_simulation(const PreparedExperiment& e, const Ex
 EnergyPj flow_energy(const hw::HardwareSpec& hw, const mapping::StrategyResult& r) {
   EnergyPj e;
   const dram::DramSpec& m = hw.memory;
-  for (double b : r.node_dram_bytes)
-    e.dram += b * 8 * (m.array_pj_per_bit + m.interface_pj_per_bit) + b / m.row_bytes * m.activate_pj;
+  for (double b : r.node_dram_bytes) {
+    e.dram_array += b * 8 * m.array_pj_per_bit;
+    e.dram_interface += b * 8 * m.interface_pj_per_bit;
+    e.dram_activate += b / m.row_bytes * m.activate_pj;
+  }
+  e.dram = e.dram_array + e.dram_interface + e.dram_activate;
   const mapping::Topology& t = hw.topology;
   static constexpr int kDx[4] = {0, 1, 0, -1}, kDy[4] = {-1, 0, 1, 0};  // N, E, S, W
   for (int v = 0; v < t.nodes(); ++v)
     for (int d = 0; d < 4; ++d) {
       const int x = t.x(v) + kDx[d], y = t.y(v) + kDy[d];
       const double bytes = r.link_bytes[static_cast<size_t>(v) * 4 + static_cast<size_t>(d)];
-      if (bytes > 0 && x >= 0 && y >= 0 && x < t.width && y < t.height)
-        e.noc += bytes * 8 * t.link(v, t.id(x, y)).pj_per_bit;
+      if (bytes <= 0 || x < 0 || y < 0 || x >= t.width || y >= t.height) continue;
+      const int to = t.id(x, y);
+      const double pj = bytes * 8 * t.link(v, to).pj_per_bit;
+      e.noc += pj;
+      e.noc_level[static_cast<int>(t.link_level(v, to))] += pj;
     }
   for (double f : r.node_flops) e.compute += f * hw.compute.pj_per_flop;
   return e;

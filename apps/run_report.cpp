@@ -70,6 +70,35 @@ double link_utilisation(const mapping::StrategyResult& r, const hw::HardwareSpec
   return time_s > 0 ? bytes / (bw * time_s) : 0.0;
 }
 
+nlohmann::json energy_to_json(const EnergyPj& e) {
+  nlohmann::json j = {{"dram", e.dram},
+                      {"dram_array", e.dram_array},
+                      {"dram_interface", e.dram_interface},
+                      {"dram_activate", e.dram_activate},
+                      {"noc", e.noc},
+                      {"compute", e.compute},
+                      {"static", e.static_pj},
+                      {"total", e.total()}};
+  for (int l = 0; l < mapping::kNumLinkLevels; ++l)
+    j[std::string("noc_") + mapping::link_level_name(static_cast<mapping::LinkLevel>(l))] = e.noc_level[l];
+  return j;
+}
+
+EnergyPj energy_from_json(const nlohmann::json& j) {
+  EnergyPj e;
+  e.dram = j.at("dram").get<double>();
+  e.dram_array = j.at("dram_array").get<double>();
+  e.dram_interface = j.at("dram_interface").get<double>();
+  e.dram_activate = j.at("dram_activate").get<double>();
+  e.noc = j.at("noc").get<double>();
+  e.compute = j.at("compute").get<double>();
+  e.static_pj = j.at("static").get<double>();
+  for (int l = 0; l < mapping::kNumLinkLevels; ++l)
+    e.noc_level[l] =
+        j.at(std::string("noc_") + mapping::link_level_name(static_cast<mapping::LinkLevel>(l))).get<double>();
+  return e;
+}
+
 nlohmann::json strategy_json(const StrategyReport& s, double baseline_tbt_s, double tokens) {
   const mapping::StrategyResult& r = s.result;
   nlohmann::json layers = nlohmann::json::array();
@@ -102,11 +131,7 @@ nlohmann::json strategy_json(const StrategyReport& s, double baseline_tbt_s, dou
   if (r.policies.contains("hiermoe")) j["hiermoe"] = r.policies.at("hiermoe");
   j["wall_seconds"] = r.wall_s;
   if (s.energy) {
-    j["energy_pj"] = {{"dram", s.energy->dram},
-                      {"noc", s.energy->noc},
-                      {"compute", s.energy->compute},
-                      {"static", s.energy->static_pj},
-                      {"total", s.energy->total()}};
+    j["energy_pj"] = energy_to_json(*s.energy);
     j["energy_per_token_uj"] = s.energy->total() / tokens / 1e6;
   }
   j["layers"] = layers;

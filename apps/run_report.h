@@ -16,8 +16,13 @@ namespace nmpsim::apps {
 struct EnergyPj {
   double dram = 0, noc = 0, compute = 0;
   double static_pj = 0;  ///< static and background power x the run's simulated time
+  double dram_array = 0, dram_interface = 0, dram_activate = 0;  ///< the parts of `dram`
+  double noc_level[mapping::kNumLinkLevels] = {0, 0, 0};         ///< `noc` by link level (on-die, die-to-die, wafer)
   double total() const { return dram + noc + compute + static_pj; }
 };
+/// {"dram", "dram_array", "dram_interface", "dram_activate", "noc", "noc_<level>", "compute", "static", "total"}.
+nlohmann::json energy_to_json(const EnergyPj& e);
+EnergyPj energy_from_json(const nlohmann::json& j);
 
 struct StrategyReport {
   mapping::StrategyResult result;

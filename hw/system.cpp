@@ -105,6 +105,9 @@ EnergyReport System::energy() const {
   const double flit_bits = 8.0 * net.config().flit_bytes;
   for (int i = 0; i < nodes(); ++i) {
     e.dram_pj += drams_[i]->stats().energy_pj();
+    e.dram_array_pj += drams_[i]->stats().array_pj;
+    e.dram_interface_pj += drams_[i]->stats().interface_pj;
+    e.dram_activate_pj += drams_[i]->stats().activate_pj;
     e.compute_pj += pes_[i]->compute_energy_pj();
     for (int dir = 0; dir < noc::kNumMeshDirs; ++dir) {
       const int to = geo.neighbour(i, dir);
@@ -112,7 +115,10 @@ EnergyReport System::energy() const {
       const uint64_t flits = net.router(i).flits_out(dir);
       const auto level = spec_.topology.link_level(i, to);
       e.noc_flit_hops[static_cast<int>(level)] += flits;
-      e.noc_pj += static_cast<double>(flits) * flit_bits * spec_.topology.links[static_cast<int>(level)].pj_per_bit;
+      const double pj =
+          static_cast<double>(flits) * flit_bits * spec_.topology.links[static_cast<int>(level)].pj_per_bit;
+      e.noc_pj += pj;
+      e.noc_level_pj[static_cast<int>(level)] += pj;
     }
   }
   return e;

@@ -139,8 +139,15 @@ TEST(CliEnergy, BothFidelitiesReportEnergyPerTokenAndStaticPowerByHand) {
     // The flow estimate from its counters against the SystemC model's own energy counters.
     for (const char* part : {"dram", "noc", "compute"})
       EXPECT_NEAR(f[part].get<double>(), c[part].get<double>(), 0.05 * c[part].get<double>()) << s << " " << part;
-    // Static: (0.5 W PE + 0.3 W memory) x 16 nodes x the step's TBT.
+    // Static: (0.5 W PE + 0.3 W memory) x 16 nodes x the step's TBT; the parts add up.
     for (int i = 0; i < 2; ++i) {
+      const nlohmann::json& p = e[i][s]["energy_pj"];
+      EXPECT_NEAR(p["dram_array"].get<double>() + p["dram_interface"].get<double>() + p["dram_activate"].get<double>(),
+                  p["dram"].get<double>(), 1e-9 * p["dram"].get<double>());
+      EXPECT_NEAR(
+          p["noc_on-die"].get<double>() + p["noc_die-to-die"].get<double>() + p["noc_wafer-to-wafer"].get<double>(),
+          p["noc"].get<double>(), 1e-9 * p["noc"].get<double>());
+      EXPECT_GT(p["noc_on-die"].get<double>(), 0);  // one die: every link is on-die
       const double tbt_s = e[i][s]["mean_tbt_us"].get<double>() * 1e-6;
       EXPECT_NEAR(e[i][s]["energy_pj"]["static"].get<double>(), 0.8 * 16 * tbt_s * 1e12,
                   1e-6 * 0.8 * 16 * tbt_s * 1e12);

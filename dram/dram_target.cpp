@@ -26,8 +26,10 @@ DramTarget::DramTarget(sc_core::sc_module_name name, const DramSpec& spec)
   dont_initialize();
 }
 
-tlm::tlm_sync_enum DramTarget::nb_transport_fw(tlm::tlm_generic_payload& p, tlm::tlm_phase& phase, sc_time& delay) {
+tlm::tlm_sync_enum DramTarget::nb_transport_fw(int id, tlm::tlm_generic_payload& p, tlm::tlm_phase& phase,
+                                               sc_time& delay) {
   // Both phases an initiator may send are handled at their annotated time through the PEQ.
+  if (phase == tlm::BEGIN_REQ) initiator_[&p] = id;
   peq_.notify(p, phase, delay);
   delay = SC_ZERO_TIME;
   return tlm::TLM_ACCEPTED;
@@ -39,11 +41,12 @@ void DramTarget::peq_cb(tlm::tlm_generic_payload& p, const tlm::tlm_phase& phase
     if (in_service_ < spec_.queue_depth) {
       accept(p);
     } else {
-      waiting_req_ = &p;  // back-pressure: END_REQ withheld until a slot frees
+      waiting_.push_back(&p);  // back-pressure: END_REQ withheld until a slot frees
       ++stats_.end_req_withheld;
     }
   } else if (phase == tlm::END_RESP) {
     resp_busy_ = false;
+    initiator_.erase(&p);
     p.release();
     send_next_response();
   } else {
@@ -59,7 +62,7 @@ void DramTarget::accept(tlm::tlm_generic_payload& p) {
   if (completions_.size() == 1) done_event_.notify(end - sc_core::sc_time_stamp());
   tlm::tlm_phase phase = tlm::END_REQ;
   sc_time delay = SC_ZERO_TIME;
-  socket->nb_transport_bw(p, phase, delay);  // the initiator may return anything; END_REQ needs no answer
+  backward(p, phase, delay);  // the initiator may return anything; END_REQ needs no answer
 }
 
 sc_time DramTarget::service(tlm::tlm_generic_payload& p) {
@@ -131,9 +134,9 @@ void DramTarget::done_process() {
   }
   if (!completions_.empty()) done_event_.notify(completions_.front().first - now);
   // A slot freed: the withheld request (if any) is accepted now.
-  if (waiting_req_ && in_service_ < spec_.queue_depth) {
-    tlm::tlm_generic_payload* p = waiting_req_;
-    waiting_req_ = nullptr;
+  if (!waiting_.empty() && in_service_ < spec_.queue_depth) {
+    tlm::tlm_generic_payload* p = waiting_.front();
+    waiting_.pop_front();
     accept(*p);
   }
   send_next_response();
@@ -145,13 +148,18 @@ void DramTarget::send_next_response() {
     responses_.pop_front();
     tlm::tlm_phase phase = tlm::BEGIN_RESP;
     sc_time delay = SC_ZERO_TIME;
-    const tlm::tlm_sync_enum r = socket->nb_transport_bw(*p, phase, delay);
+    const tlm::tlm_sync_enum r = backward(*p, phase, delay);
     if (r == tlm::TLM_COMPLETED || (r == tlm::TLM_UPDATED && phase == tlm::END_RESP)) {
+      initiator_.erase(p);
       p->release();  // response phase over at once
     } else {
       resp_busy_ = true;  // END_RESP will arrive on the forward path
     }
   }
+}
+
+tlm::tlm_sync_enum DramTarget::backward(tlm::tlm_generic_payload& p, tlm::tlm_phase& phase, sc_time& delay) {
+  return socket[initiator_.at(&p)]->nb_transport_bw(p, phase, delay);
 }
 
 }  // namespace nmpsim::dram

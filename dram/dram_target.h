@@ -7,13 +7,14 @@
 // a time (response exclusion rule). Timing per request: see DramTarget::service() and docs/MODEL.md.
 #pragma once
 
+#include <tlm_utils/multi_passthrough_target_socket.h>
 #include <tlm_utils/peq_with_cb_and_phase.h>
-#include <tlm_utils/simple_target_socket.h>
 
 #include <cstdint>
 #include <deque>
 #include <systemc>
 #include <tlm>
+#include <unordered_map>
 #include <vector>
 
 #include "dram/dram_spec.h"
@@ -38,7 +39,9 @@ class DramTarget : public sc_core::sc_module {
   SC_HAS_PROCESS(DramTarget);
   DramTarget(sc_core::sc_module_name name, const DramSpec& spec);
 
-  tlm_utils::simple_target_socket<DramTarget> socket;
+  /// Several initiators may bind (the node's PE DMA, the network edge's server, a user's module);
+  /// each gets its responses on its own backward path.
+  tlm_utils::multi_passthrough_target_socket<DramTarget> socket;
 
   const DramSpec& spec() const { return spec_; }
   const DramStats& stats() const { return stats_; }
@@ -46,7 +49,10 @@ class DramTarget : public sc_core::sc_module {
   sc_core::sc_time busy_time() const { return busy_; }
 
  private:
-  tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& p, tlm::tlm_phase& phase, sc_core::sc_time& delay);
+  tlm::tlm_sync_enum nb_transport_fw(int id, tlm::tlm_generic_payload& p, tlm::tlm_phase& phase,
+                                     sc_core::sc_time& delay);
+  /// The backward path of the initiator that sent `p`.
+  tlm::tlm_sync_enum backward(tlm::tlm_generic_payload& p, tlm::tlm_phase& phase, sc_core::sc_time& delay);
   void peq_cb(tlm::tlm_generic_payload& p, const tlm::tlm_phase& phase);
   void accept(tlm::tlm_generic_payload& p);
   /// Computes when the request's last byte is transferred and updates bank/bus state and stats.
@@ -63,7 +69,8 @@ class DramTarget : public sc_core::sc_module {
   sc_core::sc_time bus_free_;
   sc_core::sc_time busy_;
   int in_service_ = 0;
-  tlm::tlm_generic_payload* waiting_req_ = nullptr;  // BEGIN_REQ whose END_REQ is withheld
+  std::deque<tlm::tlm_generic_payload*> waiting_;  // BEGIN_REQs whose END_REQ is withheld, in arrival order
+  std::unordered_map<tlm::tlm_generic_payload*, int> initiator_;  // payload -> the binding it came from
   std::deque<std::pair<sc_core::sc_time, tlm::tlm_generic_payload*>> completions_;  // ordered by time
   sc_core::sc_event done_event_;
   std::deque<tlm::tlm_generic_payload*> responses_;  // completed, waiting for the response channel

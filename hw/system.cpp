@@ -18,6 +18,10 @@ System::System(sc_core::sc_module_name name, const HardwareSpec& spec) : sc_modu
                                                            *mesh_, spec_.memory.capacity_bytes));
     pes_.back()->dma.socket.bind(drams_.back()->socket);
     pes_.back()->set_broadcast_registry(&broadcasts_);
+    ports_.push_back(std::make_unique<NetworkPort>(("port_" + std::to_string(i)).c_str(), i, n,
+                                                   spec_.memory.capacity_bytes, spec_.compute.dma_chunk_bytes, *mesh_,
+                                                   directory_));
+    ports_.back()->dma.socket.bind(drams_.back()->socket);
   }
   // Phase barriers: pause the simulation when every foreground queue is idle while background
   // broadcasts still run (otherwise sc_start() simply returns when nothing is left to do).
@@ -28,6 +32,11 @@ System::System(sc_core::sc_module_name name, const HardwareSpec& spec) : sc_modu
   sensitive << firmware_event_;
   dont_initialize();
   mesh_->set_delivery_handler([this](const noc::Delivery& d) {
+    if (is_port_message(d.tag)) {
+      ports_[static_cast<size_t>(d.dst)]->on_delivery(d);
+      if (delivery_observer_) delivery_observer_(d);
+      return;
+    }
     pes_[d.src]->on_delivery(d);
     if (d.dst != d.src) pes_[d.dst]->on_delivery(d);
     if (delivery_observer_) delivery_observer_(d);

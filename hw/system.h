@@ -10,6 +10,7 @@
 
 #include "dram/dram_target.h"
 #include "hw/hardware_spec.h"
+#include "hw/network_port.h"
 #include "noc/mesh_module.h"
 #include "pe/processing_element.h"
 
@@ -39,6 +40,9 @@ class System : public sc_core::sc_module {
   pe::ProcessingElement& pe(int node) { return *pes_[node]; }
   const pe::ProcessingElement& pe(int node) const { return *pes_[node]; }
   dram::DramTarget& dram(int node) { return *drams_[node]; }
+  /// The node's TLM-2.0 network edge: bind a user's initiator to port(node).target to read and
+  /// write any bank at global_address(node, offset) across the NoC (hw/network_port.h).
+  NetworkPort& port(int node) { return *ports_[static_cast<size_t>(node)]; }
   const dram::DramTarget& dram(int node) const { return *drams_[node]; }
   /// Every PE's foreground queue is empty (background broadcasts may still run).
   bool all_idle() const;
@@ -67,6 +71,8 @@ class System : public sc_core::sc_module {
   HardwareSpec spec_;
   std::unique_ptr<noc::MeshModule> mesh_;
   std::vector<std::unique_ptr<dram::DramTarget>> drams_;
+  PortDirectory directory_;
+  std::vector<std::unique_ptr<NetworkPort>> ports_;
   std::vector<std::unique_ptr<pe::ProcessingElement>> pes_;
   sc_core::sc_trace_file* vcd_ = nullptr;
   std::string vcd_path_, vcd_partial_;

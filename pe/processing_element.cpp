@@ -106,6 +106,8 @@ void ProcessingElement::on_delivery(const noc::Delivery& d) {
       ack_event_.notify();
       break;
     case MessageKind::kTracked:
+    case MessageKind::kPortRequest:
+    case MessageKind::kPortResponse:
       break;
     case MessageKind::kBcastChunk: {
       // Forward at once (chunk-level cut-through), store locally; the last node acknowledges.

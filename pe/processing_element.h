@@ -32,7 +32,9 @@ enum class MessageKind : uint8_t {
   kCopyAck = 2,
   kBcastChunk = 3,
   kBcastAck = 4,
-  kTracked = 5
+  kTracked = 5,
+  kPortRequest = 6,  ///< hw::NetworkPort's messages: not the PE's
+  kPortResponse = 7,
 };
 
 /// Broadcasts in flight, shared by the PEs of a system: who forwards each chunk to whom.

@@ -34,7 +34,8 @@ CycleExecutor::CycleExecutor(hw::System& sys)
     : sys_(sys), t0_s_(sc_core::sc_time_stamp().to_seconds()), weight_cursor_(static_cast<size_t>(sys.nodes()), 0) {
   links0_ = link_bytes();  // counters so far (links0_ is still empty)
   flops0_ = node_flops();
-  for (int v = 0; v < sys_.nodes(); ++v) sys_.pe(v).set_logging(false);
+  for (int v = 0; v < sys_.nodes(); ++v)
+    if (sys_.has_pe(v)) sys_.pe(v).set_logging(false);
   sys_.set_pause_when_foreground_idle(false);
   sys_.set_firmware([this] { pump(); });
   sys_.set_delivery_observer([this](const noc::Delivery& d) { on_delivery(d); });
@@ -44,7 +45,8 @@ CycleExecutor::~CycleExecutor() {
   sys_.set_firmware(nullptr);
   sys_.set_delivery_observer(nullptr);
   sys_.set_pause_when_foreground_idle(true);
-  for (int v = 0; v < sys_.nodes(); ++v) sys_.pe(v).set_logging(true);
+  for (int v = 0; v < sys_.nodes(); ++v)
+    if (sys_.has_pe(v)) sys_.pe(v).set_logging(true);
 }
 
 double CycleExecutor::now_s() const { return sc_core::sc_time_stamp().to_seconds() - t0_s_; }
@@ -62,7 +64,8 @@ std::vector<double> CycleExecutor::link_bytes() const {
 
 std::vector<double> CycleExecutor::node_flops() const {
   std::vector<double> out(static_cast<size_t>(sys_.nodes()));
-  for (int v = 0; v < sys_.nodes(); ++v) out[static_cast<size_t>(v)] = sys_.pe(v).flops_done();
+  for (int v = 0; v < sys_.nodes(); ++v)
+    if (sys_.has_pe(v)) out[static_cast<size_t>(v)] = sys_.pe(v).flops_done();
   if (!flops0_.empty())
     for (size_t v = 0; v < out.size(); ++v) out[v] -= flops0_[v];
   return out;
@@ -164,6 +167,22 @@ void CycleExecutor::run_until(Done done, const char* what) {
 }
 
 uint64_t CycleExecutor::execute(std::shared_ptr<mapping::LayerSchedule> s) {
+  // A node built without a PE (a user's module in its place) takes no work.
+  for (mapping::OpId i = 0; i < s->size(); ++i) {
+    const mapping::Op& op = s->op(i);
+    const bool pe_work = op.kind == mapping::OpKind::kCompute || op.kind == mapping::OpKind::kTransfer ||
+                         op.kind == mapping::OpKind::kStream;
+    auto check = [&](int node) {
+      if (!sys_.has_pe(node))
+        throw std::invalid_argument("layer schedule: op " + std::to_string(i) + " uses node " + std::to_string(node) +
+                                    ", which has no PE (a user's module takes its place)");
+    };
+    if (!pe_work) continue;
+    check(op.node.value());
+    if (op.kind == mapping::OpKind::kTransfer) check(op.peer.value());
+    if (op.kind == mapping::OpKind::kStream)
+      for (mapping::PhysicalNode v : s->chains()[static_cast<size_t>(op.chain)]) check(v.value());
+  }
   const uint64_t serial = tracker_.begin(std::move(s), now_s(), sys_.nodes());
   awaited_ = serial;
   issue_ready();  // what is ready at the start goes out at the current simulated time

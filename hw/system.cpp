@@ -1,12 +1,15 @@
 #include "hw/system.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <stdexcept>
 
 namespace nmpsim::hw {
 
-System::System(sc_core::sc_module_name name, const HardwareSpec& spec) : sc_module(name), spec_(spec) {
+System::System(sc_core::sc_module_name name, const HardwareSpec& spec, const SystemOptions& options)
+    : sc_module(name), spec_(spec) {
   spec_.validate(spec_.name);
   mesh_ = std::make_unique<noc::MeshModule>("mesh", spec_.noc_config());
   const int n = nodes();
@@ -14,10 +17,15 @@ System::System(sc_core::sc_module_name name, const HardwareSpec& spec) : sc_modu
   pes_.reserve(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) {
     drams_.push_back(std::make_unique<dram::DramTarget>(("dram_" + std::to_string(i)).c_str(), spec_.memory));
-    pes_.push_back(std::make_unique<pe::ProcessingElement>(("pe_" + std::to_string(i)).c_str(), i, spec_.compute,
-                                                           *mesh_, spec_.memory.capacity_bytes));
-    pes_.back()->dma.socket.bind(drams_.back()->socket);
-    pes_.back()->set_broadcast_registry(&broadcasts_);
+    const bool skip = std::find(options.without_pe.begin(), options.without_pe.end(), i) != options.without_pe.end();
+    if (skip) {
+      pes_.push_back(nullptr);
+    } else {
+      pes_.push_back(std::make_unique<pe::ProcessingElement>(("pe_" + std::to_string(i)).c_str(), i, spec_.compute,
+                                                             *mesh_, spec_.memory.capacity_bytes));
+      pes_.back()->dma.socket.bind(drams_.back()->socket);
+      pes_.back()->set_broadcast_registry(&broadcasts_);
+    }
     ports_.push_back(std::make_unique<NetworkPort>(("port_" + std::to_string(i)).c_str(), i, n,
                                                    spec_.memory.capacity_bytes, spec_.compute.dma_chunk_bytes, *mesh_,
                                                    directory_));
@@ -26,7 +34,8 @@ System::System(sc_core::sc_module_name name, const HardwareSpec& spec) : sc_modu
   // Phase barriers: pause the simulation when every foreground queue is idle while background
   // broadcasts still run (otherwise sc_start() simply returns when nothing is left to do).
   SC_METHOD(watch_idle);
-  for (auto& p : pes_) sensitive << p->idle_event();
+  for (auto& p : pes_)
+    if (p) sensitive << p->idle_event();
   dont_initialize();
   SC_METHOD(run_firmware);
   sensitive << firmware_event_;
@@ -37,8 +46,8 @@ System::System(sc_core::sc_module_name name, const HardwareSpec& spec) : sc_modu
       if (delivery_observer_) delivery_observer_(d);
       return;
     }
-    pes_[d.src]->on_delivery(d);
-    if (d.dst != d.src) pes_[d.dst]->on_delivery(d);
+    if (pes_[d.src]) pes_[d.src]->on_delivery(d);
+    if (d.dst != d.src && pes_[d.dst]) pes_[d.dst]->on_delivery(d);
     if (delivery_observer_) delivery_observer_(d);
   });
 }
@@ -66,15 +75,25 @@ void System::run_firmware() {
   if (firmware_) firmware_();
 }
 
+pe::ProcessingElement& System::pe(int node) {
+  if (!has_pe(node)) throw std::logic_error("node " + std::to_string(node) + " has no PE (SystemOptions::without_pe)");
+  return *pes_[static_cast<size_t>(node)];
+}
+
+const pe::ProcessingElement& System::pe(int node) const {
+  if (!has_pe(node)) throw std::logic_error("node " + std::to_string(node) + " has no PE (SystemOptions::without_pe)");
+  return *pes_[static_cast<size_t>(node)];
+}
+
 bool System::background_idle() const {
   for (const auto& p : pes_)
-    if (!p->background_idle()) return false;
+    if (p && !p->background_idle()) return false;
   return true;
 }
 
 bool System::all_idle() const {
   for (const auto& p : pes_)
-    if (!p->idle()) return false;
+    if (p && !p->idle()) return false;
   return background_idle() ? mesh_->network().idle() : true;
 }
 
@@ -90,7 +109,8 @@ void System::enable_vcd(const std::string& path) {
   if (!vcd_) throw SpecError("cannot create VCD file '" + path + "'");
   vcd_->set_time_unit(1, sc_core::SC_PS);  // the NoC evaluates cycles at half-period offsets
   const noc::MeshGeometry geo = mesh_->network().geometry();
-  for (int i = 0; i < nodes(); ++i) sc_core::sc_trace(vcd_, pes_[i]->busy_signal(), "pe" + std::to_string(i) + "_busy");
+  for (int i = 0; i < nodes(); ++i)
+    if (pes_[i]) sc_core::sc_trace(vcd_, pes_[i]->busy_signal(), "pe" + std::to_string(i) + "_busy");
   link_signals_.resize(static_cast<size_t>(nodes()) * noc::kNumMeshDirs);
   for (int i = 0; i < nodes(); ++i)
     for (int dir = 0; dir < noc::kNumMeshDirs; ++dir) {
@@ -117,7 +137,7 @@ EnergyReport System::energy() const {
     e.dram_array_pj += drams_[i]->stats().array_pj;
     e.dram_interface_pj += drams_[i]->stats().interface_pj;
     e.dram_activate_pj += drams_[i]->stats().activate_pj;
-    e.compute_pj += pes_[i]->compute_energy_pj();
+    if (pes_[i]) e.compute_pj += pes_[i]->compute_energy_pj();
     for (int dir = 0; dir < noc::kNumMeshDirs; ++dir) {
       const int to = geo.neighbour(i, dir);
       if (to < 0) continue;

@@ -26,10 +26,17 @@ struct EnergyReport {
   uint64_t noc_flit_hops[mapping::kNumLinkLevels] = {0, 0, 0};
 };
 
+/// How a testbench wants the system built (docs/LIBRARY.md).
+struct SystemOptions {
+  /// Nodes built without a PE: a user's module takes its place (bind it to port(node)); the
+  /// runtime must not put work there (an op on such a node is an error).
+  std::vector<int> without_pe;
+};
+
 class System : public sc_core::sc_module {
  public:
   SC_HAS_PROCESS(System);
-  System(sc_core::sc_module_name name, const HardwareSpec& spec);
+  System(sc_core::sc_module_name name, const HardwareSpec& spec, const SystemOptions& options = {});
   ~System() override;
 
   const HardwareSpec& spec() const { return spec_; }
@@ -37,8 +44,11 @@ class System : public sc_core::sc_module {
   int nodes() const { return spec_.topology.nodes(); }
   noc::MeshModule& mesh() { return *mesh_; }
   const noc::MeshModule& mesh() const { return *mesh_; }
-  pe::ProcessingElement& pe(int node) { return *pes_[node]; }
-  const pe::ProcessingElement& pe(int node) const { return *pes_[node]; }
+  /// Whether `node` has a PE (SystemOptions::without_pe).
+  bool has_pe(int node) const { return pes_[static_cast<size_t>(node)] != nullptr; }
+  /// The node's PE; throws std::logic_error for a node built without one.
+  pe::ProcessingElement& pe(int node);
+  const pe::ProcessingElement& pe(int node) const;
   dram::DramTarget& dram(int node) { return *drams_[node]; }
   /// The node's TLM-2.0 network edge: bind a user's initiator to port(node).target to read and
   /// write any bank at global_address(node, offset) across the NoC (hw/network_port.h).

@@ -189,5 +189,34 @@ TEST(NetworkPort, TheRuntimeDrivesAMeshThatContainsUserModules) {
   EXPECT_EQ(dev.accesses, 16);
 }
 
+TEST(NetworkPort, AUserModuleInPlaceOfAPe) {
+  // Node 5 is built without a PE; the user's device answers there, the runtime keeps away from it.
+  hw::SystemOptions opt;
+  opt.without_pe = {5};
+  hw::System sys("sys", hw::preset("hdmoe-4x4-5t50g"), opt);
+  EXPECT_FALSE(sys.has_pe(5));
+  EXPECT_TRUE(sys.has_pe(4));
+  EXPECT_THROW(sys.pe(5), std::logic_error);
+  UserDevice dev("dev");
+  sys.port(5).device.bind(dev.socket);
+  std::vector<unsigned char> out(16, 0x33), back(16, 0);
+  Generator g("gen", [&](Generator& gen) {
+    EXPECT_EQ(gen.access(tlm::TLM_WRITE_COMMAND, hw::global_address(5, 0), out.data(), 16), tlm::TLM_OK_RESPONSE);
+    EXPECT_EQ(gen.access(tlm::TLM_READ_COMMAND, hw::global_address(5, 0), back.data(), 16), tlm::TLM_OK_RESPONSE);
+  });
+  g.socket.bind(sys.port(0).target);
+  firmware::CycleExecutor ex(sys);
+  auto ok = std::make_shared<mapping::LayerSchedule>();
+  const int ph = ok->phase("send", mapping::PhaseFamily::kMoeComm);
+  ok->transfer(ph, mapping::PhysicalNode(0), mapping::PhysicalNode(15), 4096);  // XY through node 1-3, 7, 11
+  ex.execute(ok);
+  auto bad = std::make_shared<mapping::LayerSchedule>();
+  bad->compute(bad->phase("experts", mapping::PhaseFamily::kMoeCompute), mapping::PhysicalNode(5), 1e6, 4096);
+  EXPECT_THROW(ex.execute(bad), std::invalid_argument);
+  sc_core::sc_start(10, sc_core::SC_US);
+  EXPECT_EQ(back, out);
+  EXPECT_EQ(dev.accesses, 2);
+}
+
 }  // namespace
 }  // namespace nmpsim

@@ -93,6 +93,89 @@ struct Progress {
   }
 };
 
+/// The sweep spec from --spec, or DIR/sweep.json for --collect and --point, plus --axis and
+/// --baseline; its base run spec with the command line's run options applied.
+SweepSpec resolve_spec(const po::variables_map& vm, const SpecOptions& so, const mapping::Registry& registry,
+                       const std::string& spec_file, const std::string& saved, const std::vector<std::string>& axes,
+                       const std::string& baseline, long long point) {
+  SweepSpec s;
+  bool from_file = true;
+  if (!spec_file.empty())
+    s = sweep_from_json(mapping::read_json_file(spec_file), spec_file);
+  else if ((vm.count("collect") || point >= 0) && axes.empty())
+    s = sweep_from_json(mapping::read_json_file(saved), saved);
+  else
+    from_file = false;
+  for (const std::string& a : axes) s.axes.push_back(parse_axis(a));
+  if (!baseline.empty()) s.baseline = baseline;
+  RunSpec base = run_spec_from_json(s.base, spec_file.empty() ? "base" : spec_file + ": base");
+  const RunSpec from = base;
+  so.apply(vm, base, registry);
+  if (from_file && !given(vm, "strategy")) {  // the file's strategies, not --strategy's default
+    base.strategies = from.strategies;
+    base.all_strategies = from.all_strategies;
+  }
+  s.base = run_spec_to_json(base);
+  return s;
+}
+
+/// Runs every point without a complete result, `jobs` at once; returns how many ran and failed.
+std::pair<size_t, size_t> run_pending(const std::vector<SweepPoint>& points, const std::string& out_dir, int jobs,
+                                      bool quiet, const mapping::Registry& registry, const std::string& cache_dir) {
+  std::vector<size_t> todo;
+  for (size_t i = 0; i < points.size(); ++i)
+    if (!point_done(out_dir + "/points/" + points[i].id, points[i])) todo.push_back(i);
+  Progress prog;
+  prog.total = todo.size();
+  prog.tty = isatty(STDERR_FILENO);
+  prog.quiet = quiet;
+  if (todo.empty()) return {0, 0};
+  std::vector<std::string> names;
+  for (size_t i : todo) names.push_back(points[i].id);
+  const std::vector<std::string> answers = run_in_workers(
+      static_cast<int>(todo.size()), jobs > 0 ? jobs : available_cores(), names,
+      [&](int k) {
+        const SweepPoint& p = points[todo[static_cast<size_t>(k)]];
+        return run_point(p, out_dir + "/points/" + p.id, registry, cache_dir);
+      },
+      [&](int) {
+        ++prog.done;
+        prog.show();
+      });
+  for (const std::string& a : answers) prog.failed += a.empty() ? 0 : 1;
+  if (prog.tty && !quiet) std::fprintf(stderr, "\n");
+  return {todo.size(), prog.failed};
+}
+
+/// results.csv and the plots from every complete point (all or nothing); returns the exit code.
+int collect(const SweepSpec& s, const std::vector<SweepPoint>& points, const std::string& out_dir, bool plots,
+            bool quiet, size_t run_now) {
+  OutputFiles out;
+  const std::string csv = results_csv(s, points, out_dir);
+  out.write(out_dir + "/results.csv", csv);
+  std::string note;
+  if (plots) {
+    const std::string scratch = out.make_scratch_dir(out_dir);
+    note = sweep_plots(scratch, s, csv);
+    for (const auto& f : std::filesystem::directory_iterator(scratch))
+      if (f.path().extension() == ".png") out.adopt(f.path().string(), out_dir + "/" + f.path().filename().string());
+  }
+  out.commit();
+  size_t failed = 0, done = 0;
+  for (const SweepPoint& p : points) {
+    if (point_done(out_dir + "/points/" + p.id, p))
+      ++done;
+    else if (std::filesystem::exists(out_dir + "/points/" + p.id + "/error.txt"))
+      ++failed;
+  }
+  if (!quiet) {
+    std::printf("nmpsim sweep: %zu points, %zu complete (%zu run now), %zu failed; results in %s/results.csv\n",
+                points.size(), done, run_now, failed, out_dir.c_str());
+    if (!note.empty()) std::printf("  %s\n", note.c_str());
+  }
+  return failed ? kExitCheckFailed : kExitOk;
+}
+
 }  // namespace
 
 int cmd_sweep(const std::vector<std::string>& args) {
@@ -140,24 +223,7 @@ int cmd_sweep(const std::vector<std::string>& args) {
   const bool quiet = vm.count("quiet") > 0;
   OutputFiles::check_dir(out_dir, "--out");
   const std::string saved = out_dir + "/sweep.json";
-  SweepSpec s;
-  bool from_file = true;
-  if (!spec_file.empty())
-    s = sweep_from_json(mapping::read_json_file(spec_file), spec_file);
-  else if ((vm.count("collect") || point >= 0) && axes.empty())
-    s = sweep_from_json(mapping::read_json_file(saved), saved);
-  else
-    from_file = false;
-  for (const std::string& a : axes) s.axes.push_back(parse_axis(a));
-  if (!baseline.empty()) s.baseline = baseline;
-  RunSpec base = run_spec_from_json(s.base, spec_file.empty() ? "base" : spec_file + ": base");
-  const RunSpec from = base;
-  so.apply(vm, base, registry);
-  if (from_file && !given(vm, "strategy")) {  // the file's strategies, not --strategy's default
-    base.strategies = from.strategies;
-    base.all_strategies = from.all_strategies;
-  }
-  s.base = run_spec_to_json(base);
+  SweepSpec s = resolve_spec(vm, so, registry, spec_file, saved, axes, baseline, point);
   if (s.axes.empty() && s.points.empty())
     throw UsageError("give at least one --axis PATH=V1,V2,... or a --spec with axes");
   const std::vector<SweepPoint> points = expand(s);
@@ -183,55 +249,12 @@ int cmd_sweep(const std::vector<std::string>& args) {
     if (!err.empty()) std::fprintf(stderr, "nmpsim sweep: point %s: %s\n", p.id.c_str(), err.c_str());
     return err.empty() ? kExitOk : kExitCheckFailed;
   }
-  std::vector<size_t> todo;
-  if (!vm.count("collect"))
-    for (size_t i = 0; i < points.size(); ++i)
-      if (!point_done(out_dir + "/points/" + points[i].id, points[i])) todo.push_back(i);
-  Progress prog;
-  prog.total = todo.size();
-  prog.tty = isatty(STDERR_FILENO);
-  prog.quiet = quiet;
-  if (!todo.empty()) {
-    std::vector<std::string> names;
-    for (size_t i : todo) names.push_back(points[i].id);
-    const int n = jobs > 0 ? jobs : available_cores();
-    const std::vector<std::string> answers = run_in_workers(
-        static_cast<int>(todo.size()), n, names,
-        [&](int k) {
-          const SweepPoint& p = points[todo[static_cast<size_t>(k)]];
-          return run_point(p, out_dir + "/points/" + p.id, registry, cache_dir);
-        },
-        [&](int) {
-          ++prog.done;
-          prog.show();
-        });
-    for (const std::string& a : answers) prog.failed += a.empty() ? 0 : 1;
-    if (prog.tty && !quiet) std::fprintf(stderr, "\n");
+  size_t run_now = 0;
+  if (!vm.count("collect")) {
+    const auto [ran, failed] = run_pending(points, out_dir, jobs, quiet, registry, cache_dir);
+    run_now = ran - failed;
   }
-  OutputFiles out;
-  const std::string csv = results_csv(s, points, out_dir);
-  out.write(out_dir + "/results.csv", csv);
-  std::string note;
-  if (!vm.count("no-plots")) {
-    const std::string scratch = out.make_scratch_dir(out_dir);
-    note = sweep_plots(scratch, s, csv);
-    for (const auto& f : std::filesystem::directory_iterator(scratch))
-      if (f.path().extension() == ".png") out.adopt(f.path().string(), out_dir + "/" + f.path().filename().string());
-  }
-  out.commit();
-  size_t failed = 0, done = 0;
-  for (const SweepPoint& p : points) {
-    if (point_done(out_dir + "/points/" + p.id, p))
-      ++done;
-    else if (std::filesystem::exists(out_dir + "/points/" + p.id + "/error.txt"))
-      ++failed;
-  }
-  if (!quiet) {
-    std::printf("nmpsim sweep: %zu points, %zu complete (%zu run now), %zu failed; results in %s/results.csv\n",
-                points.size(), done, todo.size() - prog.failed, failed, out_dir.c_str());
-    if (!note.empty()) std::printf("  %s\n", note.c_str());
-  }
-  return failed ? kExitCheckFailed : kExitOk;
+  return collect(s, points, out_dir, !vm.count("no-plots"), quiet, run_now);
 }
 
 }  // namespace nmpsim::apps

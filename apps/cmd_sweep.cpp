@@ -216,8 +216,9 @@ int cmd_sweep(const std::vector<std::string>& args) {
   so.add_workload(desc);
   const po::variables_map vm = parse_options(args, desc);
   if (vm.count("help")) {
-    std::cout << desc
-              << "\nOutputs: docs/FORMATS.md \"Sweep outputs\". Exit codes: 0 ok, 1 a point failed, 2 bad input.\n";
+    std::cout
+        << desc
+        << "\nOutputs: docs/FORMATS.md \"nmpsim sweep --out DIR\". Exit codes: 0 ok, 1 a point failed, 2 bad input.\n";
     return kExitOk;
   }
   const bool quiet = vm.count("quiet") > 0;

@@ -222,6 +222,9 @@ int cmd_sweep(const std::vector<std::string>& args) {
     return kExitOk;
   }
   const bool quiet = vm.count("quiet") > 0;
+  if (given(vm, "point") && point < 0) throw UsageError("--point: must be >= 0 (got " + std::to_string(point) + ")");
+  if (given(vm, "jobs") && (jobs < 1 || jobs > 1024))
+    throw UsageError("--jobs: must be in [1, 1024] (got " + std::to_string(jobs) + ")");
   OutputFiles::check_dir(out_dir, "--out");
   const std::string saved = out_dir + "/sweep.json";
   SweepSpec s = resolve_spec(vm, so, registry, spec_file, saved, axes, baseline, point);

@@ -104,7 +104,7 @@ SweepSpec sweep_from_json(const nlohmann::json& j, const std::string& where) {
     const nlohmann::json& axes = f.raw("axes");
     if (!axes.is_array()) f.fail("axes", "expected a list of {\"path\", \"values\"}");
     for (size_t i = 0; i < axes.size(); ++i) {
-      const mapping::JsonFields a(axes[i], where, "axes[" + std::to_string(i) + "].");
+      const mapping::JsonFields a(axes[i], where, "axes[" + std::to_string(i) + "]");
       SweepAxis ax;
       ax.path = a.string("path");
       const nlohmann::json& v = a.raw("values");

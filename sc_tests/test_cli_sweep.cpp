@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -68,6 +69,21 @@ TEST(CliSweep, AGridOfHardwareFieldsRunsEveryPointAndResumes) {
   EXPECT_EQ(read_all(dir + "/results.csv"), csv);
 }
 
+TEST(CliSweep, AFailedPointIsARowWithItsErrorAndTheOthersStillRun) {
+  // 1 MiB of memory per node cannot hold Mixtral's experts: that point fails, the other runs.
+  const std::string dir = ::testing::TempDir() + "/sweep_fail";
+  std::filesystem::remove_all(dir);
+  const CliRun r =
+      run_nmpsim({"sweep", "--axis", "memory.capacity_bytes=1048576,8589934592", "--strategy", "tp", "--fidelity",
+                  "flow", "--batch", "16", "--steps", "1", "--hw", "hdmoe-4x4-5t50g", "--no-plots", "--out", dir});
+  EXPECT_EQ(r.code, 1) << r.out;  // a point failed
+  EXPECT_NE(r.out.find("2 points, 1 complete (1 run now), 1 failed"), std::string::npos) << r.out;
+  const std::string csv = read_all(dir + "/results.csv");
+  EXPECT_NE(csv.find("p0000,1048576,,,,,,,,,,\"failed: "), std::string::npos) << csv;
+  EXPECT_NE(csv.find("p0001,8589934592,tp,"), std::string::npos) << csv;
+  EXPECT_NE(read_all(dir + "/points/p0000/error.txt").find("needs"), std::string::npos);
+}
+
 TEST(CliSweep, EmittedJobsRunUnderGnuParallelAndAreCollected) {
   const std::string dir = ::testing::TempDir() + "/sweep_parallel", jobs = ::testing::TempDir() + "/sweep_jobs.txt";
   std::filesystem::remove_all(dir);
@@ -95,6 +111,10 @@ TEST(CliSweep, EmittedJobsRunUnderGnuParallelAndAreCollected) {
 TEST(CliSweep, BadAxesAndSetsAreOneLineErrorsBeforeAnythingRuns) {
   const std::string dir = ::testing::TempDir() + "/sweep_bad";
   std::filesystem::remove_all(dir);
+  {
+    std::ofstream(dir + "_bad.json") << R"({"axes": [{"path": "batch", "values": []}]})";
+    std::ofstream(dir + "_nojson.json") << "{\"axes\": [";
+  }
   for (const auto& [args, msg] : std::vector<std::pair<std::vector<std::string>, std::string>>{
            {{"sweep", "--axis", "compute.nope=1,2", "--out", dir}, "--set compute.nope: no such field"},
            {{"sweep", "--axis", "mesh.width=4.5", "--out", dir}, "expected an integer"},
@@ -103,7 +123,14 @@ TEST(CliSweep, BadAxesAndSetsAreOneLineErrorsBeforeAnythingRuns) {
            {{"sweep", "--axis", "batch", "--out", dir}, "--axis: expected PATH=V1,V2"},
            {{"sweep", "--out", dir}, "give at least one --axis"},
            {{"run", "--set", "links.on_die.gbytes_per_s=fast", "--out", dir}, "expected a number"},
-           {{"hw", "--hw", "hdmoe-4x4-5t50g", "--set", "x"}, "--set: expected PATH=VALUE"}}) {
+           {{"hw", "--hw", "hdmoe-4x4-5t50g", "--set", "x"}, "--set: expected PATH=VALUE"},
+           {{"sweep", "--axis", "batch=8", "--point", "-1", "--out", dir}, "--point: must be >= 0"},
+           {{"sweep", "--axis", "batch=8", "--jobs", "0", "--out", dir}, "--jobs: must be in [1, 1024]"},
+           {{"sweep", "--axis", "batch=8", "--point", "5", "--out", dir}, "--point 5: the sweep has 1 points"},
+           {{"sweep", "--spec", dir + "_bad.json", "--out", dir},
+            "_bad.json: axes[0].values: expected a non-empty list"},
+           {{"sweep", "--spec", dir + "_nojson.json", "--out", dir}, "_nojson.json"},
+           {{"sweep", "--collect", "--out", dir + "_none"}, "sweep.json"}}) {
     const CliRun r = run_nmpsim(args);
     EXPECT_EQ(r.code, 2) << msg << r.out;
     EXPECT_EQ(count_lines(r.out), 1) << r.out;

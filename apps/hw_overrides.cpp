@@ -1,5 +1,7 @@
 #include "apps/hw_overrides.h"
 
+#include <algorithm>
+
 #include "hw/hardware_spec.h"
 #include "mapping/json_fields.h"
 
@@ -50,11 +52,22 @@ nlohmann::json override_hardware(const nlohmann::json& hardware, const std::vect
   nlohmann::json j = hardware.is_string() ? hw::to_json(hw::load_hardware(hardware.get<std::string>())) : hardware;
   if (sets.empty()) return hardware;
   std::string name = j.value("name", std::string("hardware")), changed;
+  const nlohmann::json mesh0 = j.value("mesh", nlohmann::json::object());
   for (const std::string& s : sets) {
     set_one(j, s);
     name += "+" + s;
     changed += (changed.empty() ? "" : ", ") + s;
   }
+  // A die or wafer that spanned the whole mesh keeps spanning it when the mesh is resized (a bigger
+  // NMP chip, not several chips), unless the same overrides set it.
+  for (const char* dim : {"width", "height"})
+    for (const char* tile : {"die", "wafer"}) {
+      const std::string own = std::string(tile) + "." + dim + "=";
+      const bool set_here =
+          std::any_of(sets.begin(), sets.end(), [&](const std::string& x) { return x.rfind(own, 0) == 0; });
+      if (set_here || !j.contains(tile) || !mesh0.contains(dim) || !j[tile].contains(dim)) continue;
+      if (j[tile][dim] == mesh0[dim]) j[tile][dim] = j["mesh"][dim];
+    }
   j["name"] = name;
   j["description"] = j.value("description", std::string()) + " (overridden: " + changed + ")";
   return j;

@@ -12,7 +12,8 @@ namespace nmpsim::apps {
 
 /// `hardware`: a preset name or file (string) or a description (object). Each `sets` entry is
 /// PATH=VALUE; PATH must name an existing number, string or boolean field, and VALUE must be of its
-/// kind (an integer for an integer field). Throws InputError "--set PATH: ..." otherwise.
+/// kind (an integer for an integer field). Throws InputError "--set PATH: ..." otherwise. A die or
+/// wafer that spanned the whole mesh keeps spanning it when mesh.width / mesh.height change.
 nlohmann::json override_hardware(const nlohmann::json& hardware, const std::vector<std::string>& sets);
 
 }  // namespace nmpsim::apps

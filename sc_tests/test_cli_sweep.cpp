@@ -142,6 +142,10 @@ TEST(CliSweep, BadAxesAndSetsAreOneLineErrorsBeforeAnythingRuns) {
   ASSERT_EQ(hw.code, 0) << hw.out;
   EXPECT_NE(hw.out.find("hdmoe-4x4-5t50g+compute.peak_tflops=10"), std::string::npos) << hw.out;
   EXPECT_NE(hw.out.find("10 TFLOP/s peak"), std::string::npos) << hw.out;
+  // A bigger NMP chip, not two chips: the die and wafer that spanned the mesh follow it.
+  const CliRun wide = run_nmpsim({"hw", "--hw", "hdmoe-4x4-5t50g", "--set", "mesh.width=8"});
+  ASSERT_EQ(wide.code, 0) << wide.out;
+  EXPECT_NE(wide.out.find("1 die of 8x4 nodes, 1 wafer of 8x4 nodes"), std::string::npos) << wide.out;
 }
 
 }  // namespace

@@ -270,25 +270,39 @@ std::vector<Row> parse_csv(const std::string& csv, std::vector<std::string>& hea
   return rows;
 }
 
-bool numeric_axis(const SweepAxis& a) {
-  return a.values.size() > 1 &&
-         std::all_of(a.values.begin(), a.values.end(), [](const auto& v) { return v.is_number(); });
-}
+/// An axis the plots can run along: two or more values (numbers, or names such as models, placed
+/// in the order given).
+bool varying_axis(const SweepAxis& a) { return a.values.size() > 1; }
 
 std::string text_of(const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
-/// "model, hardware, batch B, fidelity" of the base spec, for plot titles (axes override them).
-std::string context_of(const SweepSpec& s) {
+/// The base spec's model, hardware, batch and fidelity for plot titles, without the fields that are
+/// axes (the axes label them); then the other axes held at their first value, if any.
+std::string context_of(const SweepSpec& s, const std::vector<const SweepAxis*>& free = {}) {
+  const auto is_axis = [&](const char* path) {
+    return std::any_of(s.axes.begin(), s.axes.end(), [&](const SweepAxis& a) { return a.path == path; });
+  };
   const nlohmann::json& b = s.base;
+  std::vector<std::string> parts;
   const nlohmann::json m = b.value("model", nlohmann::json());
-  std::string model = m.is_string()   ? m.get<std::string>()
-                      : m.is_object() ? m.value("preset", m.value("name", ""))
-                                      : "";
+  if (!is_axis("model") && (m.is_string() || m.is_object()))
+    parts.push_back(m.is_string() ? m.get<std::string>() : m.value("preset", m.value("name", "model")));
   const nlohmann::json h = b.value("hardware", nlohmann::json());
-  std::string hw = h.is_string() ? h.get<std::string>() : h.is_object() ? h.value("name", "") : "";
-  std::string out = model + (hw.empty() ? "" : " on " + hw);
-  if (b.contains("batch")) out += ", batch " + b["batch"].dump();
-  if (b.contains("fidelity")) out += ", " + text_of(b["fidelity"]) + " fidelity";
+  if (!is_axis("hardware") && (h.is_string() || h.is_object()))
+    parts.push_back(h.is_string() ? h.get<std::string>() : h.value("name", "hardware"));
+  if (b.contains("batch") && !is_axis("batch")) parts.push_back("batch " + b["batch"].dump());
+  if (b.contains("fidelity") && !is_axis("fidelity")) parts.push_back(text_of(b["fidelity"]) + " fidelity");
+  for (const SweepAxis& a : s.axes)
+    if (a.values.size() > 1 && std::find(free.begin(), free.end(), &a) == free.end())
+      parts.push_back(a.path + " = " + text_of(a.values.front()));
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;
+  return out;
+}
+
+std::vector<const SweepAxis*> all_axes(const SweepSpec& s) {
+  std::vector<const SweepAxis*> out;
+  for (const SweepAxis& a : s.axes) out.push_back(&a);
   return out;
 }
 
@@ -317,7 +331,7 @@ void pareto_plot(const std::string& dir, const SweepSpec& s, const std::vector<R
       best = e;
     }
   gp << "reset\nset terminal pngcairo size 900,600 font 'sans,10' noenhanced\nset output 'sweep_pareto.png'\n"
-     << "set title " << gp_quote("TBT against energy per token, every point; " + context_of(s)) << "\n"
+     << "set title " << gp_quote("TBT against energy per token, every point: " + context_of(s, all_axes(s))) << "\n"
      << "set xlabel 'TBT (us)'\nset ylabel 'energy per token (uJ)'\nset grid\nset key outside right\nplot ";
   for (size_t k = 0; k < strategies.size(); ++k)
     gp << "'sweep_pareto.dat' index " << k << " using 1:2 with points pt 7 title " << gp_quote(strategies[k]) << ", ";
@@ -332,8 +346,8 @@ std::string sweep_plots(const std::string& dir, const SweepSpec& s, const std::s
   const std::vector<Row> rows = parse_csv(csv, header);
   std::vector<const SweepAxis*> num;
   for (const SweepAxis& a : s.axes)
-    if (numeric_axis(a)) num.push_back(&a);
-  if (rows.empty() || num.empty()) return "plots skipped: no numeric axis with two or more values, or no results";
+    if (varying_axis(a)) num.push_back(&a);
+  if (rows.empty() || num.empty()) return "plots skipped: no axis with two or more values, or no results";
   // Other axes are held at their first value.
   auto fixed = [&](const Row& r, const std::vector<const SweepAxis*>& free) {
     for (const SweepAxis& a : s.axes) {
@@ -348,7 +362,7 @@ std::string sweep_plots(const std::string& dir, const SweepSpec& s, const std::s
       strategies.push_back(r.cell.at("strategy"));
   std::ostringstream gp;
   const SweepAxis& x = *num[0];
-  // TBT along the first numeric axis, one line per strategy.
+  // TBT along the first axis with several values, one line per strategy.
   {
     std::ofstream dat(dir + "/sweep_tbt.dat");
     for (const std::string& st : strategies) {
@@ -360,8 +374,7 @@ std::string sweep_plots(const std::string& dir, const SweepSpec& s, const std::s
       dat << "\n\n";
     }
     gp << "set terminal pngcairo size 900,560 font 'sans,10' noenhanced\nset output 'sweep_tbt.png'\n"
-       << "set title " << gp_quote("TBT along " + x.path + " (other axes at their first value); " + context_of(s))
-       << "\n"
+       << "set title " << gp_quote("TBT along " + x.path + ": " + context_of(s, {&x})) << "\n"
        << "set xlabel " << gp_quote(x.path) << "\nset ylabel 'TBT (us)'\nset grid\nset key outside right\nset xtics (";
     for (size_t i = 0; i < x.values.size(); ++i) gp << (i ? ", " : "") << gp_quote(text_of(x.values[i])) << " " << i;
     gp << ")\nplot ";
@@ -370,7 +383,7 @@ std::string sweep_plots(const std::string& dir, const SweepSpec& s, const std::s
          << gp_quote(strategies[k]);
     gp << "\n";
   }
-  // Speedup over the baseline across the first two numeric axes, one heatmap per strategy.
+  // Speedup over the baseline across the first two such axes, one heatmap per strategy.
   if (num.size() >= 2) {
     const SweepAxis& y = *num[1];
     const std::string col = "speedup_vs_" + s.baseline;
@@ -388,7 +401,7 @@ std::string sweep_plots(const std::string& dir, const SweepSpec& s, const std::s
       }
       gp << "reset\nset terminal pngcairo size 800,640 font 'sans,10' noenhanced\nset output "
          << gp_quote("sweep_speedup_" + st + ".png") << "\nset title "
-         << gp_quote(st + ": speedup over " + s.baseline + " (TBT ratio, > 1 is faster); " + context_of(s))
+         << gp_quote(st + ": speedup over " + s.baseline + " (TBT ratio, > 1 is faster): " + context_of(s, {&x, &y}))
          << "\nset xlabel " << gp_quote(x.path) << "\nset ylabel " << gp_quote(y.path)
          << "\nset cblabel 'speedup'\nset palette "
          << "defined (0 '#b2182b', 1 '#f7f7f7', 2 '#2166ac')\nset cbrange [0:2]\nset xtics (";

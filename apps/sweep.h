@@ -43,7 +43,7 @@ bool point_done(const std::string& dir, const SweepPoint& p);
 /// times, energy per token, speedup over the baseline; failed points as rows with their error.
 std::string results_csv(const SweepSpec& s, const std::vector<SweepPoint>& points, const std::string& out_dir);
 /// Draws what the axes allow (gnuplot, by argv) into `dir`: speedup heatmaps over the first two
-/// numeric axes, TBT along one numeric axis, the TBT-vs-energy front. Returns "" or a one-line note.
+/// axes with several values, TBT along the first, the TBT-vs-energy front. Returns "" or a one-line note.
 std::string sweep_plots(const std::string& dir, const SweepSpec& s, const std::string& csv);
 
 }  // namespace nmpsim::apps

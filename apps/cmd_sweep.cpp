@@ -151,7 +151,8 @@ std::pair<size_t, size_t> run_pending(const std::vector<SweepPoint>& points, con
 int collect(const SweepSpec& s, const std::vector<SweepPoint>& points, const std::string& out_dir, bool plots,
             bool quiet, size_t run_now) {
   OutputFiles out;
-  const std::string csv = results_csv(s, points, out_dir);
+  SweepTally tally;
+  const std::string csv = results_csv(s, points, out_dir, &tally);
   out.write(out_dir + "/results.csv", csv);
   std::string note;
   if (plots) {
@@ -161,19 +162,12 @@ int collect(const SweepSpec& s, const std::vector<SweepPoint>& points, const std
       if (f.path().extension() == ".png") out.adopt(f.path().string(), out_dir + "/" + f.path().filename().string());
   }
   out.commit();
-  size_t failed = 0, done = 0;
-  for (const SweepPoint& p : points) {
-    if (point_done(out_dir + "/points/" + p.id, p))
-      ++done;
-    else if (std::filesystem::exists(out_dir + "/points/" + p.id + "/error.txt"))
-      ++failed;
-  }
   if (!quiet) {
     std::printf("nmpsim sweep: %zu points, %zu complete (%zu run now), %zu failed; results in %s/results.csv\n",
-                points.size(), done, run_now, failed, out_dir.c_str());
+                points.size(), tally.complete, run_now, tally.failed, out_dir.c_str());
     if (!note.empty()) std::printf("  %s\n", note.c_str());
   }
-  return failed ? kExitCheckFailed : kExitOk;
+  return tally.failed ? kExitCheckFailed : kExitOk;
 }
 
 }  // namespace

@@ -313,13 +313,11 @@ EnergyPj flow_energy(const hw::HardwareSpec& hw, const mapping::StrategyResult& 
   }
   e.dram = e.dram_array + e.dram_interface + e.dram_activate;
   const mapping::Topology& t = hw.topology;
-  static constexpr int kDx[4] = {0, 1, 0, -1}, kDy[4] = {-1, 0, 1, 0};  // N, E, S, W
   for (int v = 0; v < t.nodes(); ++v)
     for (int d = 0; d < 4; ++d) {
-      const int x = t.x(v) + kDx[d], y = t.y(v) + kDy[d];
       const double bytes = r.link_bytes[static_cast<size_t>(v) * 4 + static_cast<size_t>(d)];
-      if (bytes <= 0 || x < 0 || y < 0 || x >= t.width || y >= t.height) continue;
-      const int to = t.id(x, y);
+      const int to = mapping::neighbour(t, v, d);
+      if (bytes <= 0 || to < 0) continue;
       const double pj = bytes * 8 * t.link(v, to).pj_per_bit;
       e.noc += pj;
       e.noc_level[static_cast<int>(t.link_level(v, to))] += pj;

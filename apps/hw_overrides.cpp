@@ -7,14 +7,13 @@
 
 namespace nmpsim::apps {
 
-namespace {
-
-/// VALUE as JSON when it parses as a number, boolean or quoted string, else as a plain string.
 nlohmann::json parse_value(const std::string& text) {
   const nlohmann::json v = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (v.is_number() || v.is_boolean() || v.is_string()) return v;
   return text;
 }
+
+namespace {
 
 void set_one(nlohmann::json& j, const std::string& text) {
   const size_t eq = text.find('=');

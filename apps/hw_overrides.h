@@ -10,6 +10,10 @@
 
 namespace nmpsim::apps {
 
+/// A command-line VALUE (of --set or --axis) as JSON when it parses as a number, boolean or quoted
+/// string, else as a plain string.
+nlohmann::json parse_value(const std::string& text);
+
 /// `hardware`: a preset name or file (string) or a description (object). Each `sets` entry is
 /// PATH=VALUE; PATH must name an existing number, string or boolean field, and VALUE must be of its
 /// kind (an integer for an integer field). Throws InputError "--set PATH: ..." otherwise. A die or

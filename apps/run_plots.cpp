@@ -14,7 +14,8 @@ namespace nmpsim::apps {
 namespace {
 
 constexpr double kUs = 1e6;
-const int kDx[4] = {0, 1, 0, -1}, kDy[4] = {-1, 0, 1, 0};  // N, E, S, W
+using mapping::kDirDx;
+using mapping::kDirDy;
 
 struct MapKind {
   std::string suffix, what;
@@ -71,8 +72,9 @@ void write_link_plots(std::ostream& gp, const std::string& dir, const std::vecto
           if (!link_exists(t, v, d)) continue;
           // The two directions of a link are drawn side by side.
           const double off = (d == 1 || d == 2) ? 0.09 : -0.09;
-          const double x = t.x(v) + 0.15 * kDx[d] + (kDy[d] ? off : 0), y = t.y(v) + 0.15 * kDy[d] + (kDx[d] ? off : 0);
-          out << x << " " << y << " " << 0.7 * kDx[d] << " " << 0.7 * kDy[d] << " "
+          const double x = t.x(v) + 0.15 * kDirDx[d] + (kDirDy[d] ? off : 0),
+                       y = t.y(v) + 0.15 * kDirDy[d] + (kDirDx[d] ? off : 0);
+          out << x << " " << y << " " << 0.7 * kDirDx[d] << " " << 0.7 * kDirDy[d] << " "
               << link_utilisation(r, hw, v, d, k.family) << "\n";
         }
       gp << "set output " << gp_quote("links_" + r.strategy + k.suffix + ".png") << "\nset title "

@@ -22,7 +22,6 @@ std::string gp_quote(const std::string& s) {
 
 namespace {
 constexpr double kUs = 1e6;
-const int kDx[4] = {0, 1, 0, -1}, kDy[4] = {-1, 0, 1, 0};  // N, E, S, W
 constexpr mapping::PhaseFamily kFamilies[] = {mapping::PhaseFamily::kAttention, mapping::PhaseFamily::kAllReduce,
                                               mapping::PhaseFamily::kMoeCompute, mapping::PhaseFamily::kMoeComm,
                                               mapping::PhaseFamily::kOther};
@@ -55,14 +54,11 @@ double phase_us(const mapping::StrategyResult& r, const mapping::LayerRecord& re
 
 }  // namespace
 
-bool link_exists(const mapping::Topology& t, int from, int dir) {
-  const int x = t.x(from) + kDx[dir], y = t.y(from) + kDy[dir];
-  return x >= 0 && y >= 0 && x < t.width && y < t.height;
-}
+bool link_exists(const mapping::Topology& t, int from, int dir) { return mapping::neighbour(t, from, dir) >= 0; }
 
 double link_utilisation(const mapping::StrategyResult& r, const hw::HardwareSpec& hw, int v, int dir, int family) {
   const auto& t = hw.topology;
-  const double bw = t.link(v, t.id(t.x(v) + kDx[dir], t.y(v) + kDy[dir])).gbytes_per_s * 1e9;
+  const double bw = t.link(v, mapping::neighbour(t, v, dir)).gbytes_per_s * 1e9;
   const double time_s = r.mean_tbt_s() * static_cast<double>(r.steps.size());
   const size_t link = static_cast<size_t>(v) * 4 + static_cast<size_t>(dir);
   double bytes = r.link_bytes[link];
@@ -200,7 +196,7 @@ std::string links_csv(const std::vector<StrategyReport>& reports, const hw::Hard
     for (int v = 0; v < t.nodes(); ++v)
       for (int d = 0; d < 4; ++d) {
         if (!link_exists(t, v, d)) continue;
-        const int to = t.id(t.x(v) + kDx[d], t.y(v) + kDy[d]);
+        const int to = mapping::neighbour(t, v, d);
         const size_t link = static_cast<size_t>(v) * 4 + d;
         char buf[256];
         std::snprintf(buf, sizeof buf, "%s,%d,%d,%d,%d,%d,%d,%s,%.0f,%.6f", s.result.strategy.c_str(), v, to, t.x(v),

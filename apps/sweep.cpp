@@ -28,11 +28,6 @@ bool is_run_field(const std::string& p) {
   return std::find(kRunFields.begin(), kRunFields.end(), p) != kRunFields.end();
 }
 
-nlohmann::json value_of(const std::string& text) {
-  const nlohmann::json v = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  return v.is_number() || v.is_boolean() ? v : nlohmann::json(text);
-}
-
 /// A model field as an object {"preset", "weight_bytes", "activation_bytes"} (a preset given by name).
 nlohmann::json& model_object(nlohmann::json& spec) {
   nlohmann::json& m = spec["model"];
@@ -88,7 +83,7 @@ SweepAxis parse_axis(const std::string& text) {
   std::stringstream ss(text.substr(eq + 1));
   for (std::string v; std::getline(ss, v, ',');) {
     if (v.empty()) throw mapping::InputError("--axis " + a.path + ": an empty value in '" + text + "'");
-    a.values.push_back(value_of(v));
+    a.values.push_back(parse_value(v));
   }
   return a;
 }
@@ -182,14 +177,19 @@ std::vector<SweepPoint> expand(const SweepSpec& s) {
   return out;
 }
 
-bool point_done(const std::string& dir, const SweepPoint& p) {
+nlohmann::json point_summary(const std::string& dir, const SweepPoint& p) {
   const nlohmann::json meta = nlohmann::json::parse(read_text(dir + "/point.json"), nullptr, false);
-  if (meta.is_discarded() || !meta.is_object() || meta.value("spec", nlohmann::json()) != p.spec) return false;
-  const nlohmann::json sum = nlohmann::json::parse(read_text(dir + "/summary.json"), nullptr, false);
-  return !sum.is_discarded() && sum.is_object() && sum.contains("strategies") && !sum["strategies"].empty();
+  if (meta.is_discarded() || !meta.is_object() || meta.value("spec", nlohmann::json()) != p.spec) return nullptr;
+  nlohmann::json sum = nlohmann::json::parse(read_text(dir + "/summary.json"), nullptr, false);
+  const bool ok = !sum.is_discarded() && sum.is_object() && sum.contains("strategies") && !sum["strategies"].empty();
+  return ok ? sum : nlohmann::json(nullptr);
 }
 
-std::string results_csv(const SweepSpec& s, const std::vector<SweepPoint>& points, const std::string& out_dir) {
+bool point_done(const std::string& dir, const SweepPoint& p) { return !point_summary(dir, p).is_null(); }
+
+std::string results_csv(const SweepSpec& s, const std::vector<SweepPoint>& points, const std::string& out_dir,
+                        SweepTally* tally) {
+  SweepTally count;
   std::vector<std::string> paths;  // axis columns: product axes, then explicit points' paths
   for (const SweepAxis& a : s.axes) paths.push_back(a.path);
   for (const nlohmann::json& p : s.points)
@@ -205,12 +205,16 @@ std::string results_csv(const SweepSpec& s, const std::vector<SweepPoint>& point
     const std::string dir = out_dir + "/points/" + p.id;
     std::string lead = p.id;
     for (const std::string& path : paths) lead += "," + (p.values.contains(path) ? csv_cell(p.values[path]) : "");
-    if (!point_done(dir, p)) {
+    const nlohmann::json sum = point_summary(dir, p);
+    if (sum.is_null()) {
       const std::string err = read_text(dir + "/error.txt");
-      if (!err.empty()) csv += lead + ",,,,,,,,,," + csv_cell("failed: " + err) + "\n";
+      if (!err.empty()) {
+        csv += lead + ",,,,,,,,,," + csv_cell("failed: " + err) + "\n";
+        ++count.failed;
+      }
       continue;
     }
-    const nlohmann::json sum = nlohmann::json::parse(read_text(dir + "/summary.json"));
+    ++count.complete;
     const nlohmann::json& st = sum["strategies"];
     const double base = st.contains(s.baseline) ? st[s.baseline].value("mean_tbt_us", 0.0) : 0.0;
     for (const auto& [name, r] : st.items()) {
@@ -226,6 +230,7 @@ std::string results_csv(const SweepSpec& s, const std::vector<SweepPoint>& point
       csv += line + ",ok\n";
     }
   }
+  if (tally) *tally = count;
   return csv;
 }
 

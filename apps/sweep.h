@@ -36,12 +36,17 @@ struct SweepPoint {
 /// Every point, each spec checked (run-spec fields and hardware values) so that a bad axis is an
 /// input error before anything runs. Throws InputError naming the point and path.
 std::vector<SweepPoint> expand(const SweepSpec& s);
-/// Whether `dir` (DIR/points/<id>) holds a complete result of exactly this point.
+/// The summary.json of a complete result of exactly this point in `dir` (DIR/points/<id>), else null.
+nlohmann::json point_summary(const std::string& dir, const SweepPoint& p);
 bool point_done(const std::string& dir, const SweepPoint& p);
 
 /// results.csv from every completed point: point, one column per axis, strategy, TBT and phase
 /// times, energy per token, speedup over the baseline; failed points as rows with their error.
-std::string results_csv(const SweepSpec& s, const std::vector<SweepPoint>& points, const std::string& out_dir);
+struct SweepTally {
+  size_t complete = 0, failed = 0;  ///< points with a complete result; points that left an error
+};
+std::string results_csv(const SweepSpec& s, const std::vector<SweepPoint>& points, const std::string& out_dir,
+                        SweepTally* tally = nullptr);
 /// Draws what the axes allow (gnuplot, by argv) into `dir`: speedup heatmaps over the first two
 /// axes with several values, TBT along the first, the TBT-vs-energy front. Returns "" or a one-line note.
 std::string sweep_plots(const std::string& dir, const SweepSpec& s, const std::string& csv);

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 
 namespace nmpsim::hw {
 
@@ -76,8 +77,7 @@ void System::run_firmware() {
 }
 
 pe::ProcessingElement& System::pe(int node) {
-  if (!has_pe(node)) throw std::logic_error("node " + std::to_string(node) + " has no PE (SystemOptions::without_pe)");
-  return *pes_[static_cast<size_t>(node)];
+  return const_cast<pe::ProcessingElement&>(std::as_const(*this).pe(node));
 }
 
 const pe::ProcessingElement& System::pe(int node) const {

@@ -63,12 +63,10 @@ LinkLoadModel::LinkLoadModel(const AnalyticalHardware& hw)
       link_time_(static_cast<size_t>(hw.topology.nodes()) * 4) {
   const Topology& t = hw.topology;
   const double cycle = 1.0 / hw.clock_hz;
-  const int dx[4] = {0, 1, 0, -1}, dy[4] = {-1, 0, 1, 0};
   for (int v = 0; v < t.nodes(); ++v)
     for (int d = 0; d < 4; ++d) {
-      const int x = t.x(v) + dx[d], y = t.y(v) + dy[d];
-      if (x < 0 || y < 0 || x >= t.width || y >= t.height) continue;
-      const int to = t.id(x, y);
+      const int to = neighbour(t, v, d);
+      if (to < 0) continue;
       link_bytes_per_s_[static_cast<size_t>(v) * 4 + d] = link_bytes_per_s(t, v, to);
       hop_latency_s_[static_cast<size_t>(v) * 4 + d] =
           hw.router_delay_cycles * cycle + std::max(cycle, t.link(v, to).latency_ns * 1e-9);

@@ -32,14 +32,13 @@ FluidNetwork::FluidNetwork(const AnalyticalHardware& hw)
   const double cycle = 1.0 / hw.clock_hz;
   const double ni = flit_bytes_ * hw.clock_hz;  // one flit per cycle
   const double router_pipeline = (hw.router_delay_cycles - 1) * cycle;
-  const int dx[4] = {0, 1, 0, -1}, dy[4] = {-1, 0, 1, 0};
   for (int v = 0; v < nodes_; ++v) {
     capacity_[4 * n + static_cast<size_t>(v)] = ni;
     capacity_[5 * n + static_cast<size_t>(v)] = ni;
     for (int d = 0; d < 4; ++d) {
-      const int x = t.x(v) + dx[d], y = t.y(v) + dy[d];
-      if (x < 0 || y < 0 || x >= t.width || y >= t.height) continue;
-      const LinkParams& p = t.link(v, t.id(x, y));
+      const int to = neighbour(t, v, d);
+      if (to < 0) continue;
+      const LinkParams& p = t.link(v, to);
       // The cycle-level link moves at most one flit per cycle; a slower one takes ceil(1 / share)
       // cycles on the wire per flit.
       const double flits_per_cycle = std::min(1.0, p.gbytes_per_s * 1e9 / ni);

@@ -45,6 +45,13 @@ struct Topology {
 
 /// Directions of a node's outgoing links: link [node * 4 + dir]; y grows southwards.
 enum LinkDir { kNorth = 0, kEast = 1, kSouth = 2, kWest = 3 };
+/// The step in x and in y of each LinkDir.
+inline constexpr int kDirDx[4] = {0, 1, 0, -1}, kDirDy[4] = {-1, 0, 1, 0};
+/// The node that `node`'s link in direction `dir` leads to, or -1 at the mesh's edge.
+inline int neighbour(const Topology& t, int node, int dir) {
+  const int x = t.x(node) + kDirDx[dir], y = t.y(node) + kDirDy[dir];
+  return x >= 0 && y >= 0 && x < t.width && y < t.height ? t.id(x, y) : -1;
+}
 
 /// Walks the XY path from s to d (x first, then y), calling f(from, to, dir) for every hop.
 template <class F>

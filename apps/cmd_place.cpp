@@ -29,7 +29,7 @@ struct HdmoeFlags {
     // clang-format off
     desc.add_options()
       ("gamma", po::value(&gamma)->default_value(gamma), "hdmoe: Eq. 3 scaling of the communication estimate")
-      ("time-limit", po::value(&time_limit)->default_value(time_limit, "1"), "hdmoe: CBC time limit per layer, seconds")
+      ("time-limit", po::value(&time_limit)->default_value(time_limit, "1"), "hdmoe: MILP time limit per layer (relaxation and CBC), seconds")
       ("max-groups", po::value(&max_groups)->default_value(max_groups),
        "hdmoe: co-activation groups kept exactly per layer (the rest are folded into per-expert terms)")
       ("mapper", po::value(&mapper)->default_value(mapper), "hdmoe: link balance by bo (Bayesian optimisation) | sa | random")

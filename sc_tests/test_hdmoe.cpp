@@ -65,40 +65,6 @@ TEST(HdmoeMilp, SatisfiesEveryConstraintAndBeatsItsEpWarmStart) {
   }
 }
 
-TEST(HdmoeMilp, MatchesABruteForceOptimumOnATinyInstance) {
-  // 3 experts on 2 nodes: every placement is (x0, x1, x2) = expert i's share on node 0.
-  NodeBalanceProblem pb;
-  pb.experts = 3;
-  pb.nodes = 2;
-  pb.top_k = 1;
-  pb.batch = 100;
-  pb.freq = {0.6, 0.3, 0.1};
-  pb.groups.experts = {{0}, {1}, {2}};
-  pb.groups.freq = {0.6, 0.3, 0.1};
-  pb.groups.residual = {0, 0, 0};
-  pb.expert_flops_per_token = 1e9;
-  pb.expert_bytes = 1e6;
-  pb.token_bytes = 2e4;
-  pb.peak_flops = 1e12;
-  pb.memory_bytes_per_s = 1e11;
-  pb.link_bytes_per_s = 1e9;
-  pb.workload_bound = false;
-  std::vector<double> warm = {1, 0, 0, 1, 1, 0};  // expert 0 on node 0, experts 1 and 2 on node 1
-  const NodeBalanceResult r = solve_node_balance(pb, warm, 10.0);
-  EXPECT_TRUE(r.optimal);
-  double brute = 1e30;
-  const int steps = 200;
-  for (int a = 0; a <= steps; ++a)
-    for (int b = 0; b <= steps; ++b)
-      for (int c = 0; c <= steps; ++c) {
-        const double x0 = double(a) / steps, x1 = double(b) / steps, x2 = double(c) / steps;
-        brute = std::min(brute, evaluate(pb, {x0, 1 - x0, x1, 1 - x1, x2, 1 - x2}).objective);
-      }
-  // The MILP is exact over continuous shares; the grid can only be as good or slightly worse.
-  EXPECT_LE(r.eval.objective, brute + 1e-12);
-  EXPECT_NEAR(r.eval.objective, brute, 0.01 * brute);
-}
-
 TEST(HdmoeGroups, KeepsTheMostFrequentAndFoldsTheRest) {
   const ModelSpec m = model_preset("deepseek-v2-lite");
   const RoutingTrace tr = trace_for(m, 0.8, 4000);

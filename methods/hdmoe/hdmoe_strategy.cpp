@@ -133,8 +133,8 @@ Placement make_node_balance(const ModelSpec& m, const AnalyticalHardware& hw, co
   const Placement ep = make_ep(m, D), tp = make_tp(m, D);
   int tp_layers = 0;
   nlohmann::json layers = nlohmann::json::array();
-  double total_s = 0, worst_gap = 0, sum_obj = 0, sum_warm = 0;
-  int optimal = 0;
+  double total_s = 0, slowest_s = 0, worst_gap = 0, sum_obj = 0, sum_warm = 0;
+  int optimal = 0, searched = 0, full = 0;
   for (int l = 0; l < m.moe_layers; ++l) {
     const NodeBalanceProblem pb = node_balance_problem(m, hw, profile, l, opt);
     if (pb.max_shares_per_node * D < m.experts)
@@ -151,6 +151,9 @@ Placement make_node_balance(const ModelSpec& m, const AnalyticalHardware& hw, co
     }
     p.share[l] = r.P;
     total_s += r.seconds;
+    slowest_s = std::max(slowest_s, r.seconds);
+    searched += r.used_cbc;
+    full += r.full_model;
     worst_gap = std::max(worst_gap, r.gap);
     sum_obj += r.eval.objective;
     sum_warm += r.warm_objective;
@@ -166,6 +169,9 @@ Placement make_node_balance(const ModelSpec& m, const AnalyticalHardware& hw, co
                       {"gap", r.gap},
                       {"optimal", r.optimal},
                       {"branch_and_bound", r.used_cbc},
+                      {"full_model", r.full_model},
+                      {"search_gap", r.search_gap},
+                      {"answer_from", r.start},
                       {"seconds", r.seconds},
                       {"branch_nodes", r.branch_nodes},
                       {"groups_kept", pb.groups.experts.size()},
@@ -174,7 +180,7 @@ Placement make_node_balance(const ModelSpec& m, const AnalyticalHardware& hw, co
                       {"variables", r.variables},
                       {"constraints", r.constraints}});
   }
-  p.solver = {{"method", "node balance: MILP (Eq. 5-12) with COIN-OR CBC, warm start EP"},
+  p.solver = {{"method", "node balance: MILP (Eq. 5-12) with COIN-OR CBC, starts EP and the wrap-around split"},
               {"gamma", opt.gamma},
               {"batch", opt.batch},
               {"time_limit_s_per_layer", opt.time_limit_s},
@@ -182,6 +188,9 @@ Placement make_node_balance(const ModelSpec& m, const AnalyticalHardware& hw, co
               {"sampled_batches", opt.sampled_batches},
               {"selection_batches", opt.selection_batches},
               {"solve_seconds", total_s},
+              {"slowest_layer_seconds", slowest_s},
+              {"layers_branch_and_bound", searched},
+              {"layers_full_model", full},
               {"layers_proven_optimal", optimal},
               {"layers_where_tp_was_best", tp_layers},
               {"worst_gap", worst_gap},

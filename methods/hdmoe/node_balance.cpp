@@ -1,7 +1,11 @@
 #include "methods/hdmoe/node_balance.h"
 
+#include <CbcHeuristic.hpp>
+#include <CbcHeuristicLocal.hpp>
+#include <CbcHeuristicRINS.hpp>
 #include <CbcModel.hpp>
-#include <CbcSolver.hpp>
+#include <CglFlowCover.hpp>
+#include <CglMixedIntegerRounding2.hpp>
 #include <ClpSolve.hpp>
 #include <CoinPackedMatrix.hpp>
 #include <OsiClpSolverInterface.hpp>
@@ -11,15 +15,11 @@
 #include <map>
 
 #include "mapping/json_fields.h"
+#include "methods/hdmoe/node_balance_milp.h"
 
 namespace nmpsim::methods::hdmoe {
 
 using namespace nmpsim::mapping;  // the base layer this method builds on
-
-namespace {
-constexpr double kTieBreak = 1e-3;
-constexpr int kMaxCbcColumns = 4000;
-}  // namespace
 
 CoactivationGroups coactivation_groups(const RoutingTrace& t, int layer, size_t max_groups) {
   std::map<std::vector<int>, double> count;
@@ -92,39 +92,10 @@ NodeBalanceEval evaluate(const NodeBalanceProblem& pb, const std::vector<double>
 
 namespace {
 
-/// Column layout of the node-balance MILP: P[i][c], Z[i][c], y[g][c], t_comp[s] per scenario, t_comm,
-/// node compute time u[s][c]. Times are in microseconds so the LP is well conditioned.
-struct MilpColumns {
-  int E, D, G, S, nP, cP, cZ, cY, cTc, cTm, cU, ncols;
-  MilpColumns(const NodeBalanceProblem& pb, int scenarios)
-      : E(pb.experts),
-        D(pb.nodes),
-        G(static_cast<int>(pb.groups.experts.size())),
-        S(scenarios),
-        nP(E * D),
-        cP(0),
-        cZ(nP),
-        cY(2 * nP),
-        cTc(2 * nP + G * D),
-        cTm(cTc + S),
-        cU(cTm + 1),
-        ncols(cU + S * D) {}
-  int P(int i, int c) const { return cP + i * D + c; }
-  int Z(int i, int c) const { return cZ + i * D + c; }
-  int Y(int g, int c) const { return cY + g * D + c; }
-};
-constexpr double kUs = 1e6;
-constexpr double kInf = 1e30;
-
-struct MilpRows {
-  CoinPackedMatrix m{false, 0, 0};
-  std::vector<double> lb, ub;
-  void add(const std::vector<int>& idx, const std::vector<double>& val, double lo, double hi) {
-    m.appendRow(static_cast<int>(idx.size()), idx.data(), val.data());
-    lb.push_back(lo);
-    ub.push_back(hi);
-  }
-};
+constexpr int kMaxFullColumns = 4000;  ///< larger instances get the neighbourhood model
+constexpr int kExtraNodes = 2;         ///< least-loaded nodes every expert may also use there
+constexpr double kCbcShare = 0.85;     ///< of the time left after the LP
+constexpr double kTailLps = 2.5;       ///< CBC's work after its search stops, in LP solves
 
 /// The largest node load (sum of shares x frequency) of a placement: Eq. 9's left side.
 double max_load(const NodeBalanceProblem& pb, const std::vector<double>& P) {
@@ -137,80 +108,48 @@ double max_load(const NodeBalanceProblem& pb, const std::vector<double>& P) {
   return most;
 }
 
-/// Rows of node c: its compute time per scenario (7), its communication (8) with the OR linearisation,
-/// the workload cap (9) and memory.
-void node_rows(const NodeBalanceProblem& pb, const MilpColumns& k, const std::vector<std::vector<double>>& sc, int c,
-               double cap, MilpRows& rows) {
-  for (int s = 0; s < k.S; ++s) {
-    std::vector<int> idx{k.cU + s * k.D + c};
-    std::vector<double> val{1.0};
-    for (int i = 0; i < k.E; ++i) {
-      idx.push_back(k.P(i, c));
-      val.push_back(-pb.unit_compute(i, sc[s]) * kUs);
-    }
-    rows.add(idx, val, 0.0, kInf);                                      // u[s][c] >= node c's compute time in batch s
-    rows.add({k.cTc + s, k.cU + s * k.D + c}, {1.0, -1.0}, 0.0, kInf);  // (7): t_comp[s] >= u[s][c]
-  }
-  const double comm_coef = pb.token_bytes * pb.batch / pb.link_bytes_per_s * kUs;
-  std::vector<int> idx{k.cTm};
-  std::vector<double> val{1.0};
-  for (int g = 0; g < k.G; ++g) {
-    idx.push_back(k.Y(g, c));
-    val.push_back(-pb.groups.freq[g] * comm_coef);
-  }
-  for (int i = 0; i < k.E; ++i)
-    if (pb.groups.residual[i] > 0) {
-      idx.push_back(k.Z(i, c));
-      val.push_back(-pb.groups.residual[i] * comm_coef);
-    }
-  rows.add(idx, val, 0.0, kInf);  // (8)
-  for (int g = 0; g < k.G; ++g)
-    for (int i : pb.groups.experts[g]) rows.add({k.Y(g, c), k.Z(i, c)}, {1.0, -1.0}, 0.0, kInf);  // OR linearisation
-  idx.clear();
-  val.clear();
-  for (int i = 0; i < k.E; ++i) {
-    idx.push_back(k.P(i, c));
-    val.push_back(pb.freq[i]);
-  }
-  if (pb.workload_bound) rows.add(idx, val, 0.0, cap);                               // (9)
-  rows.add(idx, std::vector<double>(idx.size(), 1.0), 0.0, pb.max_shares_per_node);  // memory
+/// Each expert's mean time over the batches t_comp is taken over.
+std::vector<double> mean_unit_times(const NodeBalanceProblem& pb) {
+  const auto sc = pb.scenarios();
+  std::vector<double> w(static_cast<size_t>(pb.experts), 0.0);
+  for (const auto& f : sc)
+    for (int i = 0; i < pb.experts; ++i) w[i] += pb.unit_compute(i, f) / sc.size();
+  return w;
 }
 
-/// The objective (Eq. 11-12 plus a tie-breaker) and every constraint, loaded into a solver.
-void load_milp(const NodeBalanceProblem& pb, const MilpColumns& k, const std::vector<std::vector<double>>& sc,
-               double cap, OsiClpSolverInterface& si, int& constraints) {
-  std::vector<double> collb(static_cast<size_t>(k.ncols), 0.0), colub(static_cast<size_t>(k.ncols), 1.0),
-      obj(static_cast<size_t>(k.ncols), 0.0);
-  for (int c = k.cTc; c < k.ncols; ++c) colub[c] = kInf;
-  for (int s = 0; s < k.S; ++s) obj[k.cTc + s] = 1.0 / k.S;  // mean over batches of the busiest node
-  obj[k.cTm] = 2.0 * pb.gamma;
-  // Tie-breaker: the objective only sees the busiest node, so among equal optima prefer the one that
-  // also balances the others (1e-3 of the mean node time).
-  for (int u = 0; u < k.S * k.D; ++u) obj[k.cU + u] = kTieBreak / (k.D * k.S);
-  MilpRows rows;
-  rows.m.setDimensions(0, k.ncols);
-  for (int i = 0; i < k.E; ++i)
-    for (int c = 0; c < k.D; ++c) rows.add({k.Z(i, c), k.P(i, c)}, {1.0, -1.0}, 0.0, kInf);  // (5)
-  for (int i = 0; i < k.E; ++i) {                                                            // (6)
-    std::vector<int> idx;
-    for (int c = 0; c < k.D; ++c) idx.push_back(k.P(i, c));
-    rows.add(idx, std::vector<double>(idx.size(), 1.0), 1.0, 1.0);
+/// The pairs the MILP gets columns for. Small instances: all. Large ones: the supports of the start
+/// points, each support node's neighbours (c - 1, c + 1: where the wrap-around rule splits), and the
+/// kExtraNodes nodes least loaded in their worst batch under `best`.
+std::vector<char> allowed_pairs(const NodeBalanceProblem& pb, int scenarios,
+                                const std::vector<std::vector<double>>& starts, const std::vector<double>& best) {
+  const int E = pb.experts, D = pb.nodes, G = static_cast<int>(pb.groups.experts.size());
+  std::vector<char> allowed(static_cast<size_t>(E) * D, 1);
+  if (2 * E * D + G * D + scenarios * (D + 1) + 1 <= kMaxFullColumns) return allowed;
+  std::fill(allowed.begin(), allowed.end(), 0);
+  std::vector<double> worst(static_cast<size_t>(D), 0.0);
+  for (const auto& f : pb.scenarios())
+    for (int c = 0; c < D; ++c) {
+      double u = 0;
+      for (int i = 0; i < E; ++i) u += best[static_cast<size_t>(i) * D + c] * pb.unit_compute(i, f);
+      worst[c] = std::max(worst[c], u);
+    }
+  std::vector<int> order(static_cast<size_t>(D));
+  for (int c = 0; c < D; ++c) order[c] = c;
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return worst[a] < worst[b]; });
+  for (int i = 0; i < E; ++i) {
+    for (int e = 0; e < std::min(kExtraNodes, D); ++e) allowed[static_cast<size_t>(i) * D + order[e]] = 1;
+    for (const auto& P : starts)
+      for (int c = 0; c < D; ++c)
+        if (P[static_cast<size_t>(i) * D + c] > 0)
+          for (int d : {c - 1, c, c + 1}) allowed[static_cast<size_t>(i) * D + (d + D) % D] = 1;
   }
-  for (int c = 0; c < k.D; ++c) node_rows(pb, k, sc, c, cap, rows);
-  si.loadProblem(rows.m, collb.data(), colub.data(), obj.data(), rows.lb.data(), rows.ub.data());
-  for (int i = 0; i < k.E; ++i)
-    for (int c = 0; c < k.D; ++c) si.setInteger(k.Z(i, c));
-  si.messageHandler()->setLogLevel(0);
-  constraints = static_cast<int>(rows.lb.size());
+  return allowed;
 }
 
-/// LP-and-round heuristic: solve the relaxation (Clp's barrier: on these degenerate LPs the simplex
-/// took 10x longer). Its shares P with Z = their support (and y = OR of Z) are feasible for the MILP.
-/// Returns the relaxation's column values (empty if not solved) and sets its objective (a lower bound).
-/// Solves the LP relaxation in `si` itself (barrier, then crossover to an optimal basis), and leaves
-/// `si` set to re-solve from that basis with the dual simplex and no presolve: CBC's root solve
-/// then takes no iterations. (From scratch, Clp's primal simplex took 8-13 s on a DeepSeek-V2-Lite
-/// layer, and CBC's check of the warm start as long again: both overran the time limit; docs/MODEL.md.)
+/// Solves the LP relaxation in `si` itself (Clp's barrier, then crossover to an optimal basis) and
+/// leaves `si` set to re-solve from that basis with the dual simplex and no presolve, so that CBC's
+/// root solve takes no iterations. Returns the column values (empty if not solved) and sets the
+/// objective. (The simplex from scratch took 10x longer on these degenerate LPs: docs/MODEL.md.)
 std::vector<double> solve_relaxation(OsiClpSolverInterface& si, double& bound) {
   ClpSolve barrier;
   barrier.setSolveType(ClpSolve::useBarrier);
@@ -228,125 +167,191 @@ std::vector<double> solve_relaxation(OsiClpSolverInterface& si, double& bound) {
   return std::vector<double>(si.getColSolution(), si.getColSolution() + si.getNumCols());
 }
 
-/// A complete MILP point for given shares: Z = their support, y = OR of Z, all times; and its objective.
-std::vector<double> column_point(const NodeBalanceProblem& pb, const MilpColumns& k,
-                                 const std::vector<std::vector<double>>& sc, const std::vector<double>& shares,
-                                 double& objective) {
-  std::vector<double> x(static_cast<size_t>(k.ncols), 0.0);
-  for (int i = 0; i < k.E; ++i)
-    for (int c = 0; c < k.D; ++c) {
-      const double v = shares[static_cast<size_t>(i) * k.D + c];
-      x[k.P(i, c)] = v;
-      x[k.Z(i, c)] = v > 0 ? 1.0 : 0.0;
-    }
-  for (int g = 0; g < k.G; ++g)
-    for (int c = 0; c < k.D; ++c)
-      for (int i : pb.groups.experts[g]) x[k.Y(g, c)] = std::max(x[k.Y(g, c)], x[k.Z(i, c)]);
-  x[k.cTm] = evaluate(pb, shares).t_comm * kUs;
-  objective = 2.0 * pb.gamma * x[k.cTm];
-  for (int s = 0; s < k.S; ++s) {
-    for (int c = 0; c < k.D; ++c) {
-      double u = 0;
-      for (int i = 0; i < k.E; ++i) u += x[k.P(i, c)] * pb.unit_compute(i, sc[s]) * kUs;
-      x[k.cU + s * k.D + c] = u;
-      x[k.cTc + s] = std::max(x[k.cTc + s], u);
-      objective += kTieBreak / (k.D * k.S) * u;
-    }
-    objective += x[k.cTc + s] / k.S;
-  }
-  return x;
+/// Branch and bound from the start point `x0` (objective `x0_obj`, microseconds) within `seconds`,
+/// configured by hand rather than by CbcMain1's defaults: those spent the whole limit (and more) in
+/// the root node's cut loop and explored no node on 2000-column models (docs/MODEL.md). CBC's
+/// preprocessing stays off: in Debian's CBC 2.10 it overran the limit and crashed in
+/// CglPreProcess::postProcess on some of these models.
+void branch_and_bound(CbcModel& model, const std::vector<double>& x0, double x0_obj, double seconds) {
+  model.setLogLevel(0);
+  model.messageHandler()->setLogLevel(0);
+  model.solver()->messageHandler()->setLogLevel(0);
+  model.setUseElapsedTime(true);
+  model.setMaximumSeconds(std::max(0.01, seconds));
+  model.setMaximumCutPassesAtRoot(4);
+  model.setMaximumCutPasses(1);
+  CglFlowCover flow;  // the Z >= P variable upper bounds are single-node flow structures
+  CglMixedIntegerRounding2 mir;
+  model.addCutGenerator(&flow, -1, "FlowCover");
+  model.addCutGenerator(&mir, -1, "MixedIntegerRounding2");
+  // No strong branching: on these degenerate LPs each trial cost as much as tens of nodes, and
+  // pseudo-costs from the first branchings explored 5-10x more nodes in the same time with equal or
+  // better incumbents (measured on DeepSeek-V2-Lite and Mixtral layers).
+  model.setNumberStrong(0);
+  model.setNumberBeforeTrust(0);
+  CbcRounding rounding(model);
+  CbcHeuristicLocal local(model);
+  model.addHeuristic(&rounding);
+  model.addHeuristic(&local);
+  CbcHeuristicRINS rins(model);
+  model.addHeuristic(&rins);
+  // The start point is feasible by construction (milp::point); CBC's check would re-solve the LP.
+  model.setBestSolution(x0.data(), static_cast<int>(x0.size()), x0_obj * (1 + 1e-9), false);
+  model.branchAndBound();
 }
 
-/// A solver's shares, cleaned: numerical dust removed, rows renormalised.
-std::vector<double> clean_shares(const MilpColumns& k, const double* x) {
-  std::vector<double> P(static_cast<size_t>(k.nP));
-  for (int j = 0; j < k.nP; ++j) P[j] = std::clamp(x[k.cP + j], 0.0, 1.0);
-  for (int i = 0; i < k.E; ++i) {
-    double sum = 0;
-    for (int c = 0; c < k.D; ++c) {
-      double& v = P[static_cast<size_t>(i) * k.D + c];
-      if (v < 1e-7) v = 0;
-      sum += v;
+using Candidates = std::vector<std::pair<std::string, std::vector<double>>>;
+
+/// Index of the candidate with the lowest objective under the model (the first among equals).
+size_t best_of(const NodeBalanceProblem& pb, const Candidates& cands) {
+  size_t best = 0;
+  double best_obj = evaluate(pb, cands[0].second).objective;
+  for (size_t j = 1; j < cands.size(); ++j)
+    if (const double o = evaluate(pb, cands[j].second).objective; o < best_obj - 1e-15) {
+      best = j;
+      best_obj = o;
     }
-    for (int c = 0; c < k.D; ++c) P[static_cast<size_t>(i) * k.D + c] /= sum;
-  }
-  return P;
+  return best;
 }
 
-/// CBC's start: the better of EP and the rounded LP point.
-std::vector<double> start_point(const NodeBalanceProblem& pb, const MilpColumns& k,
-                                const std::vector<std::vector<double>>& sc, const std::vector<double>& warm,
-                                const std::vector<double>& lp, double& start_obj) {
-  std::vector<double> w = column_point(pb, k, sc, warm, start_obj);
-  if (lp.empty()) return w;
-  std::vector<double> shares(static_cast<size_t>(k.nP));
-  for (int j = 0; j < k.nP; ++j) shares[j] = lp[k.cP + j] > 1e-9 ? lp[k.cP + j] : 0.0;
-  double rounded_obj = 0;
-  std::vector<double> r = column_point(pb, k, sc, shares, rounded_obj);
-  if (rounded_obj < start_obj) {
-    start_obj = rounded_obj;
-    return r;
-  }
-  return w;
+double elapsed_s(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 }  // namespace
+
+double averaging_bound(const NodeBalanceProblem& pb) {
+  double comp = 0;
+  for (double w : mean_unit_times(pb)) comp += w;
+  double mass = 0;
+  for (double f : pb.groups.freq) mass += f;
+  for (double r : pb.groups.residual) mass += r;
+  const double comm = mass * pb.token_bytes * pb.batch / pb.link_bytes_per_s;
+  return (comp + 2 * pb.gamma * comm) / pb.nodes;
+}
+
+std::vector<double> wrap_around_split(const NodeBalanceProblem& pb) {
+  const int E = pb.experts, D = pb.nodes;
+  const std::vector<double> w = mean_unit_times(pb);
+  std::vector<int> by_time;
+  for (int i = 0; i < E; ++i)
+    if (w[i] > 0) by_time.push_back(i);
+  std::stable_sort(by_time.begin(), by_time.end(), [&](int a, int b) { return w[a] > w[b]; });
+  std::vector<int> order;  // heaviest, lightest, second heaviest, ...
+  for (size_t lo = 0, hi = by_time.size(); lo < hi;) {
+    order.push_back(by_time[lo++]);
+    if (lo < hi) order.push_back(by_time[--hi]);
+  }
+  double total = 0, largest = 0;
+  for (int i : order) {
+    total += w[i];
+    largest = std::max(largest, w[i]);
+  }
+  const double target = std::max(total / D, largest);
+  std::vector<double> P(static_cast<size_t>(E) * D, 0.0), count(static_cast<size_t>(D), 0.0);
+  int c = 0;
+  double room = target;
+  for (int i : order) {
+    double left = 1.0;  // share of expert i still to place
+    while (left > 1e-12) {
+      if (c == D - 1 || room >= left * w[i] * (1 - 1e-9)) {  // the last node takes whatever remains
+        P[static_cast<size_t>(i) * D + c] += left;
+        room -= left * w[i];
+        break;
+      }
+      const double part = room / w[i];
+      if (part > 1e-6) P[static_cast<size_t>(i) * D + c] += part, left -= part;
+      ++c;
+      room = target;
+    }
+  }
+  for (int ci = 0; ci < D; ++ci)
+    for (int i = 0; i < E; ++i) count[ci] += P[static_cast<size_t>(i) * D + ci];
+  for (int i = 0; i < E; ++i)
+    if (w[i] <= 0) {
+      const int to = static_cast<int>(std::min_element(count.begin(), count.end()) - count.begin());
+      P[static_cast<size_t>(i) * D + to] = 1.0;
+      count[to] += 1.0;
+    }
+  return P;
+}
+
+bool within_limits(const NodeBalanceProblem& pb, const std::vector<double>& P, double cap) {
+  const int E = pb.experts, D = pb.nodes;
+  for (int i = 0; i < E; ++i) {
+    double sum = 0;
+    for (int c = 0; c < D; ++c) sum += P[static_cast<size_t>(i) * D + c];
+    if (std::abs(sum - 1) > 1e-9) return false;
+  }
+  for (int c = 0; c < D; ++c) {
+    double shares = 0;
+    for (int i = 0; i < E; ++i) shares += P[static_cast<size_t>(i) * D + c];
+    if (shares > pb.max_shares_per_node + 1e-9) return false;
+  }
+  return !pb.workload_bound || max_load(pb, P) <= cap * (1 + 1e-9);
+}
 
 NodeBalanceResult solve_node_balance(const NodeBalanceProblem& pb, const std::vector<double>& warm,
                                      double time_limit_s) {
   const auto t0 = std::chrono::steady_clock::now();
   const auto sc = pb.scenarios();
-  const MilpColumns k(pb, static_cast<int>(sc.size()));
   NodeBalanceResult res;
   // Workload cap of Eq. 9, relaxed if the EP warm start exceeds it (so EP stays feasible).
   res.workload_cap = std::max(pb.workload_cap(), max_load(pb, warm));
+  res.warm_objective = evaluate(pb, warm).objective;
+  // Start points: EP and the wrap-around split (if within the limits).
+  Candidates cands{{"ep", warm}};
+  if (std::vector<double> wrap = wrap_around_split(pb); within_limits(pb, wrap, res.workload_cap))
+    cands.emplace_back("wrap", std::move(wrap));
+  std::vector<std::vector<double>> start_shares;
+  for (const auto& s : cands) start_shares.push_back(s.second);
+  const milp::Columns k(pb, static_cast<int>(sc.size()),
+                        allowed_pairs(pb, static_cast<int>(sc.size()), start_shares, cands[best_of(pb, cands)].second));
   OsiClpSolverInterface si;
-  load_milp(pb, k, sc, res.workload_cap, si, res.constraints);
+  res.constraints = milp::load(pb, k, sc, res.workload_cap, si);
   res.variables = k.ncols;
+  res.full_model = k.full();
   double relaxation_bound = 0;
+  const double before_lp_s = elapsed_s(t0);
   const std::vector<double> lp = solve_relaxation(si, relaxation_bound);
+  // The LP point with Z = its support (LP-and-round) is a start too, if still within the limits
+  // once its numerical dust is removed.
+  if (std::vector<double> P = lp.empty() ? std::vector<double>{} : milp::shares(k, lp.data());
+      !P.empty() && within_limits(pb, P, res.workload_cap))
+    cands.emplace_back("lp", std::move(P));
+  double x0_obj = 0;
+  const std::vector<double> x0 = milp::point(pb, k, sc, cands[best_of(pb, cands)].second, x0_obj);
   CbcModel model(si);
-  CbcMain0(model);  // the stand-alone solver's defaults (cut generators, primal heuristics)
-  model.setLogLevel(0);
-  model.messageHandler()->setLogLevel(0);
-  const NodeBalanceEval warm_eval = evaluate(pb, warm);
-  res.warm_objective = warm_eval.objective;
-  double start_obj = 0;
-  const std::vector<double> w = start_point(pb, k, sc, warm, lp, start_obj);
-  // The start point is feasible by construction (start_point); CBC's check would re-solve the LP.
-  model.setBestSolution(w.data(), k.ncols, start_obj * (1 + 1e-9), false);
-  const std::string seconds = std::to_string(std::max(0.1, time_limit_s));
-  // CBC's preprocessing is off: in Debian's CBC 2.10 it overran the time limit many times over on
-  // these models and crashed in CglPreProcess::postProcess on some. Branch and bound runs only on
-  // instances small enough for its simplex root to respect the limit (docs/MODEL.md).
-  const bool run_cbc = k.ncols <= kMaxCbcColumns;
-  if (run_cbc) {
-    const char* argv[] = {"nmpsim", "-log", "0", "-preprocess", "off", "-sec", seconds.c_str(), "-solve", "-quit"};
-    CbcMain1(9, argv, model);
+  // CBC checks its clock between nodes; after its search ends it re-solves at its incumbent and runs
+  // its heuristics once more, which took up to two LP solves (0.1-0.3 s here). It is given what is
+  // left minus that tail and a margin for choosing among the candidates below.
+  const double lp_s = elapsed_s(t0) - before_lp_s;
+  const double left_s = kCbcShare * (time_limit_s - elapsed_s(t0)) - kTailLps * lp_s;
+  res.used_cbc = left_s > 0;
+  if (res.used_cbc) branch_and_bound(model, x0, x0_obj, left_s);
+  if (res.used_cbc && model.bestSolution()) cands.emplace_back("cbc", milp::shares(k, model.bestSolution()));
+  // The best candidate under the model wins (EP first: ties keep it).
+  const size_t b = best_of(pb, cands);
+  res.P = cands[b].second;
+  res.eval = evaluate(pb, res.P);
+  res.start = cands[b].first;
+  // Lower bound: the closed-form relaxation; on the full model also the LP's and CBC's (at least as
+  // tight; they include the tie-breaker, at most kTieBreak of the main objective, hence the division).
+  double bound = averaging_bound(pb);
+  if (res.full_model) {
+    double lp_bound = relaxation_bound;
+    if (res.used_cbc) lp_bound = std::max(lp_bound, model.getBestPossibleObjValue());
+    bound = std::max(bound, lp_bound / (1 + milp::kTieBreak) / milp::kUs);
   }
-  // Candidates: CBC's incumbent, the LP-and-fix solution, the EP warm start; the best under the model wins.
-  std::vector<std::vector<double>> cands{warm};
-  if (run_cbc && model.bestSolution()) cands.push_back(clean_shares(k, model.bestSolution()));
-  if (!lp.empty()) cands.push_back(clean_shares(k, lp.data()));
-  res.P = warm;
-  res.eval = warm_eval;
-  for (const auto& c : cands) {
-    const NodeBalanceEval ev = evaluate(pb, c);
-    if (ev.objective < res.eval.objective - 1e-15) {
-      res.P = c;
-      res.eval = ev;
-    }
-  }
-  // Lower bound: the LP relaxation's objective, or CBC's (at least as tight). Both include the
-  // tie-breaker, which is at most kTieBreak of the main objective, hence the division.
-  double bound = relaxation_bound;
-  if (run_cbc) bound = std::max(bound, model.getBestPossibleObjValue());
-  res.best_bound = bound / (1 + kTieBreak) / kUs;
-  res.optimal = run_cbc && model.isProvenOptimal();
-  res.used_cbc = run_cbc;
+  res.best_bound = bound;
+  res.optimal = res.full_model && res.used_cbc && model.isProvenOptimal();
   res.gap = res.eval.objective > 0 ? std::max(0.0, (res.eval.objective - res.best_bound) / res.eval.objective) : 0.0;
   res.branch_nodes = model.getNodeCount();
-  res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (res.used_cbc && model.bestSolution()) {
+    const double found = model.getObjValue(), proven = model.getBestPossibleObjValue();
+    res.search_gap = found > 0 ? std::max(0.0, (found - proven) / found) : 0.0;
+  }
+  res.seconds = elapsed_s(t0);
   return res;
 }
 

@@ -76,11 +76,28 @@ struct NodeBalanceResult {
   double gap = 0;             ///< (objective - bound) / objective
   double seconds = 0;
   bool optimal = false;
-  bool used_cbc = false;  ///< branch and bound ran (instances up to 4000 variables)
+  bool used_cbc = false;     ///< branch and bound ran
+  bool full_model = true;    ///< every (expert, node) pair was a column (else a neighbourhood of the starts)
+  std::string start = "ep";  ///< where the answer came from: ep | wrap | lp | cbc
+  double search_gap = 0;     ///< CBC's own gap on the model it searched (the neighbourhood if not full)
   int branch_nodes = 0;
   int variables = 0, constraints = 0;
   double workload_cap = 0;  ///< Eq. 9 bound used (relaxed to admit the EP warm start if needed)
 };
+
+/// The LP relaxation's optimum in closed form, a lower bound on every placement's objective: the
+/// busiest node is at least the mean node, so t_comp >= mean over batches of (sum_i unit time) / D, and
+/// since every expert and so every group reaches some node, t_comm >= (sum_g f_g + sum_i residual_i) x
+/// token_bytes B / (BW D). Spreading every expert evenly (P = 1/D, Z = y = 1/D) attains it.
+double averaging_bound(const NodeBalanceProblem& pb);
+/// McNaughton's wrap-around rule on each expert's mean time over the batches: experts in order of time
+/// (heaviest and lightest alternating, so shares per node stay even) fill node after node up to
+/// max(total / D, largest); an expert crossing a node's end is split across the two. The mean batch is
+/// balanced to the bound with at most D - 1 split experts. Experts no token chose go to the nodes with
+/// the fewest shares.
+std::vector<double> wrap_around_split(const NodeBalanceProblem& pb);
+/// Whether shares P respect (6) the row sums, (9) the workload `cap` (if enabled) and memory.
+bool within_limits(const NodeBalanceProblem& pb, const std::vector<double>& P, double cap);
 
 /// Solves one layer with COIN-OR CBC, warm-started from `warm` (EP), within `time_limit_s`.
 NodeBalanceResult solve_node_balance(const NodeBalanceProblem& pb, const std::vector<double>& warm,

@@ -16,7 +16,7 @@ namespace {
 std::vector<OptionDoc> node_option_docs() {
   return {{"batch", "the run's batch", "batch size the placement is optimised for (tokens)"},
           {"gamma", "1", "Eq. 3 scaling of the communication estimate"},
-          {"time_limit_s", "1", "CBC time limit per layer, seconds"},
+          {"time_limit_s", "1", "time per layer for the MILP (relaxation and CBC), seconds"},
           {"max_groups", "32", "co-activation groups kept exactly per layer (the rest folded into per-expert terms)"},
           {"sampled_batches", "4", "t_comp is the mean over this many batches of the profile (1: average frequencies)"},
           {"selection_batches", "4",
@@ -92,6 +92,14 @@ std::vector<std::string> solver_summary(const Placement& p) {
         100 * s["worst_gap"].get<double>(), s["objective_us_sum"].get<double>(),
         s["ep_objective_us_sum"].get<double>());
     lines.push_back(buf);
+    if (s.contains("layers_branch_and_bound")) {
+      std::snprintf(buf, sizeof buf,
+                    "  branch and bound on %d of %zu layers (%d on the full model, the rest on a neighbourhood of "
+                    "the starts), slowest layer %.2f s",
+                    s["layers_branch_and_bound"].get<int>(), s["layers"].size(), s["layers_full_model"].get<int>(),
+                    s["slowest_layer_seconds"].get<double>());
+      lines.push_back(buf);
+    }
   }
   if (s.contains("selection")) {
     const nlohmann::json& sel = s["selection"];

@@ -160,6 +160,7 @@ void Network::handle_flit(const FlitEvent& ev) {
       violation("packet id " + std::to_string(ev.flit.packet) + " does not fit the 26-bit pin flit format");
     x.in.flit[ev.port] = ev.flit;
     x.in.has_flit[ev.port] = true;
+    pin_checks_.received(static_cast<int>(ev.node), ev.flit, cycle_);
     x.note(cycle_);
     ++ext_buffered_;
     if (++x.buffered > x.max_buffered) x.max_buffered = x.buffered;
@@ -181,6 +182,9 @@ void Network::handle_credit(const CreditEvent& ev) {
     if (slot >= 0)
       violation("two credits arrive on one port in one cycle at router " + geo_.coord(static_cast<int>(ev.node)));
     slot = ev.vc;
+    if (const std::string broken = pin_checks_.credit_returned(static_cast<int>(ev.node), ev.port, ev.vc);
+        !broken.empty())
+      violation(broken);
     return;
   }
   routers_[ev.node].accept_credit(ev.port, ev.vc);
@@ -382,15 +386,19 @@ void Network::set_external_router(int node) {
     throw std::out_of_range("noc: external router " + std::to_string(node) + " outside the mesh");
   if (started_ || routers_[node].buffered_flits() > 0)
     throw std::logic_error("noc: set_external_router() must be called before the network runs");
-  if (ext_.empty()) ext_.resize(static_cast<size_t>(nodes()));
+  if (ext_.empty()) {
+    ext_.resize(static_cast<size_t>(nodes()));
+    pin_checks_.configure(geo_, cfg_.vcs, cfg_.buffer_flits);
+  }
   ext_[node].external = true;
+  pin_checks_.watch(node);
 }
 
 void Network::pin_output_flit(int node, int port, const Flit& f) {
   ExternalRouter& x = ext_[node];
-  if (x.buffered <= 0) {
-    violation("pin-level router " + geo_.coord(node) + " sent a flit it never received");
-    return;
+  if (const std::string broken = pin_checks_.sent(node, port, f); !broken.empty()) {
+    violation(broken);
+    if (x.buffered <= 0) return;  // nothing to account a forged flit against
   }
   x.note(cycle_);
   --x.buffered;
@@ -401,6 +409,11 @@ void Network::pin_output_flit(int node, int port, const Flit& f) {
 }
 
 void Network::pin_output_credit(int node, int port, int vc) {
+  if (vc < 0 || vc >= cfg_.vcs) {
+    violation("router " + geo_.coord(node) + " returned a credit for VC " + std::to_string(vc) + " on port " +
+              port_name(port));
+    return;
+  }
   RouterSink sink{this, node};
   sink.on_credit(port, vc);
 }

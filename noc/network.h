@@ -14,6 +14,7 @@
 
 #include "noc/flit.h"
 #include "noc/noc_config.h"
+#include "noc/pin_checks.h"
 #include "noc/ring_queue.h"
 #include "noc/router.h"
 
@@ -276,6 +277,7 @@ class Network {
   uint64_t last_progress_ = 0;
   bool stalled_ = false;
   std::string stall_report_;
+  PinChecker pin_checks_;  // router-agnostic checks of the external routers
   std::string first_violation_;
   uint64_t violations_ = 0;
 

@@ -40,7 +40,8 @@ void Network::fire_watchdog() {
     if (listed < 16) {
       os << (listed ? "; " : "Stuck: ");
       if (external_router(node))
-        os << "pin-level router " << node << " " << geo_.coord(node) << " holds " << buffered_at(node) << " flits";
+        os << "pin-level router " << node << " " << geo_.coord(node) << " holds " << buffered_at(node) << " flits ("
+           << pin_checks_.held(node) << ")";
       else
         os << routers_[node].describe_state(cycle_);
       ++listed;

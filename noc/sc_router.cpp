@@ -49,6 +49,7 @@ void ScRouter::on_edge() {
   PinSink sink;
   sink.geo = &params_.geo;
   router_.step(cycle_, sink);
+  if (tamper_) tamper_(cycle_, sink.flit, sink.credit);
   for (int p = 0; p < kNumPorts; ++p) {
     out_flit[p].write(sink.flit[p]);
     out_credit[p].write(sink.credit[p]);

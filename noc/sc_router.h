@@ -2,6 +2,7 @@
 // router is checked against, and one of the implementations a noc::PinMesh can place at a node.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "noc/router.h"
@@ -17,6 +18,10 @@ class ScRouter : public RouterPins {
   std::string error() const override { return error_; }
   /// The wrapped router (tests inspect it; fault injection goes through debug_set_credits).
   Router& router() { return router_; }
+  /// Fault injection for testing the router-agnostic checks: called every cycle with the flit and
+  /// credit words the router is about to put on its output pins, which it may change.
+  using OutputTamper = std::function<void(uint64_t cycle, uint64_t (&flit)[kNumPorts], uint32_t (&credit)[kNumPorts])>;
+  void set_output_tamper(OutputTamper t) { tamper_ = std::move(t); }
 
  private:
   void on_edge();
@@ -25,6 +30,7 @@ class ScRouter : public RouterPins {
   Router router_;
   uint64_t cycle_ = 0;  // rising edges since reset was released
   std::string error_;
+  OutputTamper tamper_;
 };
 
 }  // namespace nmpsim::noc

@@ -11,6 +11,7 @@
 #include "apps/cli_common.h"
 #include "apps/commands.h"
 #include "apps/output_files.h"
+#include "apps/router_choice.h"
 #include "noc/testbench.h"
 #include "rtl_checks/rtl_router.h"
 
@@ -20,54 +21,11 @@ namespace nmpsim::apps {
 
 namespace {
 
-/// Which router runs at each node: the engine's built-in one, or pin-level SystemC / RTL modules.
-struct RouterChoice {
-  std::string kind = "engine";  // engine | sc | rtl | mixed
-  std::set<int> rtl_nodes;      // mixed: the RTL nodes
-  bool rtl_at(int node) const { return kind == "rtl" || (kind == "mixed" && rtl_nodes.count(node)); }
-};
-
-/// Parses "0,5,10" into node ids inside the mesh.
-std::set<int> parse_node_list(const std::string& text, int nodes) {
-  std::set<int> out;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    size_t used = 0;
-    long long v = -1;
-    try {
-      v = std::stoll(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != item.size())
-      throw UsageError("--rtl-nodes: '" + item + "' is not a node id (expected a comma-separated list like 0,5,10)");
-    if (v < 0 || v >= nodes)
-      throw UsageError("--rtl-nodes: node " + item + " is outside the " + std::to_string(nodes) + "-node mesh");
-    out.insert(static_cast<int>(v));
-  }
-  if (out.empty()) throw UsageError("--rtl-nodes: empty list");
-  return out;
-}
-
 /// Validates --router, --rtl-nodes, --vcd and --vcd-node together; fills in the default VCD node.
 RouterChoice router_choice(const po::variables_map& vm, const noc::NocConfig& noc, const std::string& router,
                            const std::string& rtl_nodes, int& vcd_node) {
-  RouterChoice rc;
-  rc.kind = router;
-  if (router != "engine" && router != "sc" && router != "rtl" && router != "mixed")
-    throw UsageError("--router: unknown implementation '" + router + "' (expected engine, sc, rtl or mixed)");
-  if (vm.count("rtl-nodes") && router != "mixed") throw UsageError("--rtl-nodes needs --router mixed");
+  const RouterChoice rc = parse_router_choice(router, rtl_nodes, vm.count("rtl-nodes") > 0, noc);
   const noc::MeshGeometry geo{noc.width, noc.height};
-  if (router == "mixed") {
-    if (vm.count("rtl-nodes")) {
-      rc.rtl_nodes = parse_node_list(rtl_nodes, noc.nodes());
-    } else {
-      for (int n = 0; n < noc.nodes(); ++n)
-        if ((geo.x(n) + geo.y(n)) % 2 == 0) rc.rtl_nodes.insert(n);
-    }
-  }
-  if (router == "rtl" || router == "mixed") rtl::check_rtl_fits(noc);
   if (vm.count("vcd-node") && !vm.count("vcd")) throw UsageError("--vcd-node needs --vcd FILE");
   if (!vm.count("vcd")) return rc;
   if (router != "rtl" && router != "mixed") throw UsageError("--vcd dumps an RTL router: use --router rtl or mixed");
@@ -224,8 +182,7 @@ int cmd_noc(const std::vector<std::string>& args) {
   if (router == "engine") {
     r = noc::run_testbench(cfg);
   } else {
-    const noc::RouterFactory factory =
-        router == "sc" ? noc::sc_router_factory() : rtl::mixed_router_factory([&rc](int n) { return rc.rtl_at(n); });
+    const noc::RouterFactory factory = router_factory(rc);
     try {
       r = noc::run_pin_testbench(cfg, factory, [&](noc::PinMesh& m) {
         if (!vcd_tmp.empty()) dynamic_cast<rtl::RtlRouter&>(*m.router(vcd_node)).open_vcd(vcd_tmp);

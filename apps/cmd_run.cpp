@@ -12,6 +12,7 @@
 #include "apps/commands.h"
 #include "apps/experiment.h"
 #include "apps/output_files.h"
+#include "apps/router_choice.h"
 #include "apps/spec_options.h"
 #include "methods/register_all.h"
 
@@ -123,7 +124,7 @@ void print_table(const Experiment& x, const std::string& out_dir, const std::str
 int cmd_run(const std::vector<std::string>& args) {
   mapping::Registry registry;
   methods::register_all(registry);
-  std::string out_dir = "nmpsim-out", vcd, spec_file, cache;
+  std::string out_dir = "nmpsim-out", vcd, spec_file, cache, router = "engine", rtl_nodes;
   SpecOptions so;
   LegacyOptions legacy;
   po::options_description desc(
@@ -139,6 +140,10 @@ int cmd_run(const std::vector<std::string>& args) {
     ("cache-dir", po::value(&cache), "where solved placements are kept (default $NMPSIM_CACHE_DIR, else ~/.cache/nmpsim)")
     ("no-cache", "solve placements again instead of reusing cached ones")
     ("jobs", po::value<int>(), "cycle fidelity: strategies simulated at once, each in its own process (default: the host's cores; results do not depend on it)")
+    ("router", po::value(&router)->default_value(router),
+     "cycle fidelity: the mesh's routers: engine (built-in, fastest) | sc (pin-level SystemC modules) | rtl (Verilated SystemVerilog) | mixed (RTL at --rtl-nodes, SystemC elsewhere); every message is delivered in the same cycle with each")
+    ("rtl-nodes", po::value(&rtl_nodes), "--router mixed: comma-separated node ids with the RTL router (default: the nodes with x + y even)")
+    ("message-log", "cycle fidelity: write every delivered message to OUT/messages-STRATEGY.csv")
     ("no-plots", "do not draw PNG plots")
     ("quiet", "print nothing but errors");
   // clang-format on
@@ -192,8 +197,22 @@ int cmd_run(const std::vector<std::string>& args) {
   };
   OutputFiles::check_dir(out_dir, "--out");  // before anything runs: nowhere to write is an input error
   if (!vcd.empty()) OutputFiles::check_file(vcd, "--vcd");
+  if (router != "engine" && router != "sc" && router != "rtl" && router != "mixed")  // before any placement is solved
+    parse_router_choice(router, rtl_nodes, false, noc::NocConfig{});
   Experiment x;
   x.prepared = prepare_experiment(spec, opt);
+  const bool cycle = x.prepared.spec.fidelity == mapping::Fidelity::kCycle && x.prepared.spec.accounting.name.empty();
+  if (!cycle && (router != "engine" || vm.count("rtl-nodes") || vm.count("message-log")))
+    throw UsageError(std::string(router != "engine"      ? "--router"
+                                 : vm.count("rtl-nodes") ? "--rtl-nodes"
+                                                         : "--message-log") +
+                     ": needs --fidelity cycle (the flow model has no routers and no messages)");
+  opt.pin_routers = router_factory(
+      parse_router_choice(router, rtl_nodes, vm.count("rtl-nodes") > 0, x.prepared.hardware.noc_config()));
+  if (vm.count("message-log")) {
+    std::filesystem::create_directories(out_dir);  // the logs are written as each strategy finishes
+    opt.message_log_dir = out_dir;
+  }
   layers = x.prepared.model.layers();
   steps = x.prepared.cfg.steps;
   x.reports = run_prepared(x.prepared, opt);

@@ -1,6 +1,9 @@
 #include "apps/experiment.h"
 
 #include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
 #include <stdexcept>
 
 #include "apps/cli_common.h"
@@ -217,8 +220,48 @@ PreparedExperiment prepare_experiment(const RunSpec& spec, const ExperimentOptio
 
 namespace {
 
+/// Every message the NoC delivers while it lives, written to `path` when it is destroyed (through a
+/// temporary file, so an interrupted run leaves no half-written log).
+class MessageLog {
+ public:
+  MessageLog(hw::System& sys, std::string path) : sys_(sys), path_(std::move(path)) {
+    if (path_.empty()) return;
+    sys_.set_message_log([this](const noc::Delivery& d) { rows_.push_back(d); });
+  }
+  MessageLog(const MessageLog&) = delete;
+  MessageLog& operator=(const MessageLog&) = delete;
+  ~MessageLog() { sys_.set_message_log(nullptr); }
+  void write() const {
+    if (path_.empty()) return;
+    const std::string tmp = path_ + ".partial";
+    {
+      std::ofstream f(tmp);
+      f << "message_id,tag,src,dst,bytes,create_cycle,deliver_cycle\n";
+      for (const noc::Delivery& d : rows_)
+        f << d.message_id << ',' << d.tag << ',' << d.src << ',' << d.dst << ',' << d.bytes << ',' << d.create_cycle
+          << ',' << d.deliver_cycle << '\n';
+      if (!f) throw std::runtime_error("cannot write the message log '" + tmp + "'");
+    }
+    std::filesystem::rename(tmp, path_);
+  }
+
+ private:
+  hw::System& sys_;
+  std::string path_;
+  std::vector<noc::Delivery> rows_;
+};
+
+std::string message_log_path(const ExperimentOptions& opt, const std::string& strategy) {
+  if (opt.message_log_dir.empty()) return "";
+  std::string name = strategy;
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+  return (std::filesystem::path(opt.message_log_dir) / ("messages-" + name + ".csv")).string();
+}
+
 StrategyReport run_cycle_one(hw::System& sys, const PreparedExperiment& e, const ExperimentOptions& opt,
                              const mapping::RunInputs& in, const mapping::Placement& p) {
+  MessageLog log(sys, message_log_path(opt, p.strategy));
   const hw::EnergyReport before = sys.energy();
   firmware::CycleExecutor ex(sys);
   mapping::PolicyList policies = make_policies(e, opt, p);
@@ -235,7 +278,14 @@ StrategyReport run_cycle_one(hw::System& sys, const PreparedExperiment& e, const
   en.noc = after.noc_pj - before.noc_pj;
   for (int l = 0; l < mapping::kNumLinkLevels; ++l) en.noc_level[l] = after.noc_level_pj[l] - before.noc_level_pj[l];
   en.compute = after.compute_pj - before.compute_pj;
+  log.write();
   return StrategyReport{std::move(r), en};
+}
+
+hw::SystemOptions system_options(const ExperimentOptions& opt) {
+  hw::SystemOptions o;
+  o.pin_routers = opt.pin_routers;
+  return o;
 }
 
 void check_conservation(hw::System& sys) {
@@ -251,7 +301,7 @@ std::vector<StrategyReport> run_cycle_in_workers(const PreparedExperiment& e, co
   for (const mapping::Placement& p : e.placements) names.push_back(p.strategy);
   const int jobs = opt.jobs > 0 ? opt.jobs : std::min(available_cores(), count);
   const std::vector<std::string> answers = run_in_workers(count, jobs, names, [&](int i) {
-    hw::System sys("system", e.hardware);
+    hw::System sys("system", e.hardware, system_options(opt));
     const StrategyReport rep = run_cycle_one(sys, e, opt, in, e.placements[static_cast<size_t>(i)]);
     check_conservation(sys);
     return nlohmann::json{{"result", mapping::result_to_json(rep.result)}, {"energy", energy_to_json(*rep.energy)}}
@@ -293,7 +343,7 @@ std::vector<StrategyReport> run_simulation(const PreparedExperiment& e, const Ex
   }
   if (opt.vcd.empty()) return run_cycle_in_workers(e, opt, in);
   // One VCD for the whole run: every strategy in this process, one after another on one System.
-  hw::System sys("system", e.hardware);
+  hw::System sys("system", e.hardware, system_options(opt));
   sys.enable_vcd(opt.vcd);
   for (const mapping::Placement& p : e.placements) out.push_back(run_cycle_one(sys, e, opt, in, p));
   check_conservation(sys);

@@ -14,6 +14,7 @@
 #include "mapping/placement_cache.h"
 #include "mapping/registry.h"
 #include "mapping/runtime_policy.h"
+#include "noc/pin_mesh.h"
 
 namespace nmpsim::apps {
 
@@ -31,6 +32,11 @@ struct ExperimentOptions {
   /// Cycle fidelity: strategies simulated at once, each in its own worker process with its own
   /// hardware (0: as many as the host has cores). With a VCD, one process runs them all in turn.
   int jobs = 0;
+  /// Cycle fidelity: the mesh's routers (empty: the engine's; else pin-level SystemC/RTL modules).
+  noc::RouterFactory pin_routers;
+  /// Cycle fidelity: write every delivered message of each strategy to
+  /// DIR/messages-STRATEGY.csv (empty: none).
+  std::string message_log_dir;
 };
 
 struct PreparedExperiment {

@@ -12,7 +12,7 @@ namespace nmpsim::hw {
 System::System(sc_core::sc_module_name name, const HardwareSpec& spec, const SystemOptions& options)
     : sc_module(name), spec_(spec) {
   spec_.validate(spec_.name);
-  mesh_ = std::make_unique<noc::MeshModule>("mesh", spec_.noc_config());
+  mesh_ = std::make_unique<noc::MeshModule>("mesh", spec_.noc_config(), options.pin_routers);
   const int n = nodes();
   drams_.reserve(static_cast<size_t>(n));
   pes_.reserve(static_cast<size_t>(n));
@@ -42,6 +42,7 @@ System::System(sc_core::sc_module_name name, const HardwareSpec& spec, const Sys
   sensitive << firmware_event_;
   dont_initialize();
   mesh_->set_delivery_handler([this](const noc::Delivery& d) {
+    if (message_log_) message_log_(d);
     if (is_port_message(d.tag)) {
       ports_[static_cast<size_t>(d.dst)]->on_delivery(d);
       if (delivery_observer_) delivery_observer_(d);

@@ -31,6 +31,9 @@ struct SystemOptions {
   /// Nodes built without a PE: a user's module takes its place (bind it to port(node)); the
   /// runtime must not put work there (an op on such a node is an error).
   std::vector<int> without_pe;
+  /// Pin-level routers for the mesh (noc::PinMesh: SystemC or Verilated RTL modules, clocked every
+  /// cycle); empty: the engine's routers. Every message is delivered in the same cycle either way.
+  noc::RouterFactory pin_routers;
 };
 
 class System : public sc_core::sc_module {
@@ -66,6 +69,8 @@ class System : public sc_core::sc_module {
   void wake_firmware() { firmware_event_.notify(sc_core::SC_ZERO_TIME); }
   /// Called for every delivered NoC message, after the PEs have seen it.
   void set_delivery_observer(std::function<void(const noc::Delivery&)> f) { delivery_observer_ = std::move(f); }
+  /// A second listener to every delivered message (the runtime owns the observer): message logs.
+  void set_message_log(std::function<void(const noc::Delivery&)> f) { message_log_ = std::move(f); }
   bool background_idle() const;
   pe::BroadcastRegistry& broadcasts() { return broadcasts_; }
 
@@ -92,7 +97,7 @@ class System : public sc_core::sc_module {
   bool pause_when_idle_ = true;
   std::function<void()> firmware_;
   sc_core::sc_event firmware_event_;
-  std::function<void(const noc::Delivery&)> delivery_observer_;
+  std::function<void(const noc::Delivery&)> delivery_observer_, message_log_;
   std::vector<std::unique_ptr<sc_core::sc_signal<uint32_t>>> link_signals_;  // [node * 4 + dir]
 };
 

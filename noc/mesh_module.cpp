@@ -6,12 +6,18 @@ namespace nmpsim::noc {
 
 using sc_core::sc_time;
 
-MeshModule::MeshModule(sc_core::sc_module_name name, const NocConfig& cfg) : sc_module(name), net_(cfg) {
+MeshModule::MeshModule(sc_core::sc_module_name name, const NocConfig& cfg, const RouterFactory& pin_routers)
+    : sc_module(name), net_(cfg) {
   const double res_s = sc_core::sc_get_time_resolution().to_seconds();
   const double period_s = 1e-9 / cfg.clock_ghz;
   period_units_ = static_cast<uint64_t>(std::llround(period_s / res_s));
   if (period_units_ < 2) throw ConfigError("noc: clock period is shorter than two SystemC time-resolution steps");
   period_ = sc_core::sc_get_time_resolution() * static_cast<double>(period_units_);
+  if (pin_routers) {
+    // Falling edge c of the pin mesh's clock is at time_of_cycle(c): the same timing as tick().
+    pins_ = std::make_unique<PinMesh>("pins", cfg, pin_routers);
+    return;
+  }
   SC_METHOD(tick);
   sensitive << wake_;
   dont_initialize();
@@ -31,22 +37,24 @@ sc_time MeshModule::edge_of_cycle(uint64_t c) const {
   return sc_core::sc_get_time_resolution() * static_cast<double>(c * period_units_);
 }
 
+MeshModule::~MeshModule() = default;
+
 void MeshModule::wake_for(uint64_t cycle) {
-  if (scheduled_ <= cycle) return;
+  if (pins_ || scheduled_ <= cycle) return;
   scheduled_ = cycle;
   wake_.notify(time_of_cycle(cycle) - sc_core::sc_time_stamp());
 }
 
 uint64_t MeshModule::send(int src, int dst, uint64_t bytes, uint64_t tag) {
   const uint64_t c = cycle_after(sc_core::sc_time_stamp());
-  const uint64_t id = net_.send(src, dst, bytes, c, tag);
+  const uint64_t id = network().send(src, dst, bytes, c, tag);
   wake_for(c);
   return id;
 }
 
 uint64_t MeshModule::send_flits(int src, int dst, uint32_t flits, uint64_t tag) {
   const uint64_t c = cycle_after(sc_core::sc_time_stamp());
-  const uint64_t id = net_.send_flits(src, dst, flits, c, tag);
+  const uint64_t id = network().send_flits(src, dst, flits, c, tag);
   wake_for(c);
   return id;
 }

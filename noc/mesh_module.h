@@ -1,5 +1,8 @@
 // SystemC wrapper of the cycle-level mesh: one SC_METHOD advances noc::Network a cycle at a
-// time and sleeps while the network is idle, so idle cycles cost nothing.
+// time and sleeps while the network is idle, so idle cycles cost nothing. Given a router factory it
+// runs the same network on pin-level routers instead (a noc::PinMesh inside: SystemC or Verilated
+// RTL routers, clocked every cycle), with the same timing, so every message is delivered in the
+// same cycle as on the engine.
 //
 // Timing convention (docs/MODEL.md "SystemC timing"): cycle c is evaluated at simulated time
 // (c + 1/2) * period. A message sent at time t is injectable from the first cycle evaluated
@@ -9,19 +12,25 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <systemc>
 
 #include "noc/network.h"
+#include "noc/pin_mesh.h"
 
 namespace nmpsim::noc {
 
 class MeshModule : public sc_core::sc_module {
  public:
   SC_HAS_PROCESS(MeshModule);
-  MeshModule(sc_core::sc_module_name name, const NocConfig& cfg);
+  /// `pin_routers`: empty for the engine's routers; otherwise the factory of a noc::PinMesh.
+  MeshModule(sc_core::sc_module_name name, const NocConfig& cfg, const RouterFactory& pin_routers = {});
+  ~MeshModule() override;
 
-  Network& network() { return net_; }
-  const Network& network() const { return net_; }
+  Network& network() { return pins_ ? pins_->network() : net_; }
+  const Network& network() const { return pins_ ? pins_->network() : net_; }
+  /// The pin-level mesh, or nullptr when the engine's routers run.
+  PinMesh* pin_mesh() { return pins_.get(); }
   const sc_core::sc_time& period() const { return period_; }
 
   /// Sends `bytes` from src to dst now (from any SystemC process). Returns the message id.
@@ -29,7 +38,7 @@ class MeshModule : public sc_core::sc_module {
   /// Sends one packet of exactly `flits` flits now.
   uint64_t send_flits(int src, int dst, uint32_t flits, uint64_t tag = 0);
   /// Called (inside the network process) for every delivered message.
-  void set_delivery_handler(std::function<void(const Delivery&)> h) { net_.set_delivery_handler(std::move(h)); }
+  void set_delivery_handler(std::function<void(const Delivery&)> h) { network().set_delivery_handler(std::move(h)); }
 
   /// First cycle evaluated strictly after time t.
   uint64_t cycle_after(const sc_core::sc_time& t) const;
@@ -52,6 +61,7 @@ class MeshModule : public sc_core::sc_module {
   bool stepped_ = false;
   uint64_t last_stepped_ = 0;
   bool stop_on_stall_ = true;
+  std::unique_ptr<PinMesh> pins_;
 };
 
 }  // namespace nmpsim::noc

@@ -28,10 +28,10 @@ PinMesh::PinMesh(sc_core::sc_module_name name, const NocConfig& cfg, const Route
       net_(cfg),
       steps_(period_steps(cfg)),
       period_(sc_core::sc_get_time_resolution() * static_cast<double>(steps_)),
-      // Rising edge k at (k + 1) periods; falling edge k one high phase earlier, at k periods plus
-      // floor(steps / 2) (so odd periods, e.g. 3 GHz at 1 ps resolution, stay on the time grid).
-      clk_("clk", period_, static_cast<double>(steps_ / 2) / static_cast<double>(steps_),
-           sc_core::sc_get_time_resolution() * static_cast<double>(steps_ / 2), false),
+      // Rising edge k at k periods (edge 0 resets the routers), falling edge k a high phase later,
+      // at k periods plus floor(steps / 2) (so odd periods, e.g. 3 GHz at 1 ps resolution, stay on
+      // the time grid): exactly when noc::MeshModule evaluates cycle k.
+      clk_("clk", period_, static_cast<double>(steps_ / 2) / static_cast<double>(steps_), sc_core::SC_ZERO_TIME, true),
       in_flit_("in_flit", static_cast<size_t>(cfg.nodes()) * kNumPorts),
       out_flit_("out_flit", static_cast<size_t>(cfg.nodes()) * kNumPorts),
       in_credit_("in_credit", static_cast<size_t>(cfg.nodes()) * kNumPorts),
@@ -59,11 +59,10 @@ PinMesh::PinMesh(sc_core::sc_module_name name, const NocConfig& cfg, const Route
 }
 
 void PinMesh::drive() {
-  // Falling edge k: k = 0 precedes the reset edge; k >= 1 begins cycle k - 1, after collecting
-  // cycle k - 2 (evaluated at the rising edge just before).
+  // Falling edge k: collect cycle k - 1 (evaluated at the rising edge just before), finish it, then
+  // begin cycle k.
   const uint64_t k = falling_edges_++;
-  if (k == 0) return;
-  if (k >= 2) {
+  if (k >= 1) {
     for (int node : pin_nodes_) {
       for (int p = 0; p < kNumPorts; ++p) {
         const uint64_t w = out_flit_[pin(node, p)].read();
@@ -78,7 +77,7 @@ void PinMesh::drive() {
     }
   }
   rst_.write(false);
-  const uint64_t c = k - 1;
+  const uint64_t c = k;
   if (hook_ && !hook_(c)) {
     stop();
     return;

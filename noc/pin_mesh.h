@@ -3,12 +3,12 @@
 // node by a factory. Links, network interfaces, statistics, conservation checks and the watchdog
 // are noc::Network's, so a pin-level mesh of ScRouters reproduces the engine cycle for cycle.
 //
-// Clocking: one sc_clock of the NoC period, falling edge first. Rising edge 0 (at one period)
-// resets every router; cycle c is evaluated at rising edge c + 1. A driver process at each
-// falling edge collects what the routers sent at the previous rising edge, finishes that cycle,
-// calls the cycle hook (traffic), begins the next cycle in the network and writes the routers'
-// input pins. The clock runs every cycle: pin-level meshes are for co-simulation, the engine
-// (noc::MeshModule) is the fast path.
+// Clocking: one sc_clock of the NoC period, rising edge first at time 0, which resets every
+// router. Cycle c is evaluated at rising edge c + 1. A driver process at falling edge c (at c
+// periods plus half a period, when noc::MeshModule evaluates cycle c) collects what the routers sent
+// at the previous rising edge, finishes cycle c - 1, calls the cycle hook (traffic), begins cycle c
+// in the network and writes the routers' input pins. The clock runs every cycle: pin-level meshes
+// are for co-simulation, the engine (noc::MeshModule) is the fast path.
 #pragma once
 
 #include <functional>
@@ -44,7 +44,7 @@ class PinMesh : public sc_core::sc_module {
   const sc_core::sc_time& period() const { return period_; }
   /// First router error (for instance a flit into a full buffer), or empty.
   std::string router_error() const;
-  /// The NoC clock (falling edge first; rising edge c + 1 evaluates cycle c).
+  /// The NoC clock (rising edge first, at time 0; rising edge c + 1 evaluates cycle c).
   const sc_core::sc_clock& clock() const { return clk_; }
   /// What the router at `node` sent on `port` in the last evaluated cycle (for lock-step checks).
   uint64_t out_flit_word(int node, int port) const { return out_flit_[pin(node, port)].read(); }

@@ -19,10 +19,10 @@ MeshLockstep::MeshLockstep(sc_core::sc_module_name name, noc::PinMesh& a, std::s
 }
 
 void MeshLockstep::on_falling_edge() {
-  // Falling edge k >= 2 follows the rising edge that evaluated cycle k - 2 (noc/pin_mesh.h).
+  // Falling edge k >= 1 follows the rising edge that evaluated cycle k - 1 (noc/pin_mesh.h).
   const uint64_t k = falling_edges_++;
-  if (k < 2 || mismatch()) return;
-  const uint64_t cycle = k - 2;
+  if (k < 1 || mismatch()) return;
+  const uint64_t cycle = k - 1;
   ++cycles_;
   const noc::MeshGeometry& geo = a_.network().geometry();
   for (int node = 0; node < geo.width * geo.height; ++node) {

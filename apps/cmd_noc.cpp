@@ -28,7 +28,8 @@ RouterChoice router_choice(const po::variables_map& vm, const noc::NocConfig& no
   const noc::MeshGeometry geo{noc.width, noc.height};
   if (vm.count("vcd-node") && !vm.count("vcd")) throw UsageError("--vcd-node needs --vcd FILE");
   if (!vm.count("vcd")) return rc;
-  if (router != "rtl" && router != "mixed") throw UsageError("--vcd dumps an RTL router: use --router rtl or mixed");
+  if (rc.kind != "rtl" && rc.kind != "mixed") throw UsageError("--vcd dumps an RTL router: use --router rtl or mixed");
+  if (rc.rtl_name != "nmp") throw UsageError("--vcd: only the rtl:nmp router writes a VCD so far");
   if (!vm.count("vcd-node")) vcd_node = geo.id(noc.width / 2, noc.height / 2);
   if (vcd_node < 0 || vcd_node >= noc.nodes())
     throw UsageError("--vcd-node: node " + std::to_string(vcd_node) + " is outside the " + std::to_string(noc.nodes()) +
@@ -73,6 +74,8 @@ nlohmann::json result_json(const noc::TestbenchConfig& cfg, const noc::Testbench
         {"measured_cycles", cfg.measure_cycles},
         {"seed", cfg.traffic.seed},
         {"router", rc.kind},
+        {"router_kind", noc::router_kind_name(cfg.noc.router_kind)},
+        {"rtl_router", rc.rtl_name},
         {"rtl_nodes",
          [&] {
            nlohmann::json a = nlohmann::json::array();
@@ -105,7 +108,7 @@ nlohmann::json result_json(const noc::TestbenchConfig& cfg, const noc::Testbench
 
 int cmd_noc(const std::vector<std::string>& args) {
   noc::TestbenchConfig cfg;
-  std::string mesh = "8x8", traffic = "uniform", json_path, router = "engine", rtl_nodes, vcd_path;
+  std::string mesh = "8x8", traffic = "uniform", json_path, router = "engine", rtl_nodes, vcd_path, router_kind = "vc";
   int vcd_node = -1;
   long long flit_bytes = cfg.noc.flit_bytes, warmup = 10000, cycles = 100000, drain = 1000000, watchdog = 20000,
             seed = 1;
@@ -144,10 +147,13 @@ int cmd_noc(const std::vector<std::string>& args) {
     ("hotspot-fraction", po::value(&cfg.traffic.hotspot_fraction)->default_value(0.2, "0.2"),
      "hotspot traffic: share of packets sent to the hotspot node")
     ("seed", po::value(&seed)->default_value(seed), "random seed (same seed, same results)")
+    ("router-kind", po::value(&router_kind)->default_value(router_kind),
+     "router micro-architecture: vc (input-buffered, virtual channels, credits) | lookahead (no VCs, "
+     "look-ahead routing, single-cycle bypass, valid/stop handshakes; no engine model: sc by default)")
     ("router", po::value(&router)->default_value(router),
      "router implementation: engine (built-in C++ routers, fastest, skips idle cycles) | sc (pin-level "
-     "SystemC router modules) | rtl (Verilated SystemVerilog routers) | mixed (RTL at --rtl-nodes, SystemC "
-     "elsewhere). All four give identical results.")
+     "SystemC router modules) | rtl[:NAME] (Verilated SystemVerilog routers: nmp for vc, la for lookahead) | "
+     "mixed[:NAME] (RTL at --rtl-nodes, SystemC elsewhere). All give identical results for one router kind.")
     ("rtl-nodes", po::value(&rtl_nodes),
      "--router mixed: comma-separated node ids (id = y * width + x) that get the RTL router "
      "(default: a checkerboard, the nodes with x + y even)")
@@ -170,6 +176,15 @@ int cmd_noc(const std::vector<std::string>& args) {
   cfg.noc.watchdog_cycles = checked_count(watchdog, "watchdog-cycles", 1);
   cfg.traffic.seed = checked_count(seed, "seed", 0, std::numeric_limits<long long>::max());
   cfg.traffic.pattern = noc::parse_traffic_pattern(traffic);
+  // rtl:la implies the look-ahead kind; the look-ahead kind has no VCs and no engine model.
+  if (router.find(":la") != std::string::npos && vm["router-kind"].defaulted()) router_kind = "lookahead";
+  cfg.noc.router_kind = noc::parse_router_kind(router_kind, "--router-kind");
+  if (cfg.noc.router_kind == noc::RouterKind::kLookahead) {
+    if (vm["vcs"].defaulted()) cfg.noc.vcs = 1;
+    if (vm["router"].defaulted()) router = "sc";
+    if (router == "engine")
+      throw UsageError("--router engine: the look-ahead router has no engine model (use sc, its cycle model, or rtl)");
+  }
   cfg.validate();
 
   const RouterChoice rc = router_choice(vm, cfg.noc, router, rtl_nodes, vcd_node);
@@ -179,7 +194,7 @@ int cmd_noc(const std::vector<std::string>& args) {
   // The VCD grows while the simulation runs: write it beside the target and rename it when complete.
   const std::string vcd_tmp = vcd_path.empty() ? "" : vcd_path + ".partial";
   noc::TestbenchResult r;
-  if (router == "engine") {
+  if (rc.kind == "engine") {
     r = noc::run_testbench(cfg);
   } else {
     const noc::RouterFactory factory = router_factory(rc);
@@ -199,9 +214,10 @@ int cmd_noc(const std::vector<std::string>& args) {
   }
   const noc::NocStats& s = r.stats;
   if (!vm.count("quiet")) {
+    const std::string label = (cfg.noc.router_kind == noc::RouterKind::kLookahead ? "look-ahead " : "") + router;
     std::printf("nmpsim noc: %dx%d mesh, %s traffic, offered %.4f flits/node/cycle, %d-flit packets, %s routers\n",
                 cfg.noc.width, cfg.noc.height, traffic.c_str(), cfg.traffic.injection_rate, cfg.traffic.packet_flits,
-                router.c_str());
+                label.c_str());
     std::printf("  packet latency (cycles): avg %.2f  p50 %.0f  p99 %.0f  max %.0f  over %llu packets\n",
                 s.packet_latency_cycles.avg, s.packet_latency_cycles.p50, s.packet_latency_cycles.p99,
                 s.packet_latency_cycles.max, static_cast<unsigned long long>(s.packet_latency_cycles.count));

@@ -141,7 +141,7 @@ int cmd_run(const std::vector<std::string>& args) {
     ("no-cache", "solve placements again instead of reusing cached ones")
     ("jobs", po::value<int>(), "cycle fidelity: strategies simulated at once, each in its own process (default: the host's cores; results do not depend on it)")
     ("router", po::value(&router)->default_value(router),
-     "cycle fidelity: the mesh's routers: engine (built-in, fastest) | sc (pin-level SystemC modules) | rtl (Verilated SystemVerilog) | mixed (RTL at --rtl-nodes, SystemC elsewhere); every message is delivered in the same cycle with each")
+     "cycle fidelity: the mesh's routers: engine (built-in, fastest; a look-ahead mesh runs its SystemC model) | sc (pin-level SystemC modules) | rtl[:NAME] (Verilated SystemVerilog: nmp, or la for noc.router_kind lookahead) | mixed[:NAME] (RTL at --rtl-nodes, SystemC elsewhere); every message is delivered in the same cycle with each")
     ("rtl-nodes", po::value(&rtl_nodes), "--router mixed: comma-separated node ids with the RTL router (default: the nodes with x + y even)")
     ("message-log", "cycle fidelity: write every delivered message to OUT/messages-STRATEGY.csv")
     ("no-plots", "do not draw PNG plots")
@@ -197,7 +197,9 @@ int cmd_run(const std::vector<std::string>& args) {
   };
   OutputFiles::check_dir(out_dir, "--out");  // before anything runs: nowhere to write is an input error
   if (!vcd.empty()) OutputFiles::check_file(vcd, "--vcd");
-  if (router != "engine" && router != "sc" && router != "rtl" && router != "mixed")  // before any placement is solved
+  const std::string router_impl = router.substr(0, router.find(':'));
+  if (router_impl != "engine" && router_impl != "sc" && router_impl != "rtl" &&
+      router_impl != "mixed")  // before any placement is solved
     parse_router_choice(router, rtl_nodes, false, noc::NocConfig{});
   Experiment x;
   x.prepared = prepare_experiment(spec, opt);

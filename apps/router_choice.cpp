@@ -3,6 +3,8 @@
 #include <sstream>
 
 #include "apps/cli_common.h"
+#include "noc/valid_stop_adapter.h"
+#include "rtl_checks/la_router_rtl.h"
 #include "rtl_checks/rtl_router.h"
 
 namespace nmpsim::apps {
@@ -33,15 +35,50 @@ std::set<int> parse_node_list(const std::string& text, int nodes) {
 
 }  // namespace
 
-RouterChoice parse_router_choice(const std::string& kind, const std::string& rtl_nodes, bool rtl_nodes_given,
+const std::vector<RtlRouterInfo>& rtl_routers() {
+  static const std::vector<RtlRouterInfo> all = {
+      {"nmp", noc::RouterKind::kVirtualChannel,
+       "rtl_checks/rtl/nmp_router.sv, the VC router's twin (credit handshakes)"},
+      {"la", noc::RouterKind::kLookahead,
+       "rtl_checks/rtl/la_router.sv, the look-ahead router (valid/stop handshakes, behind noc::ValidStopAdapter)"},
+  };
+  return all;
+}
+
+std::string rtl_router_names() {
+  std::string s;
+  for (const RtlRouterInfo& r : rtl_routers()) s += (s.empty() ? "" : ", ") + std::string(r.name);
+  return s;
+}
+
+RouterChoice parse_router_choice(const std::string& router, const std::string& rtl_nodes, bool rtl_nodes_given,
                                  const noc::NocConfig& noc) {
   RouterChoice rc;
-  rc.kind = kind;
-  if (kind != "engine" && kind != "sc" && kind != "rtl" && kind != "mixed")
-    throw UsageError("--router: unknown implementation '" + kind + "' (expected engine, sc, rtl or mixed)");
-  if (rtl_nodes_given && kind != "mixed") throw UsageError("--rtl-nodes needs --router mixed");
+  const size_t colon = router.find(':');
+  rc.kind = router.substr(0, colon);
+  rc.router_kind = noc.router_kind;
+  if (rc.kind != "engine" && rc.kind != "sc" && rc.kind != "rtl" && rc.kind != "mixed")
+    throw UsageError("--router: unknown implementation '" + router +
+                     "' (expected engine, sc, rtl[:NAME] or mixed[:NAME])");
+  if (colon != std::string::npos) {
+    if (rc.kind != "rtl" && rc.kind != "mixed")
+      throw UsageError("--router: only rtl and mixed take an RTL router's name (got '" + router + "')");
+    rc.rtl_name = router.substr(colon + 1);
+    const RtlRouterInfo* info = nullptr;
+    for (const RtlRouterInfo& r : rtl_routers())
+      if (rc.rtl_name == r.name) info = &r;
+    if (!info)
+      throw UsageError("--router: no RTL router named '" + rc.rtl_name + "' (registered: " + rtl_router_names() + ")");
+    if (info->kind != noc.router_kind)
+      throw UsageError("--router " + router + ": that RTL is a " + noc::router_kind_name(info->kind) +
+                       " router but the mesh's router kind is " + noc::router_kind_name(noc.router_kind) +
+                       " (--router-kind, or noc.router_kind in the hardware)");
+  } else if (rc.kind == "rtl" || rc.kind == "mixed") {
+    rc.rtl_name = noc.router_kind == noc::RouterKind::kLookahead ? "la" : "nmp";
+  }
+  if (rtl_nodes_given && rc.kind != "mixed") throw UsageError("--rtl-nodes needs --router mixed");
   const noc::MeshGeometry geo{noc.width, noc.height};
-  if (kind == "mixed") {
+  if (rc.kind == "mixed") {
     if (rtl_nodes_given) {
       rc.rtl_nodes = parse_node_list(rtl_nodes, noc.nodes());
     } else {
@@ -49,13 +86,16 @@ RouterChoice parse_router_choice(const std::string& kind, const std::string& rtl
         if ((geo.x(n) + geo.y(n)) % 2 == 0) rc.rtl_nodes.insert(n);
     }
   }
-  if (kind == "rtl" || kind == "mixed") rtl::check_rtl_fits(noc);
+  if (rc.rtl_name == "nmp") rtl::check_rtl_fits(noc);
+  if (rc.rtl_name == "la") rtl::check_la_rtl_fits(noc.buffer_flits);
   return rc;
 }
 
 noc::RouterFactory router_factory(const RouterChoice& rc) {
-  if (rc.kind == "engine") return {};
-  if (rc.kind == "sc") return noc::sc_router_factory();
+  const bool la = rc.router_kind == noc::RouterKind::kLookahead;
+  if (rc.kind == "engine") return {};  // a look-ahead mesh then runs its cycle model (noc::MeshModule)
+  if (rc.kind == "sc") return la ? noc::la_model_factory() : noc::sc_router_factory();
+  if (la) return rtl::la_mixed_factory([rc](int n) { return rc.rtl_at(n); });
   return rtl::mixed_router_factory([rc](int n) { return rc.rtl_at(n); });
 }
 

@@ -4,6 +4,7 @@
 
 #include <set>
 #include <string>
+#include <vector>
 
 #include "noc/noc_config.h"
 #include "noc/pin_mesh.h"
@@ -11,13 +12,25 @@
 namespace nmpsim::apps {
 
 struct RouterChoice {
-  std::string kind = "engine";  // engine | sc | rtl | mixed
-  std::set<int> rtl_nodes;      // mixed: the RTL nodes
+  std::string kind = "engine";                                     // engine | sc | rtl | mixed
+  std::string rtl_name;                                            // rtl, mixed: the RTL router (rtl_routers())
+  noc::RouterKind router_kind = noc::RouterKind::kVirtualChannel;  // the mesh's micro-architecture
+  std::set<int> rtl_nodes;                                         // mixed: the RTL nodes
   bool rtl_at(int node) const { return kind == "rtl" || (kind == "mixed" && rtl_nodes.count(node)); }
   bool pin_level() const { return kind != "engine"; }
 };
 
-/// Parses --router KIND and --rtl-nodes LIST (empty: not given; mixed then takes the checkerboard of
+/// The registered RTL routers: `--router rtl:NAME`.
+struct RtlRouterInfo {
+  const char* name;
+  noc::RouterKind kind;  ///< the micro-architecture it implements (its model is the SystemC router)
+  const char* what;
+};
+const std::vector<RtlRouterInfo>& rtl_routers();
+/// "nmp (...), la (...)" for help texts and errors.
+std::string rtl_router_names();
+
+/// Parses --router KIND[:NAME] and --rtl-nodes LIST (empty: not given; mixed then takes the checkerboard of
 /// nodes with x + y even) for a mesh; throws UsageError naming the option; checks the RTL's capacities.
 RouterChoice parse_router_choice(const std::string& kind, const std::string& rtl_nodes, bool rtl_nodes_given,
                                  const noc::NocConfig& noc);

@@ -127,7 +127,8 @@ noc::NocConfig HardwareSpec::noc_config() const {
   noc::NocConfig c;
   c.width = topology.width;
   c.height = topology.height;
-  c.vcs = noc.vcs;
+  c.router_kind = noc::parse_router_kind(noc.router_kind, "noc.router_kind");
+  c.vcs = c.router_kind == noc::RouterKind::kLookahead ? 1 : noc.vcs;
   c.buffer_flits = noc.buffer_flits;
   c.router_delay_cycles = noc.router_delay_cycles;
   c.max_packet_flits = noc.max_packet_flits;
@@ -248,6 +249,7 @@ nlohmann::json to_json(const HardwareSpec& s) {
         {"queue_depth", m.queue_depth}}},
       {"noc",
        {{"clock_ghz", s.noc.clock_ghz},
+        {"router_kind", s.noc.router_kind},
         {"vcs", s.noc.vcs},
         {"buffer_flits", s.noc.buffer_flits},
         {"router_delay_cycles", s.noc.router_delay_cycles},
@@ -324,6 +326,9 @@ HardwareSpec hardware_from_json(const nlohmann::json& j, const std::string& wher
   if (root.has("noc")) {
     const JsonFields n = root.object("noc");
     s.noc.clock_ghz = n.number_in("clock_ghz", ranges::kClockGhz, s.noc.clock_ghz);
+    s.noc.router_kind = n.string("router_kind", s.noc.router_kind);
+    if (s.noc.router_kind != "vc" && s.noc.router_kind != "lookahead")
+      n.fail("router_kind", "unknown router kind '" + s.noc.router_kind + "' (expected vc or lookahead)");
     s.noc.vcs = static_cast<int>(n.integer("vcs", 1, 8, s.noc.vcs));
     s.noc.buffer_flits = static_cast<int>(n.integer("buffer_flits", 0, 1024, s.noc.buffer_flits));
     s.noc.router_delay_cycles = static_cast<int>(n.integer("router_delay_cycles", 1, 64, s.noc.router_delay_cycles));

@@ -36,6 +36,8 @@ inline constexpr int kMaxLinkDelayCycles = 4096;  ///< noc::NocConfig's limit
 
 struct NocParams {
   double clock_ghz = 1.0;
+  /// "vc" (the input-buffered VC router) or "lookahead" (no VCs: vcs is then taken as 1).
+  std::string router_kind = "vc";
   int vcs = 2;
   /// Flits per VC buffer; 0 = auto: enough to cover the credit round trip of the slowest-turning link
   /// (bandwidth-delay product), at least 8, so every link can run at its full bandwidth.

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "noc/valid_stop_adapter.h"
+
 namespace nmpsim::noc {
 
 using sc_core::sc_time;
@@ -13,9 +15,12 @@ MeshModule::MeshModule(sc_core::sc_module_name name, const NocConfig& cfg, const
   period_units_ = static_cast<uint64_t>(std::llround(period_s / res_s));
   if (period_units_ < 2) throw ConfigError("noc: clock period is shorter than two SystemC time-resolution steps");
   period_ = sc_core::sc_get_time_resolution() * static_cast<double>(period_units_);
-  if (pin_routers) {
+  // The look-ahead router has no engine fast path: its cycle model runs at pin level.
+  const RouterFactory routers =
+      pin_routers || cfg.router_kind != RouterKind::kLookahead ? pin_routers : la_model_factory();
+  if (routers) {
     // Falling edge c of the pin mesh's clock is at time_of_cycle(c): the same timing as tick().
-    pins_ = std::make_unique<PinMesh>("pins", cfg, pin_routers);
+    pins_ = std::make_unique<PinMesh>("pins", cfg, routers);
     return;
   }
   SC_METHOD(tick);

@@ -24,12 +24,22 @@ void require(bool ok, const std::string& msg) {
 }
 }  // namespace
 
+const char* router_kind_name(RouterKind k) { return k == RouterKind::kLookahead ? "lookahead" : "vc"; }
+
+RouterKind parse_router_kind(const std::string& name, const std::string& field) {
+  if (name == "vc") return RouterKind::kVirtualChannel;
+  if (name == "lookahead") return RouterKind::kLookahead;
+  throw ConfigError(field + ": unknown router kind '" + name + "' (expected vc or lookahead)");
+}
+
 void NocConfig::validate() const {
   require(width >= 1 && height >= 1,
           "noc: mesh must be at least 1x1 (got " + std::to_string(width) + "x" + std::to_string(height) + ")");
   require(width <= 256 && height <= 256, "noc: mesh dimensions must be at most 256 (got " + std::to_string(width) +
                                              "x" + std::to_string(height) + ")");
   require(vcs >= 1 && vcs <= 8, "noc: vcs must be in [1, 8] (got " + std::to_string(vcs) + ")");
+  require(router_kind != RouterKind::kLookahead || vcs == 1,
+          "noc: the look-ahead router has no virtual channels: vcs must be 1 (got " + std::to_string(vcs) + ")");
   require(buffer_flits >= 1 && buffer_flits <= 1024,
           "noc: buffer_flits must be in [1, 1024] (got " + std::to_string(buffer_flits) + ")");
   require(router_delay_cycles >= 1 && router_delay_cycles <= 64,

@@ -37,10 +37,19 @@ struct LinkSpec {
   double bandwidth_flits_per_cycle = 1.0;
 };
 
+/// Router micro-architecture: the input-buffered VC router (noc/router.h; engine, SystemC and
+/// RTL) or the look-ahead router (noc/la_router.h; no VCs, valid/stop handshakes behind
+/// noc::ValidStopAdapter; SystemC model and RTL, clocked every cycle: no engine fast path).
+enum class RouterKind { kVirtualChannel, kLookahead };
+const char* router_kind_name(RouterKind k);
+/// "vc" or "lookahead"; throws ConfigError naming `field` otherwise.
+RouterKind parse_router_kind(const std::string& name, const std::string& field);
+
 struct NocConfig {
   int width = 8;
   int height = 8;
-  int vcs = 2;                  ///< virtual channels per input port
+  RouterKind router_kind = RouterKind::kVirtualChannel;
+  int vcs = 2;                  ///< virtual channels per input port (1 for the look-ahead router)
   int buffer_flits = 8;         ///< flit slots per VC buffer
   int router_delay_cycles = 2;  ///< buffer write -> switch traversal, at zero load
   int link_delay_cycles = 1;    ///< default wire latency of every inter-router link

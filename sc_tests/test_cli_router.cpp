@@ -28,12 +28,32 @@ std::string one_layer_model() {
 /// Every delivered message as "src,dst,bytes,create_cycle,deliver_cycle", sorted. Ids and tags are
 /// left out: deliveries of one cycle are reported in a different order by the engine and by a pin
 /// mesh, so messages created in the same cycle may be numbered differently.
-std::vector<std::string> deliveries(const std::string& router, const std::string& model) {
-  const std::string out = ::testing::TempDir() + "nmpsim_router_" + router;
+std::vector<std::string> deliveries(const std::string& router, const std::string& model,
+                                    const std::string& router_kind = "vc") {
+  std::string name = router;
+  std::replace(name.begin(), name.end(), ':', '_');
+  const std::string out = ::testing::TempDir() + "nmpsim_router_" + router_kind + "_" + name;
   std::filesystem::remove_all(out);
-  const CliRun r =
-      run_nmpsim({"run", "--hw", "hdmoe-4x4-5t50g", "--model", model, "--steps", "1", "--batch", "8", "--strategy",
-                  "ep", "--router", router, "--message-log", "--out", out, "--no-plots", "--quiet"});
+  const CliRun r = run_nmpsim({"run",
+                               "--hw",
+                               "hdmoe-4x4-5t50g",
+                               "--set",
+                               "noc.router_kind=" + router_kind,
+                               "--model",
+                               model,
+                               "--steps",
+                               "1",
+                               "--batch",
+                               "8",
+                               "--strategy",
+                               "ep",
+                               "--router",
+                               router,
+                               "--message-log",
+                               "--out",
+                               out,
+                               "--no-plots",
+                               "--quiet"});
   EXPECT_EQ(r.code, 0) << router << ": " << r.out;
   std::ifstream in(out + "/messages-ep.csv");
   std::string line;
@@ -57,6 +77,59 @@ TEST(CliRunRouter, EveryMessageIsDeliveredInTheSameCycleOnEngineScAndRtlRouters)
     const std::vector<std::string> got = deliveries(router, model);
     ASSERT_EQ(got.size(), engine.size()) << router;
     for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], engine[i]) << router << " message " << i;
+  }
+}
+
+TEST(CliRunRouter, TheLookaheadRouterRunsTheWorkloadIdenticallyAsModelAndRtl) {
+  const std::string model = one_layer_model();
+  const std::vector<std::string> sc = deliveries("sc", model, "lookahead");
+  ASSERT_GT(sc.size(), 100u);
+  EXPECT_EQ(deliveries("engine", model, "lookahead"), sc);  // no engine model: the same SystemC model
+  EXPECT_EQ(deliveries("rtl:la", model, "lookahead"), sc);
+  EXPECT_NE(deliveries("engine", model, "vc"), sc);  // a different micro-architecture, different timing
+}
+
+TEST(CliNocLookahead, ModelAndRtlMeshesGiveTheSameResults) {
+  auto run = [](const std::string& router) {
+    const std::string path = ::testing::TempDir() + "nmpsim_noc_la.json";
+    const CliRun r =
+        run_nmpsim({"noc", "--mesh", "4x3", "--router-kind", "lookahead", "--router", router, "--cycles", "3000",
+                    "--warmup-cycles", "300", "--injection-rate", "0.35", "--quiet", "--json", path});
+    EXPECT_EQ(r.code, 0) << router << ": " << r.out;
+    return nlohmann::json::parse(read_all(path));
+  };
+  const nlohmann::json sc = run("sc");
+  ASSERT_GT(sc["measured_packets"].get<int>(), 500);
+  EXPECT_EQ(sc["config"]["router_kind"], "lookahead");
+  EXPECT_EQ(sc["config"]["vcs"], 1);
+  for (const std::string router : {"rtl:la", "mixed"}) {
+    const nlohmann::json j = run(router);
+    for (const char* key : {"avg_packet_latency_cycles", "max_packet_latency_cycles", "measured_packets",
+                            "ejected_flits", "link_utilisation"})
+      EXPECT_EQ(j[key], sc[key]) << router << " " << key;
+    EXPECT_TRUE(j["conservation_ok"].get<bool>());
+    EXPECT_EQ(j["config"]["rtl_router"], "la");
+  }
+}
+
+TEST(CliNocLookahead, RouterOptionsThatDoNotFitAreOneLineErrors) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--router-kind", "lookahead", "--router", "engine"}, "has no engine model"},
+      {{"--router", "rtl:foo"}, "no RTL router named 'foo' (registered: nmp, la)"},
+      {{"--router-kind", "vc", "--router", "rtl:la"},
+       "that RTL is a lookahead router but the mesh's router kind is vc"},
+      {{"--router-kind", "lookahead", "--vcs", "2"}, "the look-ahead router has no virtual channels"},
+      {{"--router-kind", "wormhole"}, "unknown router kind 'wormhole'"},
+      {{"--router", "rtl:la", "--vcd", "/tmp/x.vcd"}, "only the rtl:nmp router writes a VCD"},
+      {{"--router", "sc:la"}, "only rtl and mixed take an RTL router's name"},
+  };
+  for (const auto& [args, want] : cases) {
+    std::vector<std::string> argv = {"noc", "--mesh", "2x2", "--cycles", "10"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const CliRun r = run_nmpsim(argv);
+    EXPECT_EQ(r.code, 2) << want;
+    EXPECT_NE(r.out.find(want), std::string::npos) << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
   }
 }
 

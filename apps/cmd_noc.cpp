@@ -13,6 +13,7 @@
 #include "apps/output_files.h"
 #include "apps/router_choice.h"
 #include "noc/testbench.h"
+#include "rtl_checks/described_router.h"
 #include "rtl_checks/rtl_router.h"
 
 namespace po = boost::program_options;
@@ -178,6 +179,10 @@ int cmd_noc(const std::vector<std::string>& args) {
   cfg.traffic.pattern = noc::parse_traffic_pattern(traffic);
   // rtl:la implies the look-ahead kind; the look-ahead kind has no VCs and no engine model.
   if (router.find(":la") != std::string::npos && vm["router-kind"].defaulted()) router_kind = "lookahead";
+  // A valid/stop router of your own has no VCs either.
+  if (router.find(':') != std::string::npos && vm["vcs"].defaulted() &&
+      rtl::find_described_router(router.substr(router.find(':') + 1)))
+    cfg.noc.vcs = 1;
   cfg.noc.router_kind = noc::parse_router_kind(router_kind, "--router-kind");
   if (cfg.noc.router_kind == noc::RouterKind::kLookahead) {
     if (vm["vcs"].defaulted()) cfg.noc.vcs = 1;

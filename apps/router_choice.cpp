@@ -4,6 +4,7 @@
 
 #include "apps/cli_common.h"
 #include "noc/valid_stop_adapter.h"
+#include "rtl_checks/described_router.h"
 #include "rtl_checks/la_router_rtl.h"
 #include "rtl_checks/rtl_router.h"
 
@@ -36,12 +37,19 @@ std::set<int> parse_node_list(const std::string& text, int nodes) {
 }  // namespace
 
 const std::vector<RtlRouterInfo>& rtl_routers() {
-  static const std::vector<RtlRouterInfo> all = {
-      {"nmp", noc::RouterKind::kVirtualChannel,
-       "rtl_checks/rtl/nmp_router.sv, the VC router's twin (credit handshakes)"},
-      {"la", noc::RouterKind::kLookahead,
-       "rtl_checks/rtl/la_router.sv, the look-ahead router (valid/stop handshakes, behind noc::ValidStopAdapter)"},
-  };
+  static const std::vector<RtlRouterInfo> all = [] {
+    std::vector<RtlRouterInfo> v = {
+        {"nmp", noc::RouterKind::kVirtualChannel, false,
+         "rtl_checks/rtl/nmp_router.sv, the VC router's twin (credit handshakes)"},
+        {"la", noc::RouterKind::kLookahead, false,
+         "rtl_checks/rtl/la_router.sv, the look-ahead router (valid/stop handshakes, behind noc::ValidStopAdapter)"},
+    };
+    for (const rtl::DescribedRouter& r : rtl::described_routers())
+      if (r.description.name != "la")
+        v.push_back({r.description.name.c_str(), noc::RouterKind::kVirtualChannel, true,
+                     "a router of your own (rtl_checks/routers.cmake), valid/stop behind noc::ValidStopAdapter"});
+    return v;
+  }();
   return all;
 }
 
@@ -69,7 +77,9 @@ RouterChoice parse_router_choice(const std::string& router, const std::string& r
       if (rc.rtl_name == r.name) info = &r;
     if (!info)
       throw UsageError("--router: no RTL router named '" + rc.rtl_name + "' (registered: " + rtl_router_names() + ")");
-    if (info->kind != noc.router_kind)
+    if (info->own && noc.vcs != 1)
+      throw UsageError("--router " + router + ": a valid/stop router has no virtual channels: set --vcs 1 (noc.vcs)");
+    if (!info->own && info->kind != noc.router_kind)
       throw UsageError("--router " + router + ": that RTL is a " + noc::router_kind_name(info->kind) +
                        " router but the mesh's router kind is " + noc::router_kind_name(noc.router_kind) +
                        " (--router-kind, or noc.router_kind in the hardware)");
@@ -88,6 +98,14 @@ RouterChoice parse_router_choice(const std::string& router, const std::string& r
   }
   if (rc.rtl_name == "nmp") rtl::check_rtl_fits(noc);
   if (rc.rtl_name == "la") rtl::check_la_rtl_fits(noc.buffer_flits);
+  if (colon != std::string::npos && rc.rtl_name != "nmp" && rc.rtl_name != "la") {
+    const rtl::DescribedRouter* r = rtl::find_described_router(rc.rtl_name);
+    if (noc.buffer_flits > r->description.max_buffer_flits)
+      throw UsageError("--router " + router + ": the RTL holds at most " +
+                       std::to_string(r->description.max_buffer_flits) + " flits per input (buffer_flits is " +
+                       std::to_string(noc.buffer_flits) + ")");
+    rc.own_rtl = true;
+  }
   return rc;
 }
 
@@ -95,6 +113,9 @@ noc::RouterFactory router_factory(const RouterChoice& rc) {
   const bool la = rc.router_kind == noc::RouterKind::kLookahead;
   if (rc.kind == "engine") return {};  // a look-ahead mesh then runs its cycle model (noc::MeshModule)
   if (rc.kind == "sc") return la ? noc::la_model_factory() : noc::sc_router_factory();
+  if (rc.own_rtl)  // a router of your own; the SystemC model of the mesh's kind elsewhere
+    return rtl::described_factory(
+        rc.rtl_name, [rc](int n) { return rc.rtl_at(n); }, la ? noc::la_model_factory() : noc::sc_router_factory());
   if (la) return rtl::la_mixed_factory([rc](int n) { return rc.rtl_at(n); });
   return rtl::mixed_router_factory([rc](int n) { return rc.rtl_at(n); });
 }

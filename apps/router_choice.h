@@ -12,8 +12,9 @@
 namespace nmpsim::apps {
 
 struct RouterChoice {
-  std::string kind = "engine";                                     // engine | sc | rtl | mixed
-  std::string rtl_name;                                            // rtl, mixed: the RTL router (rtl_routers())
+  std::string kind = "engine";  // engine | sc | rtl | mixed
+  std::string rtl_name;         // rtl, mixed: the RTL router (rtl_routers())
+  bool own_rtl = false;         // rtl_name is a router of your own (rtl_checks/routers.cmake)
   noc::RouterKind router_kind = noc::RouterKind::kVirtualChannel;  // the mesh's micro-architecture
   std::set<int> rtl_nodes;                                         // mixed: the RTL nodes
   bool rtl_at(int node) const { return kind == "rtl" || (kind == "mixed" && rtl_nodes.count(node)); }
@@ -24,6 +25,7 @@ struct RouterChoice {
 struct RtlRouterInfo {
   const char* name;
   noc::RouterKind kind;  ///< the micro-architecture it implements (its model is the SystemC router)
+  bool own;              ///< a router of your own (nmpsim_add_router_rtl): no model, any kind, vcs 1
   const char* what;
 };
 const std::vector<RtlRouterInfo>& rtl_routers();

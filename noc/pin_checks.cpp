@@ -41,7 +41,7 @@ std::string PinChecker::sent(int node, int port, const Flit& f) {
   if (f.head()) {
     if (o.next_seq >= 0)
       return where(node) + " opened " + flit + " on " + port_name(port) + " VC " + std::to_string(f.vc) +
-             " while packet " + std::to_string(o.packet) + " is still open there";
+             " while packet " + std::to_string(o.packet) + " is still open there (wormhole order broken)";
     o.packet = f.packet;
   } else if (o.next_seq < 0 || o.packet != f.packet || f.seq != o.next_seq) {
     return where(node) + " sent " + flit + " on " + port_name(port) + " VC " + std::to_string(f.vc) +

@@ -9,15 +9,18 @@
 #include <memory>
 #include <string>
 
-#include "Vla_router_mutant.h"
 #include "mapping/rng.h"
 #include "noc/la_router.h"
 #include "noc/testbench.h"
 #include "noc/traffic.h"
 #include "noc/valid_stop_adapter.h"
-#include "rtl_checks/la_core_verilated.h"
+#include "rtl_checks/described_router.h"
 #include "rtl_checks/la_router_rtl.h"
 #include "rtl_checks/mesh_lockstep.h"
+
+namespace nmpsim::rtl {
+void register_rtl_la_mutant_rr();  // rtl_checks/mutants.cmake
+}  // namespace nmpsim::rtl
 
 namespace nmpsim::noc {
 namespace {
@@ -167,14 +170,15 @@ TEST(LaRouter, RtlMatchesItsModelInTheCorners) {
 }
 
 TEST(LaRouter, AOneLineMutantOfTheRtlIsCaught) {
-  // sc_tests/CMakeLists.txt builds la_router.sv with one line changed: the round-robin pointer stays
+  // rtl_checks/mutants.cmake builds la_router.sv with one line changed: the round-robin pointer stays
   // on the winner instead of moving past it.
   CoreCase c;
   c.load = 0.9;
   c.stop = 0.3;
   const MeshGeometry geo{c.width, c.height};
   LaRouterModel model(c.node, geo, c.depth);
-  rtl::VerilatedLaCore<Vla_router_mutant> mutant(c.node, geo, c.depth);
+  rtl::register_rtl_la_mutant_rr();
+  rtl::DescribedCore mutant(*rtl::find_described_router("la_mutant_rr"), c.node, geo, c.depth);
   const CoreReport r = lockstep(model, mutant, c);
   EXPECT_NE(r.mismatch, "");
   EXPECT_NE(r.mismatch.find("cycle "), std::string::npos) << r.mismatch;

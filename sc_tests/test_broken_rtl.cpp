@@ -1,0 +1,86 @@
+// The router-agnostic checks (docs/RTL.md) catch a deliberately broken RTL router: four one-line
+// mutants of la_router.sv, built the way a router of your own is (nmpsim_add_router_rtl and its
+// description file), each at the centre of a 3x3 mesh of look-ahead models. Each test is its own
+// ctest case (one SystemC simulation each).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "noc/testbench.h"
+#include "noc/traffic.h"
+#include "noc/valid_stop_adapter.h"
+#include "rtl_checks/described_router.h"
+
+namespace nmpsim::rtl {
+void register_rtl_la_broken_xy();
+void register_rtl_la_broken_drop();
+void register_rtl_la_broken_dup();
+void register_rtl_la_broken_stop();
+}  // namespace nmpsim::rtl
+
+namespace nmpsim::noc {
+namespace {
+
+/// A busy 3x3 mesh of look-ahead routers whose centre runs the broken RTL `name`.
+TestbenchResult run_broken(const std::string& name, TrafficPattern pattern = TrafficPattern::kUniform) {
+  static const bool registered = [] {
+    rtl::register_rtl_la_broken_xy();
+    rtl::register_rtl_la_broken_drop();
+    rtl::register_rtl_la_broken_dup();
+    rtl::register_rtl_la_broken_stop();
+    return true;
+  }();
+  (void)registered;
+  TestbenchConfig cfg;
+  cfg.noc.width = cfg.noc.height = 3;
+  cfg.noc.vcs = 1;
+  cfg.noc.buffer_flits = 4;
+  cfg.noc.watchdog_cycles = 500;
+  cfg.traffic.injection_rate = 0.45;
+  cfg.traffic.pattern = pattern;
+  cfg.traffic.hotspot_node = 5;  // east of the centre
+  cfg.traffic.hotspot_fraction = 0.8;
+  cfg.warmup_cycles = 0;
+  cfg.measure_cycles = 3000;
+  cfg.max_drain_cycles = 20000;  // the hotspot is far beyond saturation
+  return run_pin_testbench(cfg, rtl::described_factory(
+                                    name, [](int n) { return n == 4; }, la_model_factory()));
+}
+
+std::string everything(const TestbenchResult& r) { return r.conservation_error + " | " + r.stall_report; }
+
+TEST(BrokenRtl, AnXyViolationIsCaught) {
+  const TestbenchResult r = run_broken("la_broken_xy");
+  EXPECT_NE(r.conservation_error.find("router 4 (1,1) sent flit"), std::string::npos) << everything(r);
+  EXPECT_NE(r.conservation_error.find("on port S; XY routing takes E"), std::string::npos) << everything(r);
+}
+
+TEST(BrokenRtl, ADroppedFlitIsCaught) {
+  const TestbenchResult r = run_broken("la_broken_drop", TrafficPattern::kHotspot);
+  EXPECT_NE(r.conservation_error.find("router 4 (1,1) "), std::string::npos) << everything(r);
+  // The next flit of that packet, or the next packet's head, breaks the wormhole order at once.
+  EXPECT_NE(r.conservation_error.find("(wormhole order broken)"), std::string::npos) << everything(r);
+}
+
+TEST(BrokenRtl, ADuplicatedFlitIsCaught) {
+  const TestbenchResult r = run_broken("la_broken_dup");
+  EXPECT_NE(r.conservation_error.find("router 4 (1,1) sent flit"), std::string::npos) << everything(r);
+  EXPECT_NE(r.conservation_error.find("which it does not hold (duplicated or forged)"), std::string::npos)
+      << everything(r);
+}
+
+TEST(BrokenRtl, AHandshakeViolationIsCaught) {
+  const TestbenchResult r = run_broken("la_broken_stop", TrafficPattern::kHotspot);
+  EXPECT_NE(r.conservation_error.find("router 4 (1,1) sent flit"), std::string::npos) << everything(r);
+  EXPECT_NE(r.conservation_error.find("without a credit"), std::string::npos) << everything(r);
+}
+
+TEST(BrokenRtl, TheUnbrokenRouterPassesTheSameRun) {
+  const TestbenchResult r = run_broken("la", TrafficPattern::kHotspot);  // the harder of the two patterns
+  EXPECT_EQ(r.conservation_error, "");
+  EXPECT_TRUE(r.drained);
+  EXPECT_GT(r.ejected_flits, 1000u);
+}
+
+}  // namespace
+}  // namespace nmpsim::noc

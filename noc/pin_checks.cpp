@@ -20,31 +20,39 @@ void PinChecker::watch(int node) {
 
 std::string PinChecker::where(int node) const { return "router " + std::to_string(node) + " " + geo_.coord(node); }
 
-void PinChecker::received(int node, const Flit& f, uint64_t cycle) { nodes_[node].holding.emplace(key(f), cycle); }
+void PinChecker::received(int node, const Flit& f, uint64_t cycle) { nodes_[node].holding.push_back({key(f), cycle}); }
 
 std::string PinChecker::sent(int node, int port, const Flit& f) {
   Node& n = nodes_[node];
-  const std::string flit = "flit " + std::to_string(f.seq) + " of packet " + std::to_string(f.packet) + " (to " +
-                           geo_.coord(static_cast<int>(f.dst)) + ")";
-  if (n.holding.erase(key(f)) == 0)
-    return where(node) + " sent " + flit + ", which it does not hold (duplicated or forged)";
+  // The message is built only when a rule is broken (this runs for every flit a pin-level router sends).
+  auto flit = [&] {
+    return "flit " + std::to_string(f.seq) + " of packet " + std::to_string(f.packet) + " (to " +
+           geo_.coord(static_cast<int>(f.dst)) + ")";
+  };
+  const uint64_t k = key(f);
+  auto held = std::find_if(n.holding.begin(), n.holding.end(), [k](const Held& h) { return h.key == k; });
+  if (held == n.holding.end())
+    return where(node) + " sent " + flit() + ", which it does not hold (duplicated or forged)";
+  *held = n.holding.back();  // a router holds a few dozen flits at most: a vector beats a hash set
+  n.holding.pop_back();
   const int xy = geo_.route_xy(node, static_cast<int>(f.dst));
   if (port != xy)
-    return where(node) + " sent " + flit + " on port " + port_name(port) + "; XY routing takes " + port_name(xy);
-  if (f.vc >= vcs_) return where(node) + " sent " + flit + " on VC " + std::to_string(f.vc) + ", beyond the mesh's VCs";
+    return where(node) + " sent " + flit() + " on port " + port_name(port) + "; XY routing takes " + port_name(xy);
+  if (f.vc >= vcs_)
+    return where(node) + " sent " + flit() + " on VC " + std::to_string(f.vc) + ", beyond the mesh's VCs";
   Output& o = n.out[static_cast<size_t>(port) * vcs_ + f.vc];
   if (port != kLocal && o.credits <= 0)
-    return where(node) + " sent " + flit + " on " + port_name(port) + " VC " + std::to_string(f.vc) +
+    return where(node) + " sent " + flit() + " on " + port_name(port) + " VC " + std::to_string(f.vc) +
            " without a credit";
   if (port == kLocal) return "";  // the NI reassembles by packet: ejection may interleave packets
   --o.credits;
   if (f.head()) {
     if (o.next_seq >= 0)
-      return where(node) + " opened " + flit + " on " + port_name(port) + " VC " + std::to_string(f.vc) +
+      return where(node) + " opened " + flit() + " on " + port_name(port) + " VC " + std::to_string(f.vc) +
              " while packet " + std::to_string(o.packet) + " is still open there (wormhole order broken)";
     o.packet = f.packet;
   } else if (o.next_seq < 0 || o.packet != f.packet || f.seq != o.next_seq) {
-    return where(node) + " sent " + flit + " on " + port_name(port) + " VC " + std::to_string(f.vc) +
+    return where(node) + " sent " + flit() + " on " + port_name(port) + " VC " + std::to_string(f.vc) +
            " out of its packet's sequence (wormhole order broken)";
   }
   o.next_seq = f.tail() ? -1 : f.seq + 1;
@@ -62,15 +70,13 @@ std::string PinChecker::credit_returned(int node, int port, int vc) {
 }
 
 std::string PinChecker::held(int node, size_t most) const {
-  const Node& n = nodes_[node];
-  std::vector<std::pair<uint64_t, uint64_t>> v(n.holding.begin(), n.holding.end());
-  std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
-    return a.second < b.second || (a.second == b.second && a.first < b.first);
-  });
+  std::vector<Held> v = nodes_[node].holding;
+  std::sort(v.begin(), v.end(),
+            [](const Held& a, const Held& b) { return a.cycle < b.cycle || (a.cycle == b.cycle && a.key < b.key); });
   std::string s;
   for (size_t i = 0; i < v.size() && i < most; ++i)
-    s += std::string(i ? ", " : "") + "packet " + std::to_string(v[i].first >> 16) + " flit " +
-         std::to_string(v[i].first & 0xffff) + " since cycle " + std::to_string(v[i].second);
+    s += std::string(i ? ", " : "") + "packet " + std::to_string(v[i].key >> 16) + " flit " +
+         std::to_string(v[i].key & 0xffff) + " since cycle " + std::to_string(v[i].cycle);
   if (v.size() > most) s += ", ...";
   return s;
 }

@@ -13,7 +13,6 @@
 
 #include <cstdint>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "noc/flit.h"
@@ -42,10 +41,13 @@ class PinChecker {
     uint32_t packet = 0;
     int next_seq = -1;  // -1: no packet open on this output VC
   };
+  struct Held {
+    uint64_t key, cycle;  // (packet << 16 | seq), cycle received
+  };
   struct Node {
     bool watched = false;
-    std::unordered_map<uint64_t, uint64_t> holding;  // (packet << 16 | seq) -> cycle received
-    std::vector<Output> out;                         // [port][vc]
+    std::vector<Held> holding;
+    std::vector<Output> out;  // [port][vc]
   };
   static uint64_t key(const Flit& f) { return uint64_t{f.packet} << 16 | f.seq; }
   std::string where(int node) const;

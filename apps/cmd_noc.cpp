@@ -13,7 +13,6 @@
 #include "apps/output_files.h"
 #include "apps/router_choice.h"
 #include "noc/testbench.h"
-#include "rtl_checks/described_router.h"
 #include "rtl_checks/rtl_router.h"
 
 namespace po = boost::program_options;
@@ -177,19 +176,8 @@ int cmd_noc(const std::vector<std::string>& args) {
   cfg.noc.watchdog_cycles = checked_count(watchdog, "watchdog-cycles", 1);
   cfg.traffic.seed = checked_count(seed, "seed", 0, std::numeric_limits<long long>::max());
   cfg.traffic.pattern = noc::parse_traffic_pattern(traffic);
-  // rtl:la implies the look-ahead kind; the look-ahead kind has no VCs and no engine model.
-  if (router.find(":la") != std::string::npos && vm["router-kind"].defaulted()) router_kind = "lookahead";
-  // A valid/stop router of your own has no VCs either.
-  if (router.find(':') != std::string::npos && vm["vcs"].defaulted() &&
-      rtl::find_described_router(router.substr(router.find(':') + 1)))
-    cfg.noc.vcs = 1;
-  cfg.noc.router_kind = noc::parse_router_kind(router_kind, "--router-kind");
-  if (cfg.noc.router_kind == noc::RouterKind::kLookahead) {
-    if (vm["vcs"].defaulted()) cfg.noc.vcs = 1;
-    if (vm["router"].defaulted()) router = "sc";
-    if (router == "engine")
-      throw UsageError("--router engine: the look-ahead router has no engine model (use sc, its cycle model, or rtl)");
-  }
+  settle_noc_router(router_kind, !vm["router-kind"].defaulted(), !vm["vcs"].defaulted(), !vm["router"].defaulted(),
+                    router, cfg.noc);
   cfg.validate();
 
   const RouterChoice rc = router_choice(vm, cfg.noc, router, rtl_nodes, vcd_node);

@@ -121,6 +121,26 @@ void print_table(const Experiment& x, const std::string& out_dir, const std::str
 
 }  // namespace
 
+namespace {
+/// --router, --rtl-nodes and --message-log, once the experiment is prepared (they need cycle fidelity
+/// and the hardware's mesh).
+void set_router_options(const po::variables_map& vm, const PreparedExperiment& p, const std::string& router,
+                        const std::string& rtl_nodes, const std::string& out_dir, ExperimentOptions& opt) {
+  const bool cycle = p.spec.fidelity == mapping::Fidelity::kCycle && p.spec.accounting.name.empty();
+  if (!cycle && (router != "engine" || vm.count("rtl-nodes") || vm.count("message-log")))
+    throw UsageError(std::string(router != "engine"      ? "--router"
+                                 : vm.count("rtl-nodes") ? "--rtl-nodes"
+                                                         : "--message-log") +
+                     ": needs --fidelity cycle (the flow model has no routers and no messages)");
+  opt.pin_routers =
+      router_factory(parse_router_choice(router, rtl_nodes, vm.count("rtl-nodes") > 0, p.hardware.noc_config()));
+  if (vm.count("message-log")) {
+    std::filesystem::create_directories(out_dir);  // the logs are written as each strategy finishes
+    opt.message_log_dir = out_dir;
+  }
+}
+}  // namespace
+
 int cmd_run(const std::vector<std::string>& args) {
   mapping::Registry registry;
   methods::register_all(registry);
@@ -203,18 +223,7 @@ int cmd_run(const std::vector<std::string>& args) {
     parse_router_choice(router, rtl_nodes, false, noc::NocConfig{});
   Experiment x;
   x.prepared = prepare_experiment(spec, opt);
-  const bool cycle = x.prepared.spec.fidelity == mapping::Fidelity::kCycle && x.prepared.spec.accounting.name.empty();
-  if (!cycle && (router != "engine" || vm.count("rtl-nodes") || vm.count("message-log")))
-    throw UsageError(std::string(router != "engine"      ? "--router"
-                                 : vm.count("rtl-nodes") ? "--rtl-nodes"
-                                                         : "--message-log") +
-                     ": needs --fidelity cycle (the flow model has no routers and no messages)");
-  opt.pin_routers = router_factory(
-      parse_router_choice(router, rtl_nodes, vm.count("rtl-nodes") > 0, x.prepared.hardware.noc_config()));
-  if (vm.count("message-log")) {
-    std::filesystem::create_directories(out_dir);  // the logs are written as each strategy finishes
-    opt.message_log_dir = out_dir;
-  }
+  set_router_options(vm, x.prepared, router, rtl_nodes, out_dir, opt);
   layers = x.prepared.model.layers();
   steps = x.prepared.cfg.steps;
   x.reports = run_prepared(x.prepared, opt);

@@ -109,6 +109,20 @@ RouterChoice parse_router_choice(const std::string& router, const std::string& r
   return rc;
 }
 
+void settle_noc_router(const std::string& router_kind, bool kind_given, bool vcs_given, bool router_given,
+                       std::string& router, noc::NocConfig& noc) {
+  const size_t colon = router.find(':');
+  const std::string rtl_name = colon == std::string::npos ? "" : router.substr(colon + 1);
+  noc.router_kind =
+      noc::parse_router_kind(rtl_name == "la" && !kind_given ? "lookahead" : router_kind, "--router-kind");
+  const bool own = !rtl_name.empty() && rtl_name != "nmp" && rtl_name != "la" && rtl::find_described_router(rtl_name);
+  if (!vcs_given && (own || noc.router_kind == noc::RouterKind::kLookahead)) noc.vcs = 1;
+  if (noc.router_kind != noc::RouterKind::kLookahead) return;
+  if (!router_given) router = "sc";
+  if (router == "engine")
+    throw UsageError("--router engine: the look-ahead router has no engine model (use sc, its cycle model, or rtl)");
+}
+
 noc::RouterFactory router_factory(const RouterChoice& rc) {
   const bool la = rc.router_kind == noc::RouterKind::kLookahead;
   if (rc.kind == "engine") return {};  // a look-ahead mesh then runs its cycle model (noc::MeshModule)

@@ -36,6 +36,11 @@ std::string rtl_router_names();
 /// nodes with x + y even) for a mesh; throws UsageError naming the option; checks the RTL's capacities.
 RouterChoice parse_router_choice(const std::string& kind, const std::string& rtl_nodes, bool rtl_nodes_given,
                                  const noc::NocConfig& noc);
+/// nmpsim noc: the router kind and VC count --router implies. rtl:la is a look-ahead router; it and a
+/// valid/stop RTL of your own have no VCs (vcs becomes 1 unless given); the look-ahead kind has no
+/// engine model, so --router defaults to sc and engine is refused. Sets noc.router_kind and noc.vcs.
+void settle_noc_router(const std::string& router_kind, bool kind_given, bool vcs_given, bool router_given,
+                       std::string& router, noc::NocConfig& noc);
 /// The routers' factory: empty for the engine.
 noc::RouterFactory router_factory(const RouterChoice& rc);
 

@@ -291,6 +291,9 @@ hw::SystemOptions system_options(const ExperimentOptions& opt) {
 void check_conservation(hw::System& sys) {
   const std::string err = sys.mesh().network().check_conservation();
   if (!err.empty()) throw std::runtime_error("NoC conservation violated: " + err);
+  // Pin-level routers report what only they can see (e.g. a flit into a full buffer).
+  if (noc::PinMesh* pins = sys.mesh().pin_mesh(); pins && !pins->router_error().empty())
+    throw std::runtime_error("NoC router error: " + pins->router_error());
 }
 
 /// Every strategy in its own worker process with its own System (apps/workers.h).

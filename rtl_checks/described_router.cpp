@@ -46,6 +46,10 @@ RouterDescription RouterDescription::parse(const std::string& name, const std::s
   } catch (const nlohmann::json::exception& e) {
     bad(name, "(file)", std::string("not JSON: ") + e.what());
   }
+  if (!j.is_object()) bad(name, "(file)", "not a JSON object");
+  for (const char* key : {"protocol", "max_buffer_flits"})
+    if (j.contains(key) && (key[0] == 'p' ? !j[key].is_string() : !j[key].is_number_integer()))
+      bad(name, key, key[0] == 'p' ? "must be a string" : "must be an integer");
   RouterDescription d;
   d.name = name;
   d.protocol = j.value("protocol", "");

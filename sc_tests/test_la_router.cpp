@@ -196,6 +196,34 @@ TEST(LaRouter, ConfigurationsBeyondTheRouterAreRefused) {
   EXPECT_THROW(la_model_factory()("r", RouterParams::of(cfg, 0)), ConfigError);  // no virtual channels
 }
 
+TEST(LaRouter, ADescriptionThatDoesNotFitIsAOneLineErrorNamingTheField) {
+  const std::string flit = R"("flit": {"head": 0, "tail": 1, "dst_x": [2, 8], "dst_y": [10, 8], "payload": [21, 43]})";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"[1, 2]", "(file): not a JSON object"},
+      {"{\"protocol\": \"valid_ready\", " + flit + "}", "protocol: 'valid_ready' is not supported yet"},
+      {"{\"protocol\": 3, " + flit + "}", "protocol: must be a string"},
+      {R"({"protocol": "valid_stop", "max_buffer_flits": 4})", "flit: missing"},
+      {R"({"protocol": "valid_stop", "max_buffer_flits": 4, "flit": {"head": 0, "tail": 1, "dst_x": [2, 8],
+          "dst_y": [10, 8], "payload": [21, 20]}})",
+       "flit.payload: needs at least 42 bits"},
+      {R"({"protocol": "valid_stop", "max_buffer_flits": 4, "flit": {"head": 0, "tail": 1, "dst_x": [60, 8],
+          "dst_y": [10, 8], "payload": [21, 43]}})",
+       "flit.dst_x: must lie within the 64-bit flit word"},
+      {"{\"protocol\": \"valid_stop\", " + flit + "}", "max_buffer_flits: must be in 1..1024"},
+  };
+  for (const auto& [json, want] : cases) {
+    try {
+      rtl::RouterDescription::parse("mine", json);
+      ADD_FAILURE() << "accepted: " << json;
+    } catch (const ConfigError& e) {
+      const std::string msg = e.what();
+      EXPECT_EQ(msg.rfind("router description 'mine': ", 0), 0u) << msg;
+      EXPECT_NE(msg.find(want), std::string::npos) << msg;
+      EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+    }
+  }
+}
+
 /// Meshes of adapted look-ahead routers: the cycle model everywhere against the RTL everywhere.
 TestbenchConfig la_mesh(int w, int h, double rate, TrafficPattern pattern) {
   TestbenchConfig cfg;

@@ -18,20 +18,12 @@ void LaRouterModel::reset() {
   rr_.fill(0);
 }
 
-int la_xy(int x, int y, int dx, int dy) {
-  if (dx > x) return kEast;
-  if (dx < x) return kWest;
-  if (dy > y) return kSouth;
-  if (dy < y) return kNorth;
-  return kLocal;
-}
-
 int LaRouterModel::next_port(int o, uint64_t f) const {
   if (o == kLocal) return 0;
   // The next router's coordinates, in the RTL's 8-bit arithmetic.
   const int x = geo_.x(node_), y = geo_.y(node_);
   const int nx = (x + step_dx(o)) & 0xff, ny = (y + step_dy(o)) & 0xff;
-  return la_xy(nx, ny, LaFlit::x(f), LaFlit::y(f));
+  return xy_port(nx, ny, LaFlit::x(f), LaFlit::y(f));
 }
 
 void LaRouterModel::edge(LaPins& pins) {

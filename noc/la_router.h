@@ -60,9 +60,6 @@ class LaCore {
   virtual void edge(LaPins& pins) = 0;
 };
 
-/// XY route at the router (x, y) for destination (dx, dy): X first, then Y, then Local.
-int la_xy(int x, int y, int dx, int dy);
-
 /// The cycle model.
 class LaRouterModel : public LaCore {
  public:

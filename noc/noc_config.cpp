@@ -84,15 +84,15 @@ int MeshGeometry::neighbour(int node, int dir) const {
   }
 }
 
-int MeshGeometry::route_xy(int node, int dst) const {
-  const int dx = x(dst) - x(node);
-  if (dx > 0) return kEast;
-  if (dx < 0) return kWest;
-  const int dy = y(dst) - y(node);
-  if (dy > 0) return kSouth;
-  if (dy < 0) return kNorth;
+int xy_port(int x, int y, int dx, int dy) {
+  if (dx > x) return kEast;
+  if (dx < x) return kWest;
+  if (dy > y) return kSouth;
+  if (dy < y) return kNorth;
   return kLocal;
 }
+
+int MeshGeometry::route_xy(int node, int dst) const { return xy_port(x(node), y(node), x(dst), y(dst)); }
 
 int MeshGeometry::hops(int src, int dst) const { return std::abs(x(src) - x(dst)) + std::abs(y(src) - y(dst)); }
 

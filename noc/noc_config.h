@@ -76,6 +76,10 @@ struct NocConfig {
   void validate() const;
 };
 
+/// XY dimension-order route at the router (x, y) towards (dx, dy): first along X, then along Y,
+/// then Local (x grows East, y grows South).
+int xy_port(int x, int y, int dx, int dy);
+
 /// Coordinates and neighbourhood of a W x H mesh.
 struct MeshGeometry {
   int width = 0;

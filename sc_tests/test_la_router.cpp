@@ -74,7 +74,7 @@ CoreReport lockstep(LaCore& a, LaCore& b, const CoreCase& c) {
         head = true;
       }
       const bool tail = --src[p].left == 0;
-      const int la = la_xy(x, y, src[p].dx, src[p].dy);
+      const int la = xy_port(x, y, src[p].dx, src[p].dy);
       pa.in_valid[p] = true;
       pa.in_flit[p] = LaFlit::make(head, tail, src[p].dx, src[p].dy, la, next_payload);
       expect_port[next_payload++] = la;
@@ -107,7 +107,7 @@ CoreReport lockstep(LaCore& a, LaCore& b, const CoreCase& c) {
       if (it != expect_port.end()) expect_port.erase(it);
       if (bad.empty() && o != kLocal) {
         const int nx = (x + (o == kEast) - (o == kWest)) & 0xff, ny = (y + (o == kSouth) - (o == kNorth)) & 0xff;
-        if (LaFlit::la_port(f) != la_xy(nx, ny, LaFlit::x(f), LaFlit::y(f))) bad = "a wrong look-ahead port";
+        if (LaFlit::la_port(f) != xy_port(nx, ny, LaFlit::x(f), LaFlit::y(f))) bad = "a wrong look-ahead port";
       }
       if (!bad.empty() && rep.broken.empty())
         rep.broken = "cycle " + std::to_string(cyc) + " port " + port_name(o) + ": " + bad;

@@ -53,6 +53,12 @@ const std::vector<RtlRouterInfo>& rtl_routers() {
   return all;
 }
 
+const RtlRouterInfo* find_rtl_router(const std::string& name) {
+  for (const RtlRouterInfo& r : rtl_routers())
+    if (name == r.name) return &r;
+  return nullptr;
+}
+
 std::string rtl_router_names() {
   std::string s;
   for (const RtlRouterInfo& r : rtl_routers()) s += (s.empty() ? "" : ", ") + std::string(r.name);
@@ -72,9 +78,7 @@ RouterChoice parse_router_choice(const std::string& router, const std::string& r
     if (rc.kind != "rtl" && rc.kind != "mixed")
       throw UsageError("--router: only rtl and mixed take an RTL router's name (got '" + router + "')");
     rc.rtl_name = router.substr(colon + 1);
-    const RtlRouterInfo* info = nullptr;
-    for (const RtlRouterInfo& r : rtl_routers())
-      if (rc.rtl_name == r.name) info = &r;
+    const RtlRouterInfo* info = find_rtl_router(rc.rtl_name);
     if (!info)
       throw UsageError("--router: no RTL router named '" + rc.rtl_name + "' (registered: " + rtl_router_names() + ")");
     if (info->own && noc.vcs != 1)
@@ -83,6 +87,7 @@ RouterChoice parse_router_choice(const std::string& router, const std::string& r
       throw UsageError("--router " + router + ": that RTL is a " + noc::router_kind_name(info->kind) +
                        " router but the mesh's router kind is " + noc::router_kind_name(noc.router_kind) +
                        " (--router-kind, or noc.router_kind in the hardware)");
+    rc.own_rtl = info->own;
   } else if (rc.kind == "rtl" || rc.kind == "mixed") {
     rc.rtl_name = noc.router_kind == noc::RouterKind::kLookahead ? "la" : "nmp";
   }
@@ -96,16 +101,10 @@ RouterChoice parse_router_choice(const std::string& router, const std::string& r
         if ((geo.x(n) + geo.y(n)) % 2 == 0) rc.rtl_nodes.insert(n);
     }
   }
-  if (rc.rtl_name == "nmp") rtl::check_rtl_fits(noc);
-  if (rc.rtl_name == "la") rtl::check_la_rtl_fits(noc.buffer_flits);
-  if (colon != std::string::npos && rc.rtl_name != "nmp" && rc.rtl_name != "la") {
-    const rtl::DescribedRouter* r = rtl::find_described_router(rc.rtl_name);
-    if (noc.buffer_flits > r->description.max_buffer_flits)
-      throw UsageError("--router " + router + ": the RTL holds at most " +
-                       std::to_string(r->description.max_buffer_flits) + " flits per input (buffer_flits is " +
-                       std::to_string(noc.buffer_flits) + ")");
-    rc.own_rtl = true;
-  }
+  if (rc.rtl_name == "nmp")
+    rtl::check_rtl_fits(noc);
+  else if (!rc.rtl_name.empty())
+    rtl::check_fits(*rtl::find_described_router(rc.rtl_name), noc.buffer_flits);
   return rc;
 }
 
@@ -115,7 +114,8 @@ void settle_noc_router(const std::string& router_kind, bool kind_given, bool vcs
   const std::string rtl_name = colon == std::string::npos ? "" : router.substr(colon + 1);
   noc.router_kind =
       noc::parse_router_kind(rtl_name == "la" && !kind_given ? "lookahead" : router_kind, "--router-kind");
-  const bool own = !rtl_name.empty() && rtl_name != "nmp" && rtl_name != "la" && rtl::find_described_router(rtl_name);
+  const RtlRouterInfo* info = rtl_name.empty() ? nullptr : find_rtl_router(rtl_name);
+  const bool own = info && info->own;
   if (!vcs_given && (own || noc.router_kind == noc::RouterKind::kLookahead)) noc.vcs = 1;
   if (noc.router_kind != noc::RouterKind::kLookahead) return;
   if (!router_given) router = "sc";

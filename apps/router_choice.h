@@ -29,6 +29,8 @@ struct RtlRouterInfo {
   const char* what;
 };
 const std::vector<RtlRouterInfo>& rtl_routers();
+/// The registered RTL router `name`, or nullptr.
+const RtlRouterInfo* find_rtl_router(const std::string& name);
 /// "nmp (...), la (...)" for help texts and errors.
 std::string rtl_router_names();
 

@@ -88,11 +88,17 @@ const DescribedRouter* find_described_router(const std::string& name) {
   return nullptr;
 }
 
+void check_fits(const DescribedRouter& r, int buffer_flits) {
+  const RouterDescription& d = r.description;
+  if (buffer_flits < 1 || buffer_flits > d.max_buffer_flits)
+    throw noc::ConfigError("noc: the RTL router '" + d.name + "' holds 1.." + std::to_string(d.max_buffer_flits) +
+                           " flits per input, not " + std::to_string(buffer_flits) +
+                           " (noc.buffer_flits; max_buffer_flits in its description)");
+}
+
 DescribedCore::DescribedCore(const DescribedRouter& r, int node, const noc::MeshGeometry& geo, int buffer_flits)
     : d_(r.description), node_(node), geo_(geo) {
-  if (buffer_flits < 1 || buffer_flits > d_.max_buffer_flits)
-    throw noc::ConfigError("noc: the RTL router '" + d_.name + "' holds 1.." + std::to_string(d_.max_buffer_flits) +
-                           " flits per input, not " + std::to_string(buffer_flits) + " (noc.buffer_flits)");
+  check_fits(r, buffer_flits);
   io_ = r.make(StrapValues{geo.x(node), geo.y(node), geo.width, geo.height, buffer_flits});
   DescribedCore::reset();
 }

@@ -60,6 +60,8 @@ struct DescribedRouter {
 const std::vector<DescribedRouter>& described_routers();
 /// The one named `name`, or nullptr.
 const DescribedRouter* find_described_router(const std::string& name);
+/// Throws noc::ConfigError (one line) when `buffer_flits` per input exceed what router `r` holds.
+void check_fits(const DescribedRouter& r, int buffer_flits);
 /// Called by the generated registry (one call per nmpsim_add_router_rtl).
 void register_described_router(const std::string& name, const std::string& json, PinIoMaker make);
 

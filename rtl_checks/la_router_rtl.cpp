@@ -18,16 +18,10 @@ const DescribedRouter& la() {
 
 int la_rtl_max_depth() { return la().description.max_buffer_flits; }
 
-void check_la_rtl_fits(int depth) {
-  if (depth < 1 || depth > la_rtl_max_depth())
-    throw noc::ConfigError("noc: the look-ahead RTL router holds 1.." + std::to_string(la_rtl_max_depth()) +
-                           " flits per input, not " + std::to_string(depth) +
-                           " (noc.buffer_flits; max_buffer_flits in rtl_checks/rtl/la_router.json)");
-}
+void check_la_rtl_fits(int depth) { check_fits(la(), depth); }
 
 std::unique_ptr<noc::LaCore> make_la_rtl(int node, const noc::MeshGeometry& geo, int depth) {
-  check_la_rtl_fits(depth);
-  return std::make_unique<DescribedCore>(la(), node, geo, depth);
+  return std::make_unique<DescribedCore>(la(), node, geo, depth);  // checks the depth
 }
 
 noc::RouterFactory la_mixed_factory(std::function<bool(int node)> rtl_at) {

@@ -117,11 +117,19 @@ std::vector<double> mean_unit_times(const NodeBalanceProblem& pb) {
   return w;
 }
 
+/// A placement the answer may come from, evaluated under the model once.
+struct Candidate {
+  std::string name;
+  std::vector<double> P;
+  NodeBalanceEval eval;
+};
+using Candidates = std::vector<Candidate>;
+
 /// The pairs the MILP gets columns for. Small instances: all. Large ones: the supports of the start
 /// points, each support node's neighbours (c - 1, c + 1: where the wrap-around rule splits), and the
 /// kExtraNodes nodes least loaded in their worst batch under `best`.
-std::vector<char> allowed_pairs(const NodeBalanceProblem& pb, int scenarios,
-                                const std::vector<std::vector<double>>& starts, const std::vector<double>& best) {
+std::vector<char> allowed_pairs(const NodeBalanceProblem& pb, int scenarios, const Candidates& starts,
+                                const std::vector<double>& best) {
   const int E = pb.experts, D = pb.nodes, G = static_cast<int>(pb.groups.experts.size());
   std::vector<char> allowed(static_cast<size_t>(E) * D, 1);
   if (2 * E * D + G * D + scenarios * (D + 1) + 1 <= kMaxFullColumns) return allowed;
@@ -138,9 +146,9 @@ std::vector<char> allowed_pairs(const NodeBalanceProblem& pb, int scenarios,
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return worst[a] < worst[b]; });
   for (int i = 0; i < E; ++i) {
     for (int e = 0; e < std::min(kExtraNodes, D); ++e) allowed[static_cast<size_t>(i) * D + order[e]] = 1;
-    for (const auto& P : starts)
+    for (const Candidate& s : starts)
       for (int c = 0; c < D; ++c)
-        if (P[static_cast<size_t>(i) * D + c] > 0)
+        if (s.P[static_cast<size_t>(i) * D + c] > 0)
           for (int d : {c - 1, c, c + 1}) allowed[static_cast<size_t>(i) * D + (d + D) % D] = 1;
   }
   return allowed;
@@ -200,17 +208,11 @@ void branch_and_bound(CbcModel& model, const std::vector<double>& x0, double x0_
   model.branchAndBound();
 }
 
-using Candidates = std::vector<std::pair<std::string, std::vector<double>>>;
-
 /// Index of the candidate with the lowest objective under the model (the first among equals).
-size_t best_of(const NodeBalanceProblem& pb, const Candidates& cands) {
+size_t best_of(const Candidates& cands) {
   size_t best = 0;
-  double best_obj = evaluate(pb, cands[0].second).objective;
   for (size_t j = 1; j < cands.size(); ++j)
-    if (const double o = evaluate(pb, cands[j].second).objective; o < best_obj - 1e-15) {
-      best = j;
-      best_obj = o;
-    }
+    if (cands[j].eval.objective < cands[best].eval.objective - 1e-15) best = j;
   return best;
 }
 
@@ -298,15 +300,18 @@ NodeBalanceResult solve_node_balance(const NodeBalanceProblem& pb, const std::ve
   NodeBalanceResult res;
   // Workload cap of Eq. 9, relaxed if the EP warm start exceeds it (so EP stays feasible).
   res.workload_cap = std::max(pb.workload_cap(), max_load(pb, warm));
-  res.warm_objective = evaluate(pb, warm).objective;
+  Candidates cands;
+  auto add = [&](const char* name, std::vector<double> P) {
+    const NodeBalanceEval ev = evaluate(pb, P);
+    cands.push_back(Candidate{name, std::move(P), ev});
+  };
   // Start points: EP and the wrap-around split (if within the limits).
-  Candidates cands{{"ep", warm}};
+  add("ep", warm);
+  res.warm_objective = cands[0].eval.objective;
   if (std::vector<double> wrap = wrap_around_split(pb); within_limits(pb, wrap, res.workload_cap))
-    cands.emplace_back("wrap", std::move(wrap));
-  std::vector<std::vector<double>> start_shares;
-  for (const auto& s : cands) start_shares.push_back(s.second);
+    add("wrap", std::move(wrap));
   const milp::Columns k(pb, static_cast<int>(sc.size()),
-                        allowed_pairs(pb, static_cast<int>(sc.size()), start_shares, cands[best_of(pb, cands)].second));
+                        allowed_pairs(pb, static_cast<int>(sc.size()), cands, cands[best_of(cands)].P));
   OsiClpSolverInterface si;
   res.constraints = milp::load(pb, k, sc, res.workload_cap, si);
   res.variables = k.ncols;
@@ -318,9 +323,9 @@ NodeBalanceResult solve_node_balance(const NodeBalanceProblem& pb, const std::ve
   // once its numerical dust is removed.
   if (std::vector<double> P = lp.empty() ? std::vector<double>{} : milp::shares(k, lp.data());
       !P.empty() && within_limits(pb, P, res.workload_cap))
-    cands.emplace_back("lp", std::move(P));
+    add("lp", std::move(P));
   double x0_obj = 0;
-  const std::vector<double> x0 = milp::point(pb, k, sc, cands[best_of(pb, cands)].second, x0_obj);
+  const std::vector<double> x0 = milp::point(pb, k, sc, cands[best_of(cands)].P, x0_obj);
   CbcModel model(si);
   // CBC checks its clock between nodes; after its search ends it re-solves at its incumbent and runs
   // its heuristics once more, which took up to two LP solves (0.1-0.3 s here). It is given what is
@@ -329,12 +334,12 @@ NodeBalanceResult solve_node_balance(const NodeBalanceProblem& pb, const std::ve
   const double left_s = kCbcShare * (time_limit_s - elapsed_s(t0)) - kTailLps * lp_s;
   res.used_cbc = left_s > 0;
   if (res.used_cbc) branch_and_bound(model, x0, x0_obj, left_s);
-  if (res.used_cbc && model.bestSolution()) cands.emplace_back("cbc", milp::shares(k, model.bestSolution()));
+  if (res.used_cbc && model.bestSolution()) add("cbc", milp::shares(k, model.bestSolution()));
   // The best candidate under the model wins (EP first: ties keep it).
-  const size_t b = best_of(pb, cands);
-  res.P = cands[b].second;
-  res.eval = evaluate(pb, res.P);
-  res.start = cands[b].first;
+  const Candidate& best = cands[best_of(cands)];
+  res.P = best.P;
+  res.eval = best.eval;
+  res.start = best.name;
   // Lower bound: the closed-form relaxation; on the full model also the LP's and CBC's (at least as
   // tight; they include the tie-breaker, at most kTieBreak of the main objective, hence the division).
   double bound = averaging_bound(pb);

@@ -10,10 +10,10 @@
 
 #include "apps/cli_common.h"
 #include "apps/commands.h"
+#include "apps/noc_curve.h"
 #include "apps/output_files.h"
 #include "apps/router_choice.h"
 #include "noc/testbench.h"
-#include "rtl_checks/rtl_router.h"
 
 namespace po = boost::program_options;
 
@@ -29,7 +29,6 @@ RouterChoice router_choice(const po::variables_map& vm, const noc::NocConfig& no
   if (vm.count("vcd-node") && !vm.count("vcd")) throw UsageError("--vcd-node needs --vcd FILE");
   if (!vm.count("vcd")) return rc;
   if (rc.kind != "rtl" && rc.kind != "mixed") throw UsageError("--vcd dumps an RTL router: use --router rtl or mixed");
-  if (rc.rtl_name != "nmp") throw UsageError("--vcd: only the rtl:nmp router writes a VCD so far");
   if (!vm.count("vcd-node")) vcd_node = geo.id(noc.width / 2, noc.height / 2);
   if (vcd_node < 0 || vcd_node >= noc.nodes())
     throw UsageError("--vcd-node: node " + std::to_string(vcd_node) + " is outside the " + std::to_string(noc.nodes()) +
@@ -108,7 +107,8 @@ nlohmann::json result_json(const noc::TestbenchConfig& cfg, const noc::Testbench
 
 int cmd_noc(const std::vector<std::string>& args) {
   noc::TestbenchConfig cfg;
-  std::string mesh = "8x8", traffic = "uniform", json_path, router = "engine", rtl_nodes, vcd_path, router_kind = "vc";
+  std::string mesh = "8x8", traffic = "uniform", json_path, router = "engine", rtl_nodes, vcd_path, router_kind = "vc",
+              curve, plot_path;
   int vcd_node = -1;
   long long flit_bytes = cfg.noc.flit_bytes, warmup = 10000, cycles = 100000, drain = 1000000, watchdog = 20000,
             seed = 1;
@@ -152,14 +152,20 @@ int cmd_noc(const std::vector<std::string>& args) {
      "look-ahead routing, single-cycle bypass, valid/stop handshakes; no engine model: sc by default)")
     ("router", po::value(&router)->default_value(router),
      "router implementation: engine (built-in C++ routers, fastest, skips idle cycles) | sc (pin-level "
-     "SystemC router modules) | rtl[:NAME] (Verilated SystemVerilog routers: nmp for vc, la for lookahead) | "
-     "mixed[:NAME] (RTL at --rtl-nodes, SystemC elsewhere). All give identical results for one router kind.")
+     "SystemC router modules) | rtl[:NAME] (Verilated SystemVerilog routers: nmp for vc, la for lookahead, or "
+     "one registered in rtl_checks/routers.cmake: la_vr, la_credit, yours) | mixed[:NAME] (RTL at --rtl-nodes, "
+     "SystemC elsewhere). engine, sc, nmp and la give identical results for their router kind.")
     ("rtl-nodes", po::value(&rtl_nodes),
      "--router mixed: comma-separated node ids (id = y * width + x) that get the RTL router "
      "(default: a checkerboard, the nodes with x + y even)")
     ("vcd", po::value(&vcd_path), "--router rtl|mixed: dump every signal of one RTL router to this VCD file")
     ("vcd-node", po::value(&vcd_node),
      "--vcd: the node whose RTL router is dumped (default: the node nearest the mesh centre)")
+    ("curve", po::value(&curve),
+     "latency/throughput curve: run at each offered load FROM:TO:STEP or R1,R2,... (instead of "
+     "--injection-rate), the chosen --router beside its model (engine for vc, sc for lookahead), "
+     "one process per run, as many at once as cores")
+    ("plot", po::value(&plot_path), "--curve: also draw the curves to this PNG (gnuplot)")
     ("json", po::value(&json_path), "also write the results as JSON to this file")
     ("quiet", "print nothing but errors");
   // clang-format on
@@ -181,29 +187,34 @@ int cmd_noc(const std::vector<std::string>& args) {
   cfg.validate();
 
   const RouterChoice rc = router_choice(vm, cfg.noc, router, rtl_nodes, vcd_node);
+  if (vm.count("plot") && !vm.count("curve")) throw UsageError("--plot needs --curve");
+  if (vm.count("curve")) {
+    if (!vm["injection-rate"].defaulted()) throw UsageError("--curve replaces --injection-rate: give one of them");
+    if (vm.count("vcd")) throw UsageError("--vcd dumps one run: it does not go with --curve");
+    const std::vector<double> rates = parse_curve_rates(curve);
+    if (!json_path.empty()) OutputFiles::check_file(json_path, "--json");
+    if (!plot_path.empty()) OutputFiles::check_file(plot_path, "--plot");
+    if (!vm.count("quiet"))
+      std::printf("nmpsim noc --curve: %dx%d mesh, %s traffic, %d-flit packets, %zu loads\n", cfg.noc.width,
+                  cfg.noc.height, traffic.c_str(), cfg.traffic.packet_flits, rates.size());
+    return run_noc_curve(cfg, rc, rates, CurveOutputs{json_path, plot_path, vm.count("quiet") > 0});
+  }
 
   if (!json_path.empty()) OutputFiles::check_file(json_path, "--json");
   if (!vcd_path.empty()) OutputFiles::check_file(vcd_path, "--vcd");
   // The VCD grows while the simulation runs: write it beside the target and rename it when complete.
   const std::string vcd_tmp = vcd_path.empty() ? "" : vcd_path + ".partial";
   noc::TestbenchResult r;
-  if (rc.kind == "engine") {
-    r = noc::run_testbench(cfg);
-  } else {
-    const noc::RouterFactory factory = router_factory(rc);
-    try {
-      r = noc::run_pin_testbench(cfg, factory, [&](noc::PinMesh& m) {
-        if (!vcd_tmp.empty()) dynamic_cast<rtl::RtlRouter&>(*m.router(vcd_node)).open_vcd(vcd_tmp);
-      });
-    } catch (...) {
-      if (!vcd_tmp.empty()) std::filesystem::remove(vcd_tmp);
-      throw;
-    }
-    if (!vcd_tmp.empty() && std::rename(vcd_tmp.c_str(), vcd_path.c_str()) != 0) {
-      const int e = errno;
-      std::remove(vcd_tmp.c_str());
-      throw UsageError("--vcd: cannot write '" + vcd_path + "': " + std::strerror(e));
-    }
+  try {
+    r = run_noc_testbench(cfg, rc, vcd_tmp, vcd_node);
+  } catch (...) {
+    if (!vcd_tmp.empty()) std::filesystem::remove(vcd_tmp);
+    throw;
+  }
+  if (!vcd_tmp.empty() && std::rename(vcd_tmp.c_str(), vcd_path.c_str()) != 0) {
+    const int e = errno;
+    std::remove(vcd_tmp.c_str());
+    throw UsageError("--vcd: cannot write '" + vcd_path + "': " + std::strerror(e));
   }
   const noc::NocStats& s = r.stats;
   if (!vm.count("quiet")) {

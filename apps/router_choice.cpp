@@ -46,8 +46,13 @@ const std::vector<RtlRouterInfo>& rtl_routers() {
     };
     for (const rtl::DescribedRouter& r : rtl::described_routers())
       if (r.description.name != "la")
-        v.push_back({r.description.name.c_str(), noc::RouterKind::kVirtualChannel, true,
-                     "a router of your own (rtl_checks/routers.cmake), valid/stop behind noc::ValidStopAdapter"});
+        v.push_back(
+            {r.description.name.c_str(), noc::RouterKind::kVirtualChannel, true,
+             r.description.protocol == rtl::Protocol::kCredit
+                 ? "described in rtl_checks/routers.cmake, credit handshakes"
+             : r.description.protocol == rtl::Protocol::kValidReady
+                 ? "described in rtl_checks/routers.cmake, valid/ready handshakes behind noc::ValidStopAdapter"
+                 : "described in rtl_checks/routers.cmake, valid/stop handshakes behind noc::ValidStopAdapter"});
     return v;
   }();
   return all;
@@ -82,7 +87,8 @@ RouterChoice parse_router_choice(const std::string& router, const std::string& r
     if (!info)
       throw UsageError("--router: no RTL router named '" + rc.rtl_name + "' (registered: " + rtl_router_names() + ")");
     if (info->own && noc.vcs != 1)
-      throw UsageError("--router " + router + ": a valid/stop router has no virtual channels: set --vcs 1 (noc.vcs)");
+      throw UsageError("--router " + router +
+                       ": an RTL router of your own has no virtual channels: set --vcs 1 (noc.vcs)");
     if (!info->own && info->kind != noc.router_kind)
       throw UsageError("--router " + router + ": that RTL is a " + noc::router_kind_name(info->kind) +
                        " router but the mesh's router kind is " + noc::router_kind_name(noc.router_kind) +

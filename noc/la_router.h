@@ -19,6 +19,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "noc/noc_config.h"
@@ -58,6 +59,11 @@ class LaCore {
   virtual void reset() = 0;
   /// One rising edge: reads the inputs of `pins`, writes its outputs.
   virtual void edge(LaPins& pins) = 0;
+  /// Dumps the core's signals to a VCD file (Verilated cores only; see RouterPins::open_vcd).
+  virtual void open_vcd(const std::string& path) {
+    (void)path;
+    throw ConfigError("--vcd: the look-ahead router's cycle model writes no VCD (use --router rtl:NAME)");
+  }
 };
 
 /// The cycle model.

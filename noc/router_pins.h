@@ -46,6 +46,12 @@ class RouterPins : public sc_core::sc_module {
   const RouterParams& params() const { return params_; }
   /// First internal error (e.g. a flit arriving into a full buffer), or empty.
   virtual std::string error() const { return ""; }
+  /// Dumps this router's RTL signals to a VCD file from now on (Verilated routers only; call after
+  /// elaboration). Throws ConfigError when the implementation cannot, or the file cannot be opened.
+  virtual void open_vcd(const std::string& path) {
+    (void)path;
+    throw ConfigError(std::string("--vcd: the ") + implementation() + " router implementation writes no VCD");
+  }
 
  protected:
   RouterPins(sc_core::sc_module_name name, const RouterParams& p) : sc_module(name), params_(p) {}

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "noc/valid_stop_adapter.h"
+#include "rtl_checks/described_credit.h"
 
 namespace nmpsim::rtl {
 
@@ -52,12 +53,15 @@ RouterDescription RouterDescription::parse(const std::string& name, const std::s
       bad(name, key, key[0] == 'p' ? "must be a string" : "must be an integer");
   RouterDescription d;
   d.name = name;
-  d.protocol = j.value("protocol", "");
-  if (d.protocol != "valid_stop")
-    bad(name, "protocol",
-        "'" + d.protocol +
-            "' is not supported yet (valid_stop is; valid_ready and credit with a "
-            "format of your own are planned)");
+  const std::string protocol = j.value("protocol", "");
+  if (protocol == "valid_stop")
+    d.protocol = Protocol::kValidStop;
+  else if (protocol == "valid_ready")
+    d.protocol = Protocol::kValidReady;
+  else if (protocol == "credit")
+    d.protocol = Protocol::kCredit;
+  else
+    bad(name, "protocol", "'" + protocol + "' is not one of valid_stop, valid_ready, credit");
   if (!j.contains("flit") || !j["flit"].is_object()) bad(name, "flit", "missing");
   const nlohmann::json& f = j["flit"];
   d.head = field(name, f, "head", true);
@@ -96,22 +100,7 @@ void check_fits(const DescribedRouter& r, int buffer_flits) {
                            " (noc.buffer_flits; max_buffer_flits in its description)");
 }
 
-DescribedCore::DescribedCore(const DescribedRouter& r, int node, const noc::MeshGeometry& geo, int buffer_flits)
-    : d_(r.description), node_(node), geo_(geo) {
-  check_fits(r, buffer_flits);
-  io_ = r.make(StrapValues{geo.x(node), geo.y(node), geo.width, geo.height, buffer_flits});
-  DescribedCore::reset();
-}
-
-void DescribedCore::reset() {
-  for (int p = 0; p < noc::kNumPorts; ++p) {
-    io_->set_in_valid(p, false);
-    io_->set_out_stop(p, false);
-  }
-  io_->clock(true);
-}
-
-uint64_t DescribedCore::to_router(uint64_t la) const {
+uint64_t FlitFormat::to_router(uint64_t la) const {
   using noc::LaFlit;
   uint64_t w = 0;
   w = d_.head.put(w, LaFlit::head(la));
@@ -122,7 +111,7 @@ uint64_t DescribedCore::to_router(uint64_t la) const {
   return d_.payload.put(w, LaFlit::payload(la));
 }
 
-uint64_t DescribedCore::from_router(uint64_t w, int out_port) const {
+uint64_t FlitFormat::from_router(uint64_t w, int out_port) const {
   const int x = static_cast<int>(d_.dst_x.get(w)), y = static_cast<int>(d_.dst_y.get(w));
   int la = static_cast<int>(d_.lookahead_port.get(w));
   if (d_.lookahead_port.width == 0) {  // no look-ahead field: the adapter's check has nothing to check
@@ -132,17 +121,34 @@ uint64_t DescribedCore::from_router(uint64_t w, int out_port) const {
   return noc::LaFlit::make(d_.head.get(w) != 0, d_.tail.get(w) != 0, x, y, la, d_.payload.get(w));
 }
 
+DescribedCore::DescribedCore(const DescribedRouter& r, int node, const noc::MeshGeometry& geo, int buffer_flits)
+    : d_(r.description), format_(r.description, node, geo) {
+  check_fits(r, buffer_flits);
+  io_ = r.make(StrapValues{geo.x(node), geo.y(node), geo.width, geo.height, buffer_flits});
+  DescribedCore::reset();
+}
+
+void DescribedCore::reset() {
+  const bool ready = d_.protocol == Protocol::kValidReady;  // idle flow control: no stop, ready
+  for (int p = 0; p < noc::kNumPorts; ++p) {
+    io_->set_in_valid(p, false);
+    io_->set_flow_in(p, ready);
+  }
+  io_->clock(true);
+}
+
 void DescribedCore::edge(noc::LaPins& pins) {
+  const bool ready = d_.protocol == Protocol::kValidReady;  // the pins carry !ready as stop
   for (int p = 0; p < noc::kNumPorts; ++p) {
     io_->set_in_valid(p, pins.in_valid[p]);
-    io_->set_in_flit(p, pins.in_valid[p] ? to_router(pins.in_flit[p]) : 0);
-    io_->set_out_stop(p, pins.out_stop[p]);
+    io_->set_in_flit(p, pins.in_valid[p] ? format_.to_router(pins.in_flit[p]) : 0);
+    io_->set_flow_in(p, pins.out_stop[p] != ready);
   }
   io_->clock(false);
   for (int p = 0; p < noc::kNumPorts; ++p) {
     pins.out_valid[p] = io_->out_valid(p);
-    pins.out_flit[p] = pins.out_valid[p] ? from_router(io_->out_flit(p), p) : 0;
-    pins.in_stop[p] = io_->in_stop(p);
+    pins.out_flit[p] = pins.out_valid[p] ? format_.from_router(io_->out_flit(p), p) : 0;
+    pins.in_stop[p] = io_->flow_out(p) != ready;
   }
 }
 
@@ -152,8 +158,12 @@ noc::RouterFactory described_factory(const std::string& name, std::function<bool
   return [r, at = std::move(at), other = std::move(other)](
              const std::string& module, const noc::RouterParams& p) -> std::unique_ptr<noc::RouterPins> {
     if (!at(p.node)) return other(module, p);
+    if (r->description.protocol == Protocol::kCredit)
+      return std::make_unique<DescribedCreditRouter>(module.c_str(), p, *r);
+    const noc::Handshake hs =
+        r->description.protocol == Protocol::kValidReady ? noc::Handshake::kValidReady : noc::Handshake::kValidStop;
     return std::make_unique<noc::ValidStopAdapter>(
-        module.c_str(), p, std::make_unique<DescribedCore>(*r, p.node, p.geo, p.buffer_flits), "rtl");
+        module.c_str(), p, std::make_unique<DescribedCore>(*r, p.node, p.geo, p.buffer_flits), "rtl", hs);
   };
 }
 

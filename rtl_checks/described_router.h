@@ -2,7 +2,8 @@
 // (nmpsim_add_router_rtl, cmake/NmpsimRouterRtl.cmake): the pin names, the flit format, the
 // handshake and the straps come from the description, and generated glue reads and writes the
 // Verilated model's pins, so plugging a router in takes no C++ (docs/RTL.md "Bring your own
-// router"). Supported handshake today: valid/stop (noc::ValidStopAdapter); flits of up to 64 bits.
+// router"). Handshakes: valid/stop and valid/ready (behind noc::ValidStopAdapter) and credits
+// (DescribedCreditRouter); no virtual channels; flits of up to 64 bits.
 #pragma once
 
 #include <functional>
@@ -28,11 +29,19 @@ class RtlPinIo {
   virtual void clock(bool rst) = 0;
   virtual void set_in_valid(int port, bool v) = 0;
   virtual void set_in_flit(int port, uint64_t w) = 0;
-  virtual void set_out_stop(int port, bool v) = 0;
+  /// The flow control the router receives about output `port`: out_stop, out_ready or in_credit.
+  virtual void set_flow_in(int port, bool v) = 0;
   virtual bool out_valid(int port) const = 0;
   virtual uint64_t out_flit(int port) const = 0;
-  virtual bool in_stop(int port) const = 0;
+  /// The flow control the router sends about input `port`: in_stop, in_ready or out_credit.
+  virtual bool flow_out(int port) const = 0;
+  /// Dumps every signal to a VCD file from the next edge on (one time unit = half a cycle);
+  /// throws noc::ConfigError when the file cannot be opened.
+  virtual void open_vcd(const std::string& path) = 0;
+  virtual void close_vcd() = 0;
 };
+
+enum class Protocol { kValidStop, kValidReady, kCredit };
 
 /// A bit field of the router's flit word.
 struct Field {
@@ -44,7 +53,8 @@ struct Field {
 
 /// What the description says, checked (every problem is a one-line error naming the field).
 struct RouterDescription {
-  std::string name, protocol;
+  std::string name;
+  Protocol protocol = Protocol::kValidStop;
   Field head, tail, dst_x, dst_y, lookahead_port, payload;
   int max_buffer_flits = 1;
   static RouterDescription parse(const std::string& name, const std::string& json);
@@ -65,23 +75,38 @@ void check_fits(const DescribedRouter& r, int buffer_flits);
 /// Called by the generated registry (one call per nmpsim_add_router_rtl).
 void register_described_router(const std::string& name, const std::string& json, PinIoMaker make);
 
-/// A described valid/stop router behind the look-ahead pins (noc::LaPins), converting flit formats.
+/// Converts between a described router's flit word and the look-ahead flit word (noc::LaFlit).
+class FlitFormat {
+ public:
+  FlitFormat(const RouterDescription& d, int node, const noc::MeshGeometry& geo) : d_(d), node_(node), geo_(geo) {}
+  uint64_t to_router(uint64_t la) const;
+  /// The look-ahead word of a flit leaving on `out_port`; without a look-ahead field in the
+  /// description, the port it takes at the next router is computed here.
+  uint64_t from_router(uint64_t w, int out_port) const;
+
+ private:
+  const RouterDescription& d_;
+  int node_;
+  noc::MeshGeometry geo_;
+};
+
+/// A described valid/stop or valid/ready router behind the look-ahead pins (noc::LaPins), whose
+/// in_stop/out_stop carry !ready for valid/ready.
 class DescribedCore : public noc::LaCore {
  public:
   DescribedCore(const DescribedRouter& r, int node, const noc::MeshGeometry& geo, int buffer_flits);
   void reset() override;
   void edge(noc::LaPins& pins) override;
+  void open_vcd(const std::string& path) override { io_->open_vcd(path); }
 
  private:
-  uint64_t to_router(uint64_t la) const;
-  uint64_t from_router(uint64_t w, int out_port) const;
   const RouterDescription& d_;
+  FlitFormat format_;
   std::unique_ptr<RtlPinIo> io_;
-  int node_;
-  noc::MeshGeometry geo_;
 };
 
-/// Described routers `name` (behind noc::ValidStopAdapter) where at(node); `other` elsewhere.
+/// Described routers `name` (behind the adapter their protocol needs) where at(node); `other`
+/// elsewhere.
 noc::RouterFactory described_factory(const std::string& name, std::function<bool(int)> at, noc::RouterFactory other);
 
 }  // namespace nmpsim::rtl

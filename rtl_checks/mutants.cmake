@@ -2,23 +2,32 @@
 # router of your own (nmpsim_add_router_rtl with la_router.json) but stays out of nmpsim's registry;
 # a test registers it by calling nmpsim::rtl::register_rtl_NAME(). They live in nmpsim_rtl so that they
 # share its Verilator runtime and flags. The mutant files are rewritten only when they change.
-set(_la_src ${CMAKE_CURRENT_LIST_DIR}/rtl/la_router.sv)
-function(nmpsim_la_mutant name from to)
-  file(READ ${_la_src} _text)
+# nmpsim_rtl_mutant(NAME BASE FROM TO): rtl/BASE.sv with FROM replaced by TO, built with BASE.json
+# (the shells keep the unchanged la_router.sv beneath them).
+function(nmpsim_rtl_mutant name base from to)
+  set(_src ${CMAKE_CURRENT_LIST_DIR}/rtl/${base}.sv)
+  file(READ ${_src} _text)
   string(FIND "${_text}" "${from}" _at)
   if(_at EQUAL -1)
-    message(FATAL_ERROR "rtl_checks: mutant ${name}: '${from}' is no longer in la_router.sv; update rtl_checks/mutants.cmake")
+    message(FATAL_ERROR "rtl_checks: mutant ${name}: '${from}' is no longer in ${base}.sv; update rtl_checks/mutants.cmake")
   endif()
   string(REPLACE "${from}" "${to}" _text "${_text}")
   set(_sv ${CMAKE_CURRENT_BINARY_DIR}/mutants/${name}.sv)
   file(WRITE ${_sv}.new "${_text}")
   file(COPY_FILE ${_sv}.new ${_sv} ONLY_IF_DIFFERENT)
+  set(_under "")
+  if(NOT base STREQUAL "la_router")
+    set(_under ${CMAKE_CURRENT_LIST_DIR}/rtl/la_router.sv)
+  endif()
   nmpsim_add_router_rtl(${name} UNREGISTERED
-    SOURCES ${_sv}
-    TOP la_router
-    DESCRIPTION ${CMAKE_CURRENT_LIST_DIR}/rtl/la_router.json
+    SOURCES ${_sv} ${_under}
+    TOP ${base}
+    DESCRIPTION ${CMAKE_CURRENT_LIST_DIR}/rtl/${base}.json
     VERILATOR_ARGS -Wno-fatal -GMAX_DEPTH=${NMPSIM_RTL_LA_MAX_DEPTH})
 endfunction()
+macro(nmpsim_la_mutant name from to)
+  nmpsim_rtl_mutant(${name} la_router "${from}" "${to}")
+endmacro()
 
 # The lock-step check must catch this one (LaRouter.AOneLineMutantOfTheRtlIsCaught): the round-robin
 # pointer stays on the winner.
@@ -31,3 +40,9 @@ nmpsim_la_mutant(la_broken_drop "if (in_valid[p] && !(taken[p] && !from_fifo[p])
                  "if (in_valid[p] && !(taken[p] && !from_fifo[p]) && cnt + 1'b1 < cfg_depth) begin")
 nmpsim_la_mutant(la_broken_dup "if (taken[p] && from_fifo[p]) begin" "if (taken[p] && from_fifo[p] && cand[p][1]) begin")
 nmpsim_la_mutant(la_broken_stop "if (o == NP - 1 || !out_stop[o]) begin" "if (1'b1) begin")
+# The shells' handshakes (BrokenRtl.*): the valid/ready shell forgets a flit it presented while not
+# ready (the adapter's hold check); the credit shell sends without credits (the mesh's credit check).
+nmpsim_rtl_mutant(la_vr_broken_hold la_vr_router "skid_valid_q[o] <= 1'b1;" "skid_valid_q[o] <= 1'b0;")
+nmpsim_rtl_mutant(la_credit_broken_credit la_credit_router
+                  "assign inner_out_stop[o] = credits_q == {{AW{1'b0}}, inner_out_valid[o]};"
+                  "assign inner_out_stop[o] = 1'b0;")

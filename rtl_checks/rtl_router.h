@@ -36,7 +36,7 @@ class RtlRouter : public noc::RouterPins {
   const char* implementation() const override { return "rtl"; }
   /// Dumps every RTL signal of this router to a VCD file from now on. Call after elaboration
   /// (sc_start(SC_ZERO_TIME)); the file is complete when the router is destroyed or close_vcd().
-  void open_vcd(const std::string& path);
+  void open_vcd(const std::string& path) override;
   void close_vcd();
 
  private:

@@ -16,6 +16,8 @@ void register_rtl_la_broken_xy();
 void register_rtl_la_broken_drop();
 void register_rtl_la_broken_dup();
 void register_rtl_la_broken_stop();
+void register_rtl_la_vr_broken_hold();
+void register_rtl_la_credit_broken_credit();
 }  // namespace nmpsim::rtl
 
 namespace nmpsim::noc {
@@ -28,6 +30,8 @@ TestbenchResult run_broken(const std::string& name, TrafficPattern pattern = Tra
     rtl::register_rtl_la_broken_drop();
     rtl::register_rtl_la_broken_dup();
     rtl::register_rtl_la_broken_stop();
+    rtl::register_rtl_la_vr_broken_hold();
+    rtl::register_rtl_la_credit_broken_credit();
     return true;
   }();
   (void)registered;
@@ -47,7 +51,9 @@ TestbenchResult run_broken(const std::string& name, TrafficPattern pattern = Tra
                                     name, [](int n) { return n == 4; }, la_model_factory()));
 }
 
-std::string everything(const TestbenchResult& r) { return r.conservation_error + " | " + r.stall_report; }
+std::string everything(const TestbenchResult& r) {
+  return r.conservation_error + " | " + r.router_error + " | " + r.stall_report;
+}
 
 TEST(BrokenRtl, AnXyViolationIsCaught) {
   const TestbenchResult r = run_broken("la_broken_xy");
@@ -75,12 +81,30 @@ TEST(BrokenRtl, AHandshakeViolationIsCaught) {
   EXPECT_NE(r.conservation_error.find("without a credit"), std::string::npos) << everything(r);
 }
 
-TEST(BrokenRtl, TheUnbrokenRouterPassesTheSameRun) {
-  const TestbenchResult r = run_broken("la", TrafficPattern::kHotspot);  // the harder of the two patterns
-  EXPECT_EQ(r.conservation_error, "");
-  EXPECT_TRUE(r.drained);
-  EXPECT_GT(r.ejected_flits, 1000u);
+TEST(BrokenRtl, AValidReadyRouterThatDropsAFlitItPresentedIsCaught) {
+  const TestbenchResult r = run_broken("la_vr_broken_hold", TrafficPattern::kHotspot);
+  EXPECT_NE(r.router_error.find("router 4 (1,1) (rtl): the flit presented on E was withdrawn before ready took it"),
+            std::string::npos)
+      << everything(r);
 }
+
+TEST(BrokenRtl, ACreditRouterThatIgnoresItsCreditsIsCaught) {
+  const TestbenchResult r = run_broken("la_credit_broken_credit", TrafficPattern::kHotspot);
+  EXPECT_NE(r.conservation_error.find("router 4 (1,1) sent flit"), std::string::npos) << everything(r);
+  EXPECT_NE(r.conservation_error.find("without a credit"), std::string::npos) << everything(r);
+}
+
+void expect_unbroken(const char* name) {
+  const TestbenchResult r = run_broken(name, TrafficPattern::kHotspot);  // the harder of the two patterns
+  EXPECT_EQ(r.conservation_error, "") << name;
+  EXPECT_EQ(r.router_error, "") << name;
+  EXPECT_TRUE(r.drained) << name;
+  EXPECT_GT(r.ejected_flits, 1000u) << name;
+}
+
+TEST(BrokenRtl, TheUnbrokenRouterPassesTheSameRun) { expect_unbroken("la"); }
+TEST(BrokenRtl, TheUnbrokenValidReadyShellPassesTheSameRun) { expect_unbroken("la_vr"); }
+TEST(BrokenRtl, TheUnbrokenCreditShellPassesTheSameRun) { expect_unbroken("la_credit"); }
 
 }  // namespace
 }  // namespace nmpsim::noc

@@ -112,15 +112,48 @@ TEST(CliNocLookahead, ModelAndRtlMeshesGiveTheSameResults) {
   }
 }
 
+TEST(CliNocLookahead, RoutersRegisteredFromDescriptionsRunCheckedAndWriteAVcd) {
+  // la_vr and la_credit come from rtl_checks/routers.cmake like a router of your own: the
+  // look-ahead router inside a valid/ready and a credit shell. Below saturation neither shell adds
+  // a cycle, so the results are the look-ahead router's.
+  auto run = [](const std::string& router, const std::string& vcd) {
+    const std::string path = ::testing::TempDir() + "nmpsim_noc_own.json";
+    std::vector<std::string> argv = {
+        "noc", "--mesh",           "3x3", "--router", router,   "--cycles", "1000", "--warmup-cycles",
+        "100", "--injection-rate", "0.1", "--quiet",  "--json", path};
+    if (!vcd.empty()) argv.insert(argv.end(), {"--vcd", vcd});
+    const CliRun r = run_nmpsim(argv);
+    EXPECT_EQ(r.code, 0) << router << ": " << r.out;
+    return nlohmann::json::parse(read_all(path));
+  };
+  const nlohmann::json la = run("rtl:la", "");
+  ASSERT_GT(la["measured_packets"].get<int>(), 100);
+  for (const auto& [router, pin] : {std::pair<std::string, std::string>{"rtl:la_vr", "in_ready"},
+                                    std::pair<std::string, std::string>{"rtl:la_credit", "out_credit"}}) {
+    const std::string vcd = ::testing::TempDir() + "nmpsim_noc_own.vcd";
+    std::filesystem::remove(vcd);
+    const nlohmann::json j = run(router, vcd);
+    EXPECT_TRUE(j["conservation_ok"].get<bool>()) << router;
+    EXPECT_EQ(j["config"]["vcs"], 1) << router;
+    for (const char* key : {"avg_packet_latency_cycles", "max_packet_latency_cycles", "measured_packets"})
+      EXPECT_EQ(j[key], la[key]) << router << " " << key;
+    const std::string text = read_all(vcd);
+    EXPECT_NE(text.find("$enddefinitions"), std::string::npos) << router;
+    EXPECT_NE(text.find(" " + pin + " "), std::string::npos) << router << ": no " << pin << " in the VCD";
+    EXPECT_NE(text.find("\n#1999\n"), std::string::npos) << router << ": not every edge was dumped";
+  }
+}
+
 TEST(CliNocLookahead, RouterOptionsThatDoNotFitAreOneLineErrors) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"--router-kind", "lookahead", "--router", "engine"}, "has no engine model"},
-      {{"--router", "rtl:foo"}, "no RTL router named 'foo' (registered: nmp, la)"},
+      {{"--router", "rtl:foo"}, "no RTL router named 'foo' (registered: nmp, la, la_vr, la_credit)"},
       {{"--router-kind", "vc", "--router", "rtl:la"},
        "that RTL is a lookahead router but the mesh's router kind is vc"},
       {{"--router-kind", "lookahead", "--vcs", "2"}, "the look-ahead router has no virtual channels"},
       {{"--router-kind", "wormhole"}, "unknown router kind 'wormhole'"},
-      {{"--router", "rtl:la", "--vcd", "/tmp/x.vcd"}, "only the rtl:nmp router writes a VCD"},
+      {{"--router", "rtl:la_credit", "--vcs", "2"}, "an RTL router of your own has no virtual channels: set --vcs 1"},
+      {{"--router-kind", "lookahead", "--router", "sc", "--vcd", "/tmp/x.vcd"}, "--vcd dumps an RTL router"},
       {{"--router", "sc:la"}, "only rtl and mixed take an RTL router's name"},
   };
   for (const auto& [args, want] : cases) {
@@ -143,6 +176,55 @@ TEST(CliRunRouter, PinLevelRoutersNeedCycleFidelityAndAKnownKind) {
   const CliRun nodes = run_nmpsim({"run", "--router", "sc", "--rtl-nodes", "1", "--strategy", "ep", "--quiet"});
   EXPECT_EQ(nodes.code, 2);
   EXPECT_NE(nodes.out.find("--rtl-nodes needs --router mixed"), std::string::npos) << nodes.out;
+}
+
+}  // namespace
+}  // namespace nmpsim::testing
+
+namespace nmpsim::testing {
+namespace {
+
+TEST(CliNocCurve, AnRtlRouterBesideItsModelGivesTheSameCurveAsJsonAndPng) {
+  const std::string json = ::testing::TempDir() + "nmpsim_curve.json", png = ::testing::TempDir() + "nmpsim_curve.png";
+  std::filesystem::remove(json);
+  std::filesystem::remove(png);
+  const CliRun r = run_nmpsim({"noc", "--router", "rtl:la", "--mesh", "3x3", "--cycles", "1500", "--warmup-cycles",
+                               "200", "--curve", "0.1:0.3:0.1", "--json", json, "--plot", png});
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("router rtl:la beside its model, sc"), std::string::npos) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(read_all(json));
+  ASSERT_EQ(j["points"].size(), 3u);
+  for (size_t k = 0; k < 3; ++k) {
+    const nlohmann::json& p = j["points"][k];
+    EXPECT_NEAR(p["offered_flits_per_node_cycle"].get<double>(), 0.1 * (k + 1), 1e-9);
+    EXPECT_EQ(p["router"], p["model"]) << k;
+    // Below saturation the mesh accepts what is offered (flits are conserved).
+    EXPECT_NEAR(p["router"]["accepted_flits_per_node_cycle"].get<double>(), 0.1 * (k + 1), 0.015) << k;
+  }
+  const std::string image = read_all(png);
+  ASSERT_GT(image.size(), 8u);
+  EXPECT_EQ(image.substr(1, 3), "PNG");
+}
+
+TEST(CliNocCurve, BadCurveOptionsAreOneLineExitTwo) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--curve", "0.5:0.1:0.1"}, "needs FROM <= TO and STEP > 0"},
+      {{"--curve", "0.1:abc:0.1"}, "'abc' is not an offered load in [0, 1]"},
+      {{"--curve", "0.1,1.5"}, "'1.5' is not an offered load"},
+      {{"--curve", "0:1:0.001"}, "gives more than 200 loads"},
+      {{"--curve", "0.1", "--injection-rate", "0.2"}, "--curve replaces --injection-rate"},
+      {{"--plot", "x.png"}, "--plot needs --curve"},
+      {{"--curve", "0.1", "--router", "rtl", "--vcd", "x.vcd"}, "does not go with --curve"},
+      {{"--curve", "0.1", "--plot", "/no/such/dir/x.png"}, "--plot"},
+  };
+  for (const auto& [args, want] : cases) {
+    std::vector<std::string> argv = {"noc", "--mesh", "2x2", "--cycles", "10"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const CliRun r = run_nmpsim(argv);
+    EXPECT_EQ(r.code, 2) << want << ": " << r.out;
+    EXPECT_NE(r.out.find(want), std::string::npos) << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+  }
 }
 
 }  // namespace

@@ -200,7 +200,7 @@ TEST(LaRouter, ADescriptionThatDoesNotFitIsAOneLineErrorNamingTheField) {
   const std::string flit = R"("flit": {"head": 0, "tail": 1, "dst_x": [2, 8], "dst_y": [10, 8], "payload": [21, 43]})";
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"[1, 2]", "(file): not a JSON object"},
-      {"{\"protocol\": \"valid_ready\", " + flit + "}", "protocol: 'valid_ready' is not supported yet"},
+      {"{\"protocol\": \"axi\", " + flit + "}", "protocol: 'axi' is not one of valid_stop, valid_ready, credit"},
       {"{\"protocol\": 3, " + flit + "}", "protocol: must be a string"},
       {R"({"protocol": "valid_stop", "max_buffer_flits": 4})", "flit: missing"},
       {R"({"protocol": "valid_stop", "max_buffer_flits": 4, "flit": {"head": 0, "tail": 1, "dst_x": [2, 8],

@@ -110,7 +110,7 @@ RouterChoice parse_router_choice(const std::string& router, const std::string& r
   if (rc.rtl_name == "nmp")
     rtl::check_rtl_fits(noc);
   else if (!rc.rtl_name.empty())
-    rtl::check_fits(*rtl::find_described_router(rc.rtl_name), noc.buffer_flits);
+    rtl::check_fits(*rtl::find_described_router(rc.rtl_name), noc.buffer_flits, noc.width, noc.height);
   return rc;
 }
 

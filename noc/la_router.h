@@ -59,6 +59,9 @@ class LaCore {
   virtual void reset() = 0;
   /// One rising edge: reads the inputs of `pins`, writes its outputs.
   virtual void edge(LaPins& pins) = 0;
+  /// The first internal error (e.g. a flit a described router returns that it was never given),
+  /// or empty; the adapter reports it as the router's.
+  virtual std::string error() const { return ""; }
   /// Dumps the core's signals to a VCD file (Verilated cores only; see RouterPins::open_vcd).
   virtual void open_vcd(const std::string& path) {
     (void)path;

@@ -111,6 +111,7 @@ void ValidStopAdapter::on_edge() {
     pins_.out_stop[kLocal] = false;
   }
   core_->edge(pins_);
+  if (error_.empty() && !core_->error().empty()) fail(core_->error());
   for (int o = 0; o < kNumPorts; ++o) {
     uint64_t w = 0;
     if (leaves(o, now_q)) {

@@ -19,7 +19,7 @@ DescribedCreditRouter::DescribedCreditRouter(sc_core::sc_module_name name, const
                              noc::port_name(o) + " link of router " + std::to_string(p.node) + " takes " +
                              std::to_string(static_cast<double>(p.links[o].cycles_per_flit_q) / noc::kCycleOne) +
                              " cycles per flit (noc.link_gbytes_per_s)");
-  check_fits(r, p.buffer_flits);
+  check_fits(r, p.buffer_flits, p.geo.width, p.geo.height);
   io_ = r.make(StrapValues{p.geo.x(p.node), p.geo.y(p.node), p.geo.width, p.geo.height, p.buffer_flits});
   reset_pins();
   io_->clock(true);
@@ -40,6 +40,7 @@ void DescribedCreditRouter::on_edge() {
   if (rst.read()) {
     reset_pins();
     io_->clock(true);
+    format_.clear();
     for (int p = 0; p < noc::kNumPorts; ++p) {
       out_flit[p].write(0);
       out_credit[p].write(0);
@@ -61,15 +62,20 @@ void DescribedCreditRouter::on_edge() {
     if (io_->out_valid(p)) {
       const uint64_t la = format_.from_router(io_->out_flit(p), p);
       const std::string bad = noc::la_port_error(la, params_.node, p, geo);
-      if (!bad.empty() && error_.empty())
-        error_ = "cycle " + std::to_string(cycle_) + ": router " + std::to_string(params_.node) + " " +
-                 geo.coord(params_.node) + " (rtl:" + d_.name + "): " + bad;
+      if (!bad.empty()) fail(bad);
       w = noc::la_to_mesh(la, geo);
     }
     out_flit[p].write(w);
     out_credit[p].write(io_->flow_out(p) ? noc::encode_credit_word(0) : 0);
   }
+  if (!format_.error().empty()) fail(format_.error());
   ++cycle_;
+}
+
+void DescribedCreditRouter::fail(const std::string& what) {
+  if (error_.empty())
+    error_ = "cycle " + std::to_string(cycle_) + ": router " + std::to_string(params_.node) + " " +
+             params_.geo.coord(params_.node) + " (rtl:" + d_.name + "): " + what;
 }
 
 }  // namespace nmpsim::rtl

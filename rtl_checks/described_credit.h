@@ -26,6 +26,7 @@ class DescribedCreditRouter : public noc::RouterPins {
  private:
   void on_edge();
   void reset_pins();
+  void fail(const std::string& what);
 
   const RouterDescription& d_;
   FlitFormat format_;

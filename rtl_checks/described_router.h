@@ -6,6 +6,7 @@
 // (DescribedCreditRouter); no virtual channels; flits of up to 64 bits.
 #pragma once
 
+#include <array>
 #include <functional>
 #include <memory>
 #include <string>
@@ -70,24 +71,46 @@ struct DescribedRouter {
 const std::vector<DescribedRouter>& described_routers();
 /// The one named `name`, or nullptr.
 const DescribedRouter* find_described_router(const std::string& name);
-/// Throws noc::ConfigError (one line) when `buffer_flits` per input exceed what router `r` holds.
-void check_fits(const DescribedRouter& r, int buffer_flits);
+/// Throws noc::ConfigError (one line) when `buffer_flits` per input exceed what router `r` holds,
+/// or (width, height > 0) when its destination fields cannot name every node of such a mesh.
+void check_fits(const DescribedRouter& r, int buffer_flits, int width = 0, int height = 0);
 /// Called by the generated registry (one call per nmpsim_add_router_rtl).
 void register_described_router(const std::string& name, const std::string& json, PinIoMaker make);
 
 /// Converts between a described router's flit word and the look-ahead flit word (noc::LaFlit).
+/// A payload field of 42 bits or more carries the mesh's sequence number and packet id; a
+/// narrower one carries a handle instead, which names the flit while it is inside this router (a
+/// table of the flits it holds, each entered on the way in and removed on the way out).
 class FlitFormat {
  public:
-  FlitFormat(const RouterDescription& d, int node, const noc::MeshGeometry& geo) : d_(d), node_(node), geo_(geo) {}
-  uint64_t to_router(uint64_t la) const;
+  static constexpr int kDirectPayloadBits = 42;
+  FlitFormat(const RouterDescription& d, int node, const noc::MeshGeometry& geo);
+  /// The router's word for a flit entering it; with handles, enters the flit in the table.
+  uint64_t to_router(uint64_t la);
   /// The look-ahead word of a flit leaving on `out_port`; without a look-ahead field in the
-  /// description, the port it takes at the next router is computed here.
-  uint64_t from_router(uint64_t w, int out_port) const;
+  /// description, the port it takes at the next router is computed here. With handles, removes
+  /// the flit from the table unless `keep` (it is only presented: release() it when it moves); a
+  /// handle naming no flit held makes error() non-empty.
+  uint64_t from_router(uint64_t w, int out_port, bool keep = false);
+  /// Removes the flit of router word `w` from the table (handles only).
+  void release(uint64_t w);
+  /// The first problem found (a forged or reused handle, a full table), or empty.
+  const std::string& error() const { return error_; }
+  /// Flits entered and not yet out (handles only).
+  size_t held() const { return held_; }
+  /// Forgets every held flit (the router was reset).
+  void clear();
 
  private:
   const RouterDescription& d_;
   int node_;
   noc::MeshGeometry geo_;
+  bool handles_;
+  std::vector<uint64_t> payload_;  // by handle: the look-ahead payload
+  std::vector<bool> live_;
+  std::vector<uint32_t> free_;  // handles not in use, the next at the back
+  size_t held_ = 0;
+  std::string error_;
 };
 
 /// A described valid/stop or valid/ready router behind the look-ahead pins (noc::LaPins), whose
@@ -98,11 +121,16 @@ class DescribedCore : public noc::LaCore {
   void reset() override;
   void edge(noc::LaPins& pins) override;
   void open_vcd(const std::string& path) override { io_->open_vcd(path); }
+  std::string error() const override { return format_.error(); }
 
  private:
   const RouterDescription& d_;
   FlitFormat format_;
   std::unique_ptr<RtlPinIo> io_;
+  // The router word of the flit presented on each input (until taken) and each output (until
+  // taken, valid/ready), so that a flit keeps one handle while it waits.
+  std::array<uint64_t, noc::kNumPorts> in_word_{}, out_word_{};
+  std::array<bool, noc::kNumPorts> in_pending_{}, out_pending_{};
 };
 
 /// Described routers `name` (behind the adapter their protocol needs) where at(node); `other`

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "noc/la_router.h"
 #include "noc/pin_mesh.h"
 #include "noc/router_pins.h"
 #include "noc/traffic.h"
@@ -147,6 +148,73 @@ TEST(RtlProtocols, ACreditRouterWithoutLinkStrapsRefusesSlowLinks) {
     EXPECT_NE(msg.find("'la_credit' (credit protocol) has no link-speed straps"), std::string::npos) << msg;
     EXPECT_NE(msg.find("the E link of router 4 takes 2.0"), std::string::npos) << msg;
     EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  }
+}
+
+/// The look-ahead router's own description with the payload field `payload_bits` wide.
+rtl::RouterDescription described(int payload_bits, int dst_bits = 8) {
+  return rtl::RouterDescription::parse(
+      "mine", R"({"protocol": "valid_stop", "max_buffer_flits": 4, "flit": {"head": 0, "tail": 1, "dst_x": [2, )" +
+                  std::to_string(dst_bits) + R"(], "dst_y": [10, 8], "payload": [21, )" + std::to_string(payload_bits) +
+                  "]}}");
+}
+
+TEST(FlitFormat, APayloadOf42BitsOrMoreCarriesTheMeshIdsUnchanged) {
+  const rtl::RouterDescription d = described(43);
+  rtl::FlitFormat f(d, 0, MeshGeometry{4, 4});
+  const uint64_t la = LaFlit::make(true, false, 3, 2, kEast, (uint64_t{12345} << 16) | 7);
+  const uint64_t w = f.to_router(la);
+  EXPECT_EQ(d.payload.get(w), (uint64_t{12345} << 16) | 7);
+  EXPECT_EQ(LaFlit::payload(f.from_router(w, kEast)), LaFlit::payload(la));
+  EXPECT_EQ(f.error(), "");
+}
+
+TEST(FlitFormat, ANarrowPayloadCarriesAHandleAndTheIdsComeBackInAnyOrder) {
+  const rtl::RouterDescription d = described(8);
+  rtl::FlitFormat f(d, 5, MeshGeometry{4, 4});
+  std::vector<uint64_t> in, words;
+  for (uint64_t k = 0; k < 200; ++k) {  // 200 flits inside the router at once, fewer than 2^8
+    in.push_back(LaFlit::make(k % 4 == 0, k % 4 == 3, 3, 3, kEast, (k * 977) << 16 | k));
+    words.push_back(f.to_router(in.back()));
+    EXPECT_LT(d.payload.get(words.back()), 256u);
+  }
+  EXPECT_EQ(f.held(), 200u);
+  for (size_t k = 200; k-- > 0;) {  // out in reverse order
+    const uint64_t back = f.from_router(words[k], kEast);
+    EXPECT_EQ(LaFlit::payload(back), LaFlit::payload(in[k])) << k;
+    EXPECT_EQ(LaFlit::head(back), LaFlit::head(in[k])) << k;
+    EXPECT_EQ(LaFlit::tail(back), LaFlit::tail(in[k])) << k;
+  }
+  EXPECT_EQ(f.held(), 0u);
+  EXPECT_EQ(f.error(), "");
+}
+
+TEST(FlitFormat, AReusedHandleAndAFullTableAreErrors) {
+  const rtl::RouterDescription d = described(8);
+  {
+    rtl::FlitFormat f(d, 0, MeshGeometry{4, 4});
+    const uint64_t w = f.to_router(LaFlit::make(true, true, 1, 0, kEast, 99));
+    f.from_router(w, kEast);
+    f.from_router(w, kEast);  // the same flit again: a duplicate
+    EXPECT_NE(f.error().find("payload handle 0 names no flit it holds"), std::string::npos) << f.error();
+  }
+  rtl::FlitFormat f(d, 0, MeshGeometry{4, 4});
+  for (int k = 0; k < 257; ++k) f.to_router(LaFlit::make(true, true, 1, 0, kEast, 99));
+  EXPECT_NE(f.error().find("holds more than 256 flits, all its 8-bit payload can name"), std::string::npos)
+      << f.error();
+}
+
+TEST(FlitFormat, DescriptionsThatCannotNameEveryFlitOrNodeAreRefused) {
+  EXPECT_THROW(described(7), ConfigError);  // fewer than 8 payload bits
+  const rtl::DescribedRouter r{described(8, 2), {}};
+  EXPECT_NO_THROW(rtl::check_fits(r, 4, 4, 4));
+  try {
+    rtl::check_fits(r, 4, 5, 4);
+    ADD_FAILURE() << "a 5-wide mesh with a 2-bit dst_x was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("names destinations in 2 bits (flit.dst_x), too few for a 5x4 mesh"),
+              std::string::npos)
+        << e.what();
   }
 }
 

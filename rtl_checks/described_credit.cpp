@@ -31,7 +31,7 @@ DescribedCreditRouter::DescribedCreditRouter(sc_core::sc_module_name name, const
 void DescribedCreditRouter::reset_pins() {
   for (int p = 0; p < noc::kNumPorts; ++p) {
     io_->set_in_valid(p, false);
-    io_->set_in_flit(p, 0);
+    io_->set_in_flit(p, FlitBits{});
     io_->set_flow_in(p, false);
   }
 }
@@ -53,7 +53,7 @@ void DescribedCreditRouter::on_edge() {
     const uint64_t w = in_flit[p].read();
     const bool valid = noc::flit_word_valid(w);
     io_->set_in_valid(p, valid);
-    io_->set_in_flit(p, valid ? format_.to_router(noc::mesh_to_la(w, params_.node, geo)) : 0);
+    io_->set_in_flit(p, valid ? format_.to_router(noc::mesh_to_la(w, params_.node, geo)) : FlitBits{});
     io_->set_flow_in(p, p != noc::kLocal && noc::credit_word_valid(in_credit[p].read()));
   }
   io_->clock(false);

@@ -21,8 +21,8 @@ std::vector<DescribedRouter>& registry() {
   throw noc::ConfigError("router description '" + name + "': " + field + ": " + why);
 }
 
-/// A field given as a bit index (one bit) or [position, width].
-Field field(const std::string& name, const nlohmann::json& flit, const char* key, bool required) {
+/// A field given as a bit index (one bit) or [position, width], within `bits`.
+Field field(const std::string& name, const nlohmann::json& flit, const char* key, bool required, int bits) {
   if (!flit.contains(key)) {
     if (required) bad(name, std::string("flit.") + key, "missing");
     return {};
@@ -36,8 +36,9 @@ Field field(const std::string& name, const nlohmann::json& flit, const char* key
   } else {
     bad(name, std::string("flit.") + key, "expected a bit index or [position, width]");
   }
-  if (f.pos < 0 || f.width < 1 || f.pos + f.width > 64)
-    bad(name, std::string("flit.") + key, "must lie within the 64-bit flit word");
+  if (f.pos < 0 || f.width < 1 || f.width > 64 || f.pos + f.width > bits)
+    bad(name, std::string("flit.") + key,
+        "must be 1 to 64 bits within the " + std::to_string(bits) + "-bit flit word (flit_bits)");
   return f;
 }
 }  // namespace
@@ -50,7 +51,7 @@ RouterDescription RouterDescription::parse(const std::string& name, const std::s
     bad(name, "(file)", std::string("not JSON: ") + e.what());
   }
   if (!j.is_object()) bad(name, "(file)", "not a JSON object");
-  for (const char* key : {"protocol", "max_buffer_flits"})
+  for (const char* key : {"protocol", "max_buffer_flits", "flit_bits"})
     if (j.contains(key) && (key[0] == 'p' ? !j[key].is_string() : !j[key].is_number_integer()))
       bad(name, key, key[0] == 'p' ? "must be a string" : "must be an integer");
   RouterDescription d;
@@ -64,14 +65,18 @@ RouterDescription RouterDescription::parse(const std::string& name, const std::s
     d.protocol = Protocol::kCredit;
   else
     bad(name, "protocol", "'" + protocol + "' is not one of valid_stop, valid_ready, credit");
+  d.flit_bits = j.value("flit_bits", 64);
+  if (d.flit_bits < 8 || d.flit_bits > FlitBits::kMaxBits)
+    bad(name, "flit_bits", "must be in 8.." + std::to_string(FlitBits::kMaxBits));
   if (!j.contains("flit") || !j["flit"].is_object()) bad(name, "flit", "missing");
   const nlohmann::json& f = j["flit"];
-  d.head = field(name, f, "head", true);
-  d.tail = field(name, f, "tail", true);
-  d.dst_x = field(name, f, "dst_x", true);
-  d.dst_y = field(name, f, "dst_y", true);
-  d.lookahead_port = field(name, f, "lookahead_port", false);
-  d.payload = field(name, f, "payload", true);
+  const int bits = d.flit_bits;
+  d.head = field(name, f, "head", true, bits);
+  d.tail = field(name, f, "tail", true, bits);
+  d.dst_x = field(name, f, "dst_x", true, bits);
+  d.dst_y = field(name, f, "dst_y", true, bits);
+  d.lookahead_port = field(name, f, "lookahead_port", false, bits);
+  d.payload = field(name, f, "payload", true, bits);
   if (d.payload.width < 8)
     bad(name, "flit.payload",
         "needs at least 8 bits (a handle for each flit inside the router; 42 bits carry the mesh's ids)");
@@ -125,7 +130,7 @@ void FlitFormat::clear() {
   held_ = 0;
 }
 
-uint64_t FlitFormat::to_router(uint64_t la) {
+FlitBits FlitFormat::to_router(uint64_t la) {
   using noc::LaFlit;
   uint64_t payload = LaFlit::payload(la);
   if (handles_) {
@@ -133,7 +138,7 @@ uint64_t FlitFormat::to_router(uint64_t la) {
       if (error_.empty())
         error_ = "holds more than " + std::to_string(payload_.size()) + " flits, all its " +
                  std::to_string(d_.payload.width) + "-bit payload can name (flit.payload)";
-      return 0;
+      return {};
     }
     const uint32_t h = free_.back();
     free_.pop_back();
@@ -142,16 +147,17 @@ uint64_t FlitFormat::to_router(uint64_t la) {
     ++held_;
     payload = h;
   }
-  uint64_t w = 0;
-  w = d_.head.put(w, LaFlit::head(la));
-  w = d_.tail.put(w, LaFlit::tail(la));
-  w = d_.dst_x.put(w, static_cast<uint64_t>(LaFlit::x(la)));
-  w = d_.dst_y.put(w, static_cast<uint64_t>(LaFlit::y(la)));
-  w = d_.lookahead_port.put(w, static_cast<uint64_t>(LaFlit::la_port(la)));
-  return d_.payload.put(w, payload);
+  FlitBits w;
+  d_.head.put(w, LaFlit::head(la));
+  d_.tail.put(w, LaFlit::tail(la));
+  d_.dst_x.put(w, static_cast<uint64_t>(LaFlit::x(la)));
+  d_.dst_y.put(w, static_cast<uint64_t>(LaFlit::y(la)));
+  d_.lookahead_port.put(w, static_cast<uint64_t>(LaFlit::la_port(la)));
+  d_.payload.put(w, payload);
+  return w;
 }
 
-void FlitFormat::release(uint64_t w) {
+void FlitFormat::release(const FlitBits& w) {
   const uint64_t h = d_.payload.get(w);
   if (!handles_ || h >= live_.size() || !live_[h]) return;
   live_[h] = false;
@@ -159,7 +165,7 @@ void FlitFormat::release(uint64_t w) {
   --held_;
 }
 
-uint64_t FlitFormat::from_router(uint64_t w, int out_port, bool keep) {
+uint64_t FlitFormat::from_router(const FlitBits& w, int out_port, bool keep) {
   const int x = static_cast<int>(d_.dst_x.get(w)), y = static_cast<int>(d_.dst_y.get(w));
   int la = static_cast<int>(d_.lookahead_port.get(w));
   if (d_.lookahead_port.width == 0) {  // no look-ahead field: the adapter's check has nothing to check
@@ -214,7 +220,7 @@ void DescribedCore::edge(noc::LaPins& pins) {
       in_pending_[p] = true;
     }
     io_->set_in_valid(p, pins.in_valid[p]);
-    io_->set_in_flit(p, pins.in_valid[p] ? in_word_[p] : 0);
+    io_->set_in_flit(p, pins.in_valid[p] ? in_word_[p] : FlitBits{});
     io_->set_flow_in(p, pins.out_stop[p] != ready);
     if (pins.in_valid[p] && !pins.in_stop[p]) in_pending_[p] = false;  // taken at this edge
   }

@@ -22,6 +22,14 @@ struct StrapValues {
   int x = 0, y = 0, width = 1, height = 1, buffer_flits = 1;
 };
 
+/// A flit word of up to 512 bits, in 64-bit words, least significant first.
+struct FlitBits {
+  static constexpr int kMaxBits = 512;
+  std::array<uint64_t, kMaxBits / 64> w{};
+  bool operator==(const FlitBits& o) const { return w == o.w; }
+  bool operator!=(const FlitBits& o) const { return w != o.w; }
+};
+
 /// The pins of one Verilated router, by role and port (generated per router from its description).
 class RtlPinIo {
  public:
@@ -29,11 +37,11 @@ class RtlPinIo {
   /// One rising edge with reset held at `rst`.
   virtual void clock(bool rst) = 0;
   virtual void set_in_valid(int port, bool v) = 0;
-  virtual void set_in_flit(int port, uint64_t w) = 0;
+  virtual void set_in_flit(int port, const FlitBits& w) = 0;
   /// The flow control the router receives about output `port`: out_stop, out_ready or in_credit.
   virtual void set_flow_in(int port, bool v) = 0;
   virtual bool out_valid(int port) const = 0;
-  virtual uint64_t out_flit(int port) const = 0;
+  virtual FlitBits out_flit(int port) const = 0;
   /// The flow control the router sends about input `port`: in_stop, in_ready or out_credit.
   virtual bool flow_out(int port) const = 0;
   /// Dumps every signal to a VCD file from the next edge on (one time unit = half a cycle);
@@ -44,18 +52,34 @@ class RtlPinIo {
 
 enum class Protocol { kValidStop, kValidReady, kCredit };
 
-/// A bit field of the router's flit word.
+/// A bit field of the router's flit word: up to 64 bits anywhere in it.
 struct Field {
   int pos = 0, width = 0;  ///< width 0: absent
-  uint64_t get(uint64_t w) const { return width == 0 ? 0 : (w >> pos) & mask(); }
-  uint64_t put(uint64_t w, uint64_t v) const { return width == 0 ? w : (w & ~(mask() << pos)) | (v & mask()) << pos; }
   uint64_t mask() const { return width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1; }
+  uint64_t get(const FlitBits& b) const {
+    if (width == 0) return 0;
+    const int i = pos / 64, s = pos % 64;
+    uint64_t v = b.w[i] >> s;
+    if (s != 0 && s + width > 64) v |= b.w[i + 1] << (64 - s);
+    return v & mask();
+  }
+  void put(FlitBits& b, uint64_t v) const {
+    if (width == 0) return;
+    v &= mask();
+    const int i = pos / 64, s = pos % 64;
+    b.w[i] = (b.w[i] & ~(mask() << s)) | v << s;
+    if (s != 0 && s + width > 64) {
+      const uint64_t hi = (uint64_t{1} << (s + width - 64)) - 1;
+      b.w[i + 1] = (b.w[i + 1] & ~hi) | v >> (64 - s);
+    }
+  }
 };
 
 /// What the description says, checked (every problem is a one-line error naming the field).
 struct RouterDescription {
   std::string name;
   Protocol protocol = Protocol::kValidStop;
+  int flit_bits = 64;  ///< the width of the flit pins
   Field head, tail, dst_x, dst_y, lookahead_port, payload;
   int max_buffer_flits = 1;
   static RouterDescription parse(const std::string& name, const std::string& json);
@@ -86,14 +110,14 @@ class FlitFormat {
   static constexpr int kDirectPayloadBits = 42;
   FlitFormat(const RouterDescription& d, int node, const noc::MeshGeometry& geo);
   /// The router's word for a flit entering it; with handles, enters the flit in the table.
-  uint64_t to_router(uint64_t la);
+  FlitBits to_router(uint64_t la);
   /// The look-ahead word of a flit leaving on `out_port`; without a look-ahead field in the
   /// description, the port it takes at the next router is computed here. With handles, removes
   /// the flit from the table unless `keep` (it is only presented: release() it when it moves); a
   /// handle naming no flit held makes error() non-empty.
-  uint64_t from_router(uint64_t w, int out_port, bool keep = false);
+  uint64_t from_router(const FlitBits& w, int out_port, bool keep = false);
   /// Removes the flit of router word `w` from the table (handles only).
-  void release(uint64_t w);
+  void release(const FlitBits& w);
   /// The first problem found (a forged or reused handle, a full table), or empty.
   const std::string& error() const { return error_; }
   /// Flits entered and not yet out (handles only).
@@ -129,7 +153,7 @@ class DescribedCore : public noc::LaCore {
   std::unique_ptr<RtlPinIo> io_;
   // The router word of the flit presented on each input (until taken) and each output (until
   // taken, valid/ready), so that a flit keeps one handle while it waits.
-  std::array<uint64_t, noc::kNumPorts> in_word_{}, out_word_{};
+  std::array<FlitBits, noc::kNumPorts> in_word_{}, out_word_{};
   std::array<bool, noc::kNumPorts> in_pending_{}, out_pending_{};
 };
 

@@ -208,7 +208,11 @@ TEST(LaRouter, ADescriptionThatDoesNotFitIsAOneLineErrorNamingTheField) {
        "flit.payload: needs at least 8 bits"},
       {R"({"protocol": "valid_stop", "max_buffer_flits": 4, "flit": {"head": 0, "tail": 1, "dst_x": [60, 8],
           "dst_y": [10, 8], "payload": [21, 43]}})",
-       "flit.dst_x: must lie within the 64-bit flit word"},
+       "flit.dst_x: must be 1 to 64 bits within the 64-bit flit word (flit_bits)"},
+      {R"({"protocol": "valid_stop", "max_buffer_flits": 4, "flit_bits": 128, "flit": {"head": 0, "tail": 1,
+          "dst_x": [2, 8], "dst_y": [10, 8], "payload": [100, 43]}})",
+       "flit.payload: must be 1 to 64 bits within the 128-bit flit word (flit_bits)"},
+      {R"({"protocol": "valid_stop", "flit_bits": 1024, )" + flit + "}", "flit_bits: must be in 8..512"},
       {"{\"protocol\": \"valid_stop\", " + flit + "}", "max_buffer_flits: must be in 1..1024"},
   };
   for (const auto& [json, want] : cases) {

@@ -159,11 +159,29 @@ rtl::RouterDescription described(int payload_bits, int dst_bits = 8) {
                   "]}}");
 }
 
+TEST(FlitFormat, AFieldAcrossTheHalvesOfAWideFlitKeepsItsBitsAndNoOthers) {
+  rtl::FlitBits b;
+  b.w = {~uint64_t{0}, ~uint64_t{0}, ~uint64_t{0}, 0, 0, 0, 0, 0};
+  const rtl::Field f{50, 42};  // bits 50..91: 14 in the first word, 28 in the second
+  f.put(b, 0);
+  EXPECT_EQ(b.w[0], (uint64_t{1} << 50) - 1);
+  EXPECT_EQ(b.w[1], ~((uint64_t{1} << 28) - 1));
+  EXPECT_EQ(b.w[2], ~uint64_t{0});
+  f.put(b, 0x2AAAAAAAAAAull);  // 42 bits, alternating
+  EXPECT_EQ(f.get(b), 0x2AAAAAAAAAAull);
+  EXPECT_EQ(b.w[0] >> 50, 0x2AAAAAAAAAAull & 0x3fff);
+  EXPECT_EQ(b.w[1] & ((uint64_t{1} << 28) - 1), 0x2AAAAAAAAAAull >> 14);
+  const rtl::Field top{448, 64};  // the last word of a 512-bit flit
+  top.put(b, 0x0123456789abcdefull);
+  EXPECT_EQ(b.w[7], 0x0123456789abcdefull);
+  EXPECT_EQ(top.get(b), 0x0123456789abcdefull);
+}
+
 TEST(FlitFormat, APayloadOf42BitsOrMoreCarriesTheMeshIdsUnchanged) {
   const rtl::RouterDescription d = described(43);
   rtl::FlitFormat f(d, 0, MeshGeometry{4, 4});
   const uint64_t la = LaFlit::make(true, false, 3, 2, kEast, (uint64_t{12345} << 16) | 7);
-  const uint64_t w = f.to_router(la);
+  const rtl::FlitBits w = f.to_router(la);
   EXPECT_EQ(d.payload.get(w), (uint64_t{12345} << 16) | 7);
   EXPECT_EQ(LaFlit::payload(f.from_router(w, kEast)), LaFlit::payload(la));
   EXPECT_EQ(f.error(), "");
@@ -172,7 +190,8 @@ TEST(FlitFormat, APayloadOf42BitsOrMoreCarriesTheMeshIdsUnchanged) {
 TEST(FlitFormat, ANarrowPayloadCarriesAHandleAndTheIdsComeBackInAnyOrder) {
   const rtl::RouterDescription d = described(8);
   rtl::FlitFormat f(d, 5, MeshGeometry{4, 4});
-  std::vector<uint64_t> in, words;
+  std::vector<uint64_t> in;
+  std::vector<rtl::FlitBits> words;
   for (uint64_t k = 0; k < 200; ++k) {  // 200 flits inside the router at once, fewer than 2^8
     in.push_back(LaFlit::make(k % 4 == 0, k % 4 == 3, 3, 3, kEast, (k * 977) << 16 | k));
     words.push_back(f.to_router(in.back()));
@@ -193,7 +212,7 @@ TEST(FlitFormat, AReusedHandleAndAFullTableAreErrors) {
   const rtl::RouterDescription d = described(8);
   {
     rtl::FlitFormat f(d, 0, MeshGeometry{4, 4});
-    const uint64_t w = f.to_router(LaFlit::make(true, true, 1, 0, kEast, 99));
+    const rtl::FlitBits w = f.to_router(LaFlit::make(true, true, 1, 0, kEast, 99));
     f.from_router(w, kEast);
     f.from_router(w, kEast);  // the same flit again: a duplicate
     EXPECT_NE(f.error().find("payload handle 0 names no flit it holds"), std::string::npos) << f.error();

@@ -3,8 +3,9 @@
 // description (la_credit_router.json, docs/RTL.md "Bring your own router"); the shell is ours,
 // written for that purpose.
 //
-// Flit word (64 bits): [3:0] reserved (zero) [4] head [5] tail [13:6] dst y [21:14] dst x
-// [63:22] payload (42 bits). The shell computes the inner router's look-ahead port on entry.
+// Flit word (128 bits): [3:0] reserved (zero) [4] head [5] tail [13:6] dst y [21:14] dst x
+// [49:22] reserved [91:50] payload (42 bits, across the boundary between the two 64-bit halves)
+// [127:92] reserved. The shell computes the inner router's look-ahead port on entry.
 //
 // Handshake per port, credits (no virtual channels): the upstream sends a flit only with a credit;
 // it starts with cfg_depth credits, the capacity of this shell's input FIFO. out_credit[p] (a
@@ -21,18 +22,18 @@ module la_credit_router #(
     input  logic [               7:0] cfg_y,
     input  logic [$clog2(MAX_DEPTH):0] cfg_depth,
     input  logic [               4:0] in_valid,
-    input  logic [              63:0] in_flit_n,
-    input  logic [              63:0] in_flit_e,
-    input  logic [              63:0] in_flit_s,
-    input  logic [              63:0] in_flit_w,
-    input  logic [              63:0] in_flit_l,
+    input  logic [             127:0] in_flit_n,
+    input  logic [             127:0] in_flit_e,
+    input  logic [             127:0] in_flit_s,
+    input  logic [             127:0] in_flit_w,
+    input  logic [             127:0] in_flit_l,
     output logic [               4:0] out_credit,
     output logic [               4:0] out_valid,
-    output logic [              63:0] out_flit_n,
-    output logic [              63:0] out_flit_e,
-    output logic [              63:0] out_flit_s,
-    output logic [              63:0] out_flit_w,
-    output logic [              63:0] out_flit_l,
+    output logic [             127:0] out_flit_n,
+    output logic [             127:0] out_flit_e,
+    output logic [             127:0] out_flit_s,
+    output logic [             127:0] out_flit_w,
+    output logic [             127:0] out_flit_l,
     input  logic [               4:0] in_credit
 );
   localparam int NP = 5;
@@ -49,15 +50,15 @@ module la_credit_router #(
   // This shell's format -> la_router's ([0] head [1] tail [9:2] x [17:10] y [20:18] la_port [63:21]
   // payload), with the look-ahead port for this router; and back.
   /* verilator lint_off UNUSEDSIGNAL */  // reserved bits in, la_port and the padding bit out
-  function automatic logic [63:0] to_inner(input logic [63:0] w);
-    to_inner = {1'b0, w[63:22], xy(w[21:14], w[13:6]), w[13:6], w[21:14], w[5], w[4]};
+  function automatic logic [63:0] to_inner(input logic [127:0] w);
+    to_inner = {1'b0, w[91:50], xy(w[21:14], w[13:6]), w[13:6], w[21:14], w[5], w[4]};
   endfunction
-  function automatic logic [63:0] to_outer(input logic [63:0] w);
-    to_outer = {w[62:21], w[9:2], w[17:10], w[1], w[0], 4'b0};
+  function automatic logic [127:0] to_outer(input logic [63:0] w);
+    to_outer = {36'b0, w[62:21], 28'b0, w[9:2], w[17:10], w[1], w[0], 4'b0};
   endfunction
   /* verilator lint_on UNUSEDSIGNAL */
 
-  logic [63:0] in_flit[NP];
+  logic [127:0] in_flit[NP];
   assign in_flit[0] = in_flit_n;
   assign in_flit[1] = in_flit_e;
   assign in_flit[2] = in_flit_s;
@@ -88,7 +89,7 @@ module la_credit_router #(
 
   // Input FIFOs in front of the inner router, with a bypass when empty.
   for (genvar p = 0; p < NP; p++) begin : g_in
-    logic [63:0] fifo_q[MAX_DEPTH];
+    logic [127:0] fifo_q[MAX_DEPTH];
     logic [AW-1:0] head_q;
     logic [AW:0] count_q;
     logic give;

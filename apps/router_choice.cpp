@@ -4,6 +4,7 @@
 
 #include "apps/cli_common.h"
 #include "noc/valid_stop_adapter.h"
+#include "rtl_checks/described_credit.h"
 #include "rtl_checks/described_router.h"
 #include "rtl_checks/la_router_rtl.h"
 #include "rtl_checks/rtl_router.h"
@@ -107,10 +108,14 @@ RouterChoice parse_router_choice(const std::string& router, const std::string& r
         if ((geo.x(n) + geo.y(n)) % 2 == 0) rc.rtl_nodes.insert(n);
     }
   }
-  if (rc.rtl_name == "nmp")
+  if (rc.rtl_name == "nmp") {
     rtl::check_rtl_fits(noc);
-  else if (!rc.rtl_name.empty())
-    rtl::check_fits(*rtl::find_described_router(rc.rtl_name), noc.buffer_flits, noc.width, noc.height);
+  } else if (!rc.rtl_name.empty()) {
+    const rtl::DescribedRouter& r = *rtl::find_described_router(rc.rtl_name);
+    rtl::check_fits(r, noc.buffer_flits, noc.width, noc.height);
+    for (int n = 0; n < noc.nodes(); ++n)
+      if (rc.rtl_at(n)) rtl::check_credit_links(r, noc::RouterParams::of(noc, n));
+  }
   return rc;
 }
 

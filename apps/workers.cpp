@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "mapping/json_fields.h"
+#include "noc/noc_config.h"
 
 namespace nmpsim::apps {
 
@@ -43,6 +44,9 @@ std::string read_all(FILE* f) {
   try {
     text = job(i);
   } catch (const mapping::InputError& e) {
+    status = kBadInput;
+    text = e.what();
+  } catch (const noc::ConfigError& e) {  // a configuration the job's hardware refuses: bad input too
     status = kBadInput;
     text = e.what();
   } catch (const std::exception& e) {

@@ -1,9 +1,25 @@
 #include "rtl_checks/described_credit.h"
 
+#include <cstdio>
+
 #include "noc/flit_word.h"
 #include "noc/valid_stop_adapter.h"
 
 namespace nmpsim::rtl {
+
+void check_credit_links(const DescribedRouter& r, const noc::RouterParams& p) {
+  if (r.description.protocol != Protocol::kCredit) return;
+  for (int o = 0; o < noc::kNumMeshDirs; ++o)
+    if (p.links[o].cycles_per_flit_q != noc::kCycleOne) {
+      char cpf[32];
+      std::snprintf(cpf, sizeof cpf, "%.2f", static_cast<double>(p.links[o].cycles_per_flit_q) / noc::kCycleOne);
+      throw noc::ConfigError("noc: the RTL router '" + r.description.name +
+                             "' (credit protocol) has no link-speed straps, so every link must carry one flit per "
+                             "cycle; the " +
+                             noc::port_name(o) + " link of router " + std::to_string(p.node) + " takes " + cpf +
+                             " cycles per flit (noc.link_gbytes_per_s)");
+    }
+}
 
 DescribedCreditRouter::DescribedCreditRouter(sc_core::sc_module_name name, const noc::RouterParams& p,
                                              const DescribedRouter& r)
@@ -11,14 +27,7 @@ DescribedCreditRouter::DescribedCreditRouter(sc_core::sc_module_name name, const
   if (p.vcs != 1)
     throw noc::ConfigError("noc: the RTL router '" + d_.name + "' has no virtual channels: noc.vcs must be 1 (got " +
                            std::to_string(p.vcs) + ")");
-  for (int o = 0; o < noc::kNumMeshDirs; ++o)
-    if (p.links[o].cycles_per_flit_q != noc::kCycleOne)
-      throw noc::ConfigError("noc: the RTL router '" + d_.name +
-                             "' (credit protocol) has no link-speed straps, so every link must carry one flit per "
-                             "cycle; the " +
-                             noc::port_name(o) + " link of router " + std::to_string(p.node) + " takes " +
-                             std::to_string(static_cast<double>(p.links[o].cycles_per_flit_q) / noc::kCycleOne) +
-                             " cycles per flit (noc.link_gbytes_per_s)");
+  check_credit_links(r, p);
   check_fits(r, p.buffer_flits, p.geo.width, p.geo.height);
   io_ = r.make(StrapValues{p.geo.x(p.node), p.geo.y(p.node), p.geo.width, p.geo.height, p.buffer_flits});
   reset_pins();

@@ -14,6 +14,10 @@
 
 namespace nmpsim::rtl {
 
+/// Throws noc::ConfigError (one line) when router `r` uses the credit protocol and a link of the
+/// router with parameters `p` is slower than one flit per cycle.
+void check_credit_links(const DescribedRouter& r, const noc::RouterParams& p);
+
 class DescribedCreditRouter : public noc::RouterPins {
  public:
   SC_HAS_PROCESS(DescribedCreditRouter);

@@ -146,7 +146,7 @@ TEST(RtlProtocols, ACreditRouterWithoutLinkStrapsRefusesSlowLinks) {
   } catch (const ConfigError& e) {
     const std::string msg = e.what();
     EXPECT_NE(msg.find("'la_credit' (credit protocol) has no link-speed straps"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("the E link of router 4 takes 2.0"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("the E link of router 4 takes 2.00 cycles per flit"), std::string::npos) << msg;
     EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
   }
 }

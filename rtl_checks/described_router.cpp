@@ -106,10 +106,10 @@ void check_fits(const DescribedRouter& r, int buffer_flits, int width, int heigh
     throw noc::ConfigError("noc: the RTL router '" + d.name + "' holds 1.." + std::to_string(d.max_buffer_flits) +
                            " flits per input, not " + std::to_string(buffer_flits) +
                            " (noc.buffer_flits; max_buffer_flits in its description)");
-  for (const auto& [f, extent, field] : {std::tuple{d.dst_x, width, "flit.dst_x"}, {d.dst_y, height, "flit.dst_y"}})
+  for (const auto& [f, extent, key] : {std::tuple{d.dst_x, width, "flit.dst_x"}, {d.dst_y, height, "flit.dst_y"}})
     if (extent > 0 && static_cast<uint64_t>(extent - 1) > f.mask())
       throw noc::ConfigError("noc: the RTL router '" + d.name + "' names destinations in " + std::to_string(f.width) +
-                             " bits (" + field + "), too few for a " + std::to_string(width) + "x" +
+                             " bits (" + key + "), too few for a " + std::to_string(width) + "x" +
                              std::to_string(height) + " mesh");
 }
 

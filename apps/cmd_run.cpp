@@ -217,10 +217,7 @@ int cmd_run(const std::vector<std::string>& args) {
   };
   OutputFiles::check_dir(out_dir, "--out");  // before anything runs: nowhere to write is an input error
   if (!vcd.empty()) OutputFiles::check_file(vcd, "--vcd");
-  const std::string router_impl = router.substr(0, router.find(':'));
-  if (router_impl != "engine" && router_impl != "sc" && router_impl != "rtl" &&
-      router_impl != "mixed")  // before any placement is solved
-    parse_router_choice(router, rtl_nodes, false, noc::NocConfig{});
+  check_router_name(router);  // before any placement is solved
   Experiment x;
   x.prepared = prepare_experiment(spec, opt);
   set_router_options(vm, x.prepared, router, rtl_nodes, out_dir, opt);

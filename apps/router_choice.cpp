@@ -40,20 +40,11 @@ std::set<int> parse_node_list(const std::string& text, int nodes) {
 const std::vector<RtlRouterInfo>& rtl_routers() {
   static const std::vector<RtlRouterInfo> all = [] {
     std::vector<RtlRouterInfo> v = {
-        {"nmp", noc::RouterKind::kVirtualChannel, false,
-         "rtl_checks/rtl/nmp_router.sv, the VC router's twin (credit handshakes)"},
-        {"la", noc::RouterKind::kLookahead, false,
-         "rtl_checks/rtl/la_router.sv, the look-ahead router (valid/stop handshakes, behind noc::ValidStopAdapter)"},
+        {"nmp", noc::RouterKind::kVirtualChannel, false},  // rtl_checks/rtl/nmp_router.sv, the VC router's twin
+        {"la", noc::RouterKind::kLookahead, false},        // rtl_checks/rtl/la_router.sv, the look-ahead router
     };
-    for (const rtl::DescribedRouter& r : rtl::described_routers())
-      if (r.description.name != "la")
-        v.push_back(
-            {r.description.name.c_str(), noc::RouterKind::kVirtualChannel, true,
-             r.description.protocol == rtl::Protocol::kCredit
-                 ? "described in rtl_checks/routers.cmake, credit handshakes"
-             : r.description.protocol == rtl::Protocol::kValidReady
-                 ? "described in rtl_checks/routers.cmake, valid/ready handshakes behind noc::ValidStopAdapter"
-                 : "described in rtl_checks/routers.cmake, valid/stop handshakes behind noc::ValidStopAdapter"});
+    for (const rtl::DescribedRouter& r : rtl::described_routers())  // rtl_checks/routers.cmake
+      if (r.description.name != "la") v.push_back({r.description.name.c_str(), noc::RouterKind::kVirtualChannel, true});
     return v;
   }();
   return all;
@@ -71,22 +62,30 @@ std::string rtl_router_names() {
   return s;
 }
 
+void check_router_name(const std::string& router) {
+  const size_t colon = router.find(':');
+  const std::string kind = router.substr(0, colon);
+  if (kind != "engine" && kind != "sc" && kind != "rtl" && kind != "mixed")
+    throw UsageError("--router: unknown implementation '" + router +
+                     "' (expected engine, sc, rtl[:NAME] or mixed[:NAME])");
+  if (colon == std::string::npos) return;
+  if (kind != "rtl" && kind != "mixed")
+    throw UsageError("--router: only rtl and mixed take an RTL router's name (got '" + router + "')");
+  const std::string name = router.substr(colon + 1);
+  if (!find_rtl_router(name))
+    throw UsageError("--router: no RTL router named '" + name + "' (registered: " + rtl_router_names() + ")");
+}
+
 RouterChoice parse_router_choice(const std::string& router, const std::string& rtl_nodes, bool rtl_nodes_given,
                                  const noc::NocConfig& noc) {
+  check_router_name(router);
   RouterChoice rc;
   const size_t colon = router.find(':');
   rc.kind = router.substr(0, colon);
   rc.router_kind = noc.router_kind;
-  if (rc.kind != "engine" && rc.kind != "sc" && rc.kind != "rtl" && rc.kind != "mixed")
-    throw UsageError("--router: unknown implementation '" + router +
-                     "' (expected engine, sc, rtl[:NAME] or mixed[:NAME])");
   if (colon != std::string::npos) {
-    if (rc.kind != "rtl" && rc.kind != "mixed")
-      throw UsageError("--router: only rtl and mixed take an RTL router's name (got '" + router + "')");
     rc.rtl_name = router.substr(colon + 1);
     const RtlRouterInfo* info = find_rtl_router(rc.rtl_name);
-    if (!info)
-      throw UsageError("--router: no RTL router named '" + rc.rtl_name + "' (registered: " + rtl_router_names() + ")");
     if (info->own && noc.vcs != 1)
       throw UsageError("--router " + router +
                        ": an RTL router of your own has no virtual channels: set --vcs 1 (noc.vcs)");

@@ -26,20 +26,22 @@ struct RtlRouterInfo {
   const char* name;
   noc::RouterKind kind;  ///< the micro-architecture it implements (its model is the SystemC router)
   bool own;              ///< a router of your own (nmpsim_add_router_rtl): no model, any kind, vcs 1
-  const char* what;
 };
 const std::vector<RtlRouterInfo>& rtl_routers();
 /// The registered RTL router `name`, or nullptr.
 const RtlRouterInfo* find_rtl_router(const std::string& name);
-/// "nmp (...), la (...)" for help texts and errors.
+/// "nmp, la, ..." for errors.
 std::string rtl_router_names();
+/// Checks --router's syntax and RTL name, which need no mesh (so a run can refuse them before it
+/// solves placements); throws UsageError naming the option.
+void check_router_name(const std::string& router);
 
 /// Parses --router KIND[:NAME] and --rtl-nodes LIST (empty: not given; mixed then takes the checkerboard of
 /// nodes with x + y even) for a mesh; throws UsageError naming the option; checks the RTL's capacities.
-RouterChoice parse_router_choice(const std::string& kind, const std::string& rtl_nodes, bool rtl_nodes_given,
+RouterChoice parse_router_choice(const std::string& router, const std::string& rtl_nodes, bool rtl_nodes_given,
                                  const noc::NocConfig& noc);
-/// nmpsim noc: the router kind and VC count --router implies. rtl:la is a look-ahead router; it and a
-/// valid/stop RTL of your own have no VCs (vcs becomes 1 unless given); the look-ahead kind has no
+/// nmpsim noc: the router kind and VC count --router implies. rtl:la is a look-ahead router; it and an
+/// RTL of your own have no VCs (vcs becomes 1 unless given); the look-ahead kind has no
 /// engine model, so --router defaults to sc and engine is refused. Sets noc.router_kind and noc.vcs.
 void settle_noc_router(const std::string& router_kind, bool kind_given, bool vcs_given, bool router_given,
                        std::string& router, noc::NocConfig& noc);

@@ -259,6 +259,14 @@ std::string message_log_path(const ExperimentOptions& opt, const std::string& st
   return (std::filesystem::path(opt.message_log_dir) / ("messages-" + name + ".csv")).string();
 }
 
+/// A strategy that shares another's simulation gets a copy of its message log.
+void copy_message_log(const ExperimentOptions& opt, const std::string& from, const std::string& to) {
+  const std::string src = message_log_path(opt, from), dst = message_log_path(opt, to);
+  if (src.empty() || src == dst || !std::filesystem::exists(src)) return;
+  std::filesystem::copy_file(src, dst + ".partial", std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::rename(dst + ".partial", dst);
+}
+
 StrategyReport run_cycle_one(hw::System& sys, const PreparedExperiment& e, const ExperimentOptions& opt,
                              const mapping::RunInputs& in, const mapping::Placement& p) {
   MessageLog log(sys, message_log_path(opt, p.strategy));
@@ -296,16 +304,17 @@ void check_conservation(hw::System& sys) {
     throw std::runtime_error("NoC router error: " + pins->router_error());
 }
 
-/// Every strategy in its own worker process with its own System (apps/workers.h).
+/// The strategies `which` (indices into e.placements), each in its own worker process with its own
+/// System (apps/workers.h).
 std::vector<StrategyReport> run_cycle_in_workers(const PreparedExperiment& e, const ExperimentOptions& opt,
-                                                 const mapping::RunInputs& in) {
-  const int count = static_cast<int>(e.placements.size());
+                                                 const mapping::RunInputs& in, const std::vector<size_t>& which) {
+  const int count = static_cast<int>(which.size());
   std::vector<std::string> names;
-  for (const mapping::Placement& p : e.placements) names.push_back(p.strategy);
+  for (size_t i : which) names.push_back(e.placements[i].strategy);
   const int jobs = opt.jobs > 0 ? opt.jobs : std::min(available_cores(), count);
-  const std::vector<std::string> answers = run_in_workers(count, jobs, names, [&](int i) {
+  const std::vector<std::string> answers = run_in_workers(count, jobs, names, [&](int k) {
     hw::System sys("system", e.hardware, system_options(opt));
-    const StrategyReport rep = run_cycle_one(sys, e, opt, in, e.placements[static_cast<size_t>(i)]);
+    const StrategyReport rep = run_cycle_one(sys, e, opt, in, e.placements[which[static_cast<size_t>(k)]]);
     check_conservation(sys);
     return nlohmann::json{{"result", mapping::result_to_json(rep.result)}, {"energy", energy_to_json(*rep.energy)}}
         .dump();
@@ -318,9 +327,50 @@ std::vector<StrategyReport> run_cycle_in_workers(const PreparedExperiment& e, co
   return out;
 }
 
+/// True when two placements make the same simulation: everything a run reads from a placement but
+/// its name and its solver's statistics.
+bool same_simulation(const mapping::Placement& a, const mapping::Placement& b) {
+  return a.experts == b.experts && a.nodes == b.nodes && a.share == b.share && a.node_map == b.node_map &&
+         a.tp_rings == b.tp_rings && a.token_rings == b.token_rings && a.token_domain == b.token_domain &&
+         a.runtime == b.runtime;
+}
+
+/// For each placement, the first one (itself included) that makes the same simulation.
+std::vector<size_t> first_same(const std::vector<mapping::Placement>& ps) {
+  std::vector<size_t> first(ps.size());
+  for (size_t i = 0; i < ps.size(); ++i) {
+    first[i] = i;
+    for (size_t j = 0; j < i; ++j)
+      if (first[j] == j && same_simulation(ps[i], ps[j])) {
+        first[i] = j;
+        break;
+      }
+  }
+  return first;
+}
+
 }  // namespace
 
 namespace {
+
+/// Simulates the placements `which` at the spec's fidelity, in that order.
+std::vector<StrategyReport> simulate(const PreparedExperiment& e, const ExperimentOptions& opt,
+                                     const mapping::RunInputs& in, const std::vector<size_t>& which) {
+  std::vector<StrategyReport> out;
+  if (e.spec.fidelity == mapping::Fidelity::kFlow) {
+    for (size_t i : which) {
+      const mapping::Placement& p = e.placements[i];
+      mapping::FlowExecutor ex(in.hw);
+      mapping::PolicyList policies = make_policies(e, opt, p);
+      auto progress = [&](int s, int l) {
+        if (opt.on_layer) opt.on_layer(p.strategy, s, l);
+      };
+      out.push_back(StrategyReport{mapping::run_placement(ex, in, p, policies, progress), std::nullopt});
+    }
+    return out;
+  }
+  return run_cycle_in_workers(e, opt, in, which);
+}
 
 std::vector<StrategyReport> run_simulation(const PreparedExperiment& e, const ExperimentOptions& opt) {
   const mapping::AnalyticalHardware ah = firmware::to_analytical(e.hardware);
@@ -333,24 +383,36 @@ std::vector<StrategyReport> run_simulation(const PreparedExperiment& e, const Ex
       out.push_back(StrategyReport{a->account(p, ai, e.spec.accounting.options), std::nullopt});
     return out;
   }
-  if (e.spec.fidelity == mapping::Fidelity::kFlow) {
-    for (const mapping::Placement& p : e.placements) {
-      mapping::FlowExecutor ex(ah);
-      mapping::PolicyList policies = make_policies(e, opt, p);
-      auto progress = [&](int s, int l) {
-        if (opt.on_layer) opt.on_layer(p.strategy, s, l);
-      };
-      out.push_back(StrategyReport{mapping::run_placement(ex, in, p, policies, progress), std::nullopt});
-    }
+  if (e.spec.fidelity == mapping::Fidelity::kCycle && !opt.vcd.empty()) {
+    // One VCD for the whole run: every strategy in this process, one after another on one System.
+    hw::System sys("system", e.hardware, system_options(opt));
+    sys.enable_vcd(opt.vcd);
+    for (const mapping::Placement& p : e.placements) out.push_back(run_cycle_one(sys, e, opt, in, p));
+    check_conservation(sys);
+    sys.finish_vcd(true);
     return out;
   }
-  if (opt.vcd.empty()) return run_cycle_in_workers(e, opt, in);
-  // One VCD for the whole run: every strategy in this process, one after another on one System.
-  hw::System sys("system", e.hardware, system_options(opt));
-  sys.enable_vcd(opt.vcd);
-  for (const mapping::Placement& p : e.placements) out.push_back(run_cycle_one(sys, e, opt, in, p));
-  check_conservation(sys);
-  sys.finish_vcd(true);
+  // Every simulation starts from a fresh network, so placements that make the same simulation (e.g.
+  // two HD-MoE variants that chose one placement) are simulated once and share the results.
+  const std::vector<size_t> first = first_same(e.placements);
+  std::vector<size_t> distinct;
+  for (size_t i = 0; i < first.size(); ++i)
+    if (first[i] == i)
+      distinct.push_back(i);
+    else if (opt.note)
+      opt.note(e.placements[i].strategy + ": the same placement as " + e.placements[first[i]].strategy +
+               ", simulated once");
+  const std::vector<StrategyReport> ran = simulate(e, opt, in, distinct);
+  for (size_t i = 0; i < first.size(); ++i) {
+    const size_t k = static_cast<size_t>(std::find(distinct.begin(), distinct.end(), first[i]) - distinct.begin());
+    StrategyReport r = ran[k];
+    if (first[i] != i) {
+      r.result.strategy = e.placements[i].strategy;
+      r.result.wall_s = 0;  // not simulated again
+      copy_message_log(opt, e.placements[first[i]].strategy, r.result.strategy);
+    }
+    out.push_back(std::move(r));
+  }
   return out;
 }
 

@@ -24,6 +24,19 @@ Network::Network(const NocConfig& cfg) : cfg_(cfg), geo_{cfg.width, cfg.height} 
       max_delay = std::max<uint64_t>(max_delay, t.latency_cycles + t.serialise_cycles + 1);
     }
   }
+  nb_.assign(static_cast<size_t>(n) * kNumMeshDirs, -1);
+  flit_cycles_.assign(nb_.size(), 0);
+  credit_cycles_.assign(nb_.size(), 0);
+  for (int node = 0; node < n; ++node)
+    for (int dir = 0; dir < kNumMeshDirs; ++dir) {
+      const int next = geo_.neighbour(node, dir);
+      if (next < 0) continue;
+      const size_t k = static_cast<size_t>(node) * kNumMeshDirs + static_cast<size_t>(dir);
+      const OutputLinkTiming& t = routers_[static_cast<size_t>(node)].output_link(dir);
+      nb_[k] = next;
+      flit_cycles_[k] = t.latency_cycles + t.serialise_cycles;
+      credit_cycles_[k] = routers_[static_cast<size_t>(next)].output_link(opposite_port(dir)).latency_cycles;
+    }
   nis_.resize(static_cast<size_t>(n));
   for (auto& ni : nis_) {
     ni.queues.resize(static_cast<size_t>(cfg_.ni_queue_count()));
@@ -121,11 +134,10 @@ void Network::RouterSink::on_flit(int out_port, const Flit& f) {
     n.schedule_flit(c + 1, f, static_cast<uint32_t>(node), kLocal, true);
     return;
   }
-  const OutputLinkTiming& t = n.routers_[node].output_link(out_port);
-  const int next = n.geo_.neighbour(node, out_port);
+  const size_t k = static_cast<size_t>(node) * kNumMeshDirs + static_cast<size_t>(out_port);
   ++n.flit_link_traversals_;
   if (n.link_observer_) n.link_observer_(node, out_port, f, c);
-  n.schedule_flit(c + t.latency_cycles + t.serialise_cycles, f, static_cast<uint32_t>(next),
+  n.schedule_flit(c + n.flit_cycles_[k], f, static_cast<uint32_t>(n.nb_[k]),
                   static_cast<uint8_t>(opposite_port(out_port)), false);
 }
 
@@ -136,11 +148,10 @@ void Network::RouterSink::on_credit(int in_port, int vc) {
     n.schedule_credit(c + 1, static_cast<uint32_t>(node), kLocal, static_cast<uint8_t>(vc), true);
     return;
   }
-  const int up = n.geo_.neighbour(node, in_port);
-  const int up_port = opposite_port(in_port);
   // Credits travel back on the reverse wire of the same link, with its latency.
-  const uint32_t lat = n.routers_[up].output_link(up_port).latency_cycles;
-  n.schedule_credit(c + lat, static_cast<uint32_t>(up), static_cast<uint8_t>(up_port), static_cast<uint8_t>(vc), false);
+  const size_t k = static_cast<size_t>(node) * kNumMeshDirs + static_cast<size_t>(in_port);
+  n.schedule_credit(c + n.credit_cycles_[k], static_cast<uint32_t>(n.nb_[k]),
+                    static_cast<uint8_t>(opposite_port(in_port)), static_cast<uint8_t>(vc), false);
 }
 
 void Network::violation(const std::string& what) {

@@ -249,6 +249,12 @@ class Network {
   NocConfig cfg_;
   MeshGeometry geo_;
   std::vector<Router> routers_;
+  // Per (node, mesh port), index node * 4 + port: the neighbour (-1 at the mesh edge), the cycles
+  // from a flit leaving on that output to its arrival there (latency + serialisation), and the
+  // cycles a credit freed at that input takes back upstream (the upstream link's latency).
+  std::vector<int32_t> nb_;
+  std::vector<uint32_t> flit_cycles_;
+  std::vector<uint32_t> credit_cycles_;
   std::vector<Ni> nis_;
   // Timing wheels (slot = cycle & wheel_mask_): flits on links, and credits on their return wires.
   std::vector<std::vector<FlitEvent>> flit_wheel_;

@@ -26,7 +26,9 @@ Router::Router(int node, const MeshGeometry& geo, int vcs, int buffer_flits, int
       n_ivc_(kNumPorts * vcs),
       buf_(static_cast<size_t>(kNumPorts * vcs * buffer_flits)),
       in_(static_cast<size_t>(kNumPorts * vcs)),
-      out_credits_(static_cast<size_t>(kNumPorts * vcs), static_cast<int16_t>(buffer_flits)) {}
+      out_credits_(static_cast<size_t>(kNumPorts * vcs), static_cast<int16_t>(buffer_flits)) {
+  for (int ivc = 0; ivc < n_ivc_; ++ivc) port_of_[ivc] = static_cast<uint8_t>(ivc / vcs);
+}
 
 bool Router::accept_flit(int port, Flit flit, uint64_t cycle) {
   const int ivc = ivc_index(port, flit.vc);

@@ -79,7 +79,6 @@ class Router {
     int8_t out_vc = -1;
   };
   int ivc_index(int port, int vc) const { return port * vcs_ + vc; }
-  Flit& front(int ivc) { return buf_[ivc * depth_ + in_[ivc].head]; }
   void note_occupancy(uint64_t cycle) {
     occ_area_ += static_cast<double>(buffered_) * static_cast<double>(cycle - occ_last_);
     occ_last_ = cycle;
@@ -96,7 +95,8 @@ class Router {
   uint8_t out_busy_[kNumPorts] = {};  // bit v set: output VC v holds a packet
   OutputLinkTiming out_link_[kNumPorts];
   uint64_t out_next_free_q_[kNumPorts] = {};
-  uint64_t nonempty_ = 0;  // bit per ivc
+  uint64_t nonempty_ = 0;     // bit per ivc
+  uint8_t port_of_[64] = {};  // input port of each ivc
   int va_rr_[kNumPorts] = {};
   int in_rr_[kNumPorts] = {};
   int out_rr_[kNumPorts] = {};
@@ -113,6 +113,7 @@ void Router::step(uint64_t cycle, Sink& sink) {
   const int V = vcs_;
   uint64_t va_req[kNumMeshDirs] = {0, 0, 0, 0};
   uint64_t ready = 0;
+  bool va_any = false;
 
   // Route compute and classification of eligible front flits.
   for (uint64_t m = nonempty_; m; m &= m - 1) {
@@ -129,36 +130,42 @@ void Router::step(uint64_t cycle, Sink& sink) {
       ready |= uint64_t{1} << ivc;
     } else {
       va_req[iv.out_port] |= uint64_t{1} << ivc;
+      va_any = true;
     }
   }
 
   // VC allocation, per output port.
-  for (int o = 0; o < kNumMeshDirs; ++o) {
-    uint64_t req = va_req[o];
-    if (!req) continue;
-    uint8_t busy = out_busy_[o];
-    while (req && busy != low_bits(V)) {
-      const int ivc = round_robin_pick(req, va_rr_[o], n_ivc_);
-      req &= ~(uint64_t{1} << ivc);
-      const int ov = __builtin_ctz(static_cast<unsigned>(~busy));
-      busy |= static_cast<uint8_t>(1u << ov);
-      in_[ivc].out_vc = static_cast<int8_t>(ov);
-      ready |= uint64_t{1} << ivc;
-      va_rr_[o] = ivc + 1 == n_ivc_ ? 0 : ivc + 1;
+  if (va_any) {
+    for (int o = 0; o < kNumMeshDirs; ++o) {
+      uint64_t req = va_req[o];
+      if (!req) continue;
+      uint8_t busy = out_busy_[o];
+      while (req && busy != low_bits(V)) {
+        const int ivc = round_robin_pick(req, va_rr_[o], n_ivc_);
+        req &= ~(uint64_t{1} << ivc);
+        const int ov = __builtin_ctz(static_cast<unsigned>(~busy));
+        busy |= static_cast<uint8_t>(1u << ov);
+        in_[ivc].out_vc = static_cast<int8_t>(ov);
+        ready |= uint64_t{1} << ivc;
+        va_rr_[o] = ivc + 1 == n_ivc_ ? 0 : ivc + 1;
+      }
+      out_busy_[o] = busy;
     }
-    out_busy_[o] = busy;
   }
   if (!ready) return;
 
-  // Switch allocation, input stage: one VC per input port.
+  // Switch allocation, input stage: one VC per input port (only ports with a ready VC).
   const uint64_t now_q = cycle << kCycleFracBits;
+  const uint64_t vmask = low_bits(V);
   int in_pick[kNumPorts];
   uint8_t out_req[kNumPorts] = {0, 0, 0, 0, 0};
-  for (int i = 0; i < kNumPorts; ++i) {
-    in_pick[i] = -1;
-    uint64_t cand = (ready >> (i * V)) & low_bits(V);
+  unsigned outs = 0;
+  for (uint64_t r = ready; r;) {
+    const int i = port_of_[__builtin_ctzll(r)];
+    uint64_t cand = (r >> (i * V)) & vmask;
+    r &= ~(vmask << (i * V));
     while (cand) {
-      const int v = round_robin_pick(cand, in_rr_[i], V);
+      const int v = (cand & (cand - 1)) == 0 ? __builtin_ctzll(cand) : round_robin_pick(cand, in_rr_[i], V);
       cand &= ~(uint64_t{1} << v);
       const InputVc& iv = in_[i * V + v];
       const int o = iv.out_port;
@@ -166,23 +173,28 @@ void Router::step(uint64_t cycle, Sink& sink) {
       if (o != kLocal && out_credits_[o * V + iv.out_vc] <= 0) continue;
       in_pick[i] = v;
       out_req[o] |= static_cast<uint8_t>(1u << i);
+      outs |= 1u << o;
       break;
     }
   }
+  if (!outs) return;
 
-  // Output stage: one input per output port; then traversal.
-  for (int o = 0; o < kNumPorts; ++o) {
-    if (!out_req[o]) continue;
-    const int i = round_robin_pick(out_req[o], out_rr_[o], kNumPorts);
+  // Output stage: one input per output port; then traversal. All departures share the cycle, so the
+  // occupancy integral is brought up to it once.
+  note_occupancy(cycle);
+  for (; outs; outs &= outs - 1) {
+    const int o = __builtin_ctz(outs);
+    const unsigned req = out_req[o];
+    const int i = (req & (req - 1)) == 0 ? __builtin_ctz(req) : round_robin_pick(req, out_rr_[o], kNumPorts);
     const int v = in_pick[i];
     const int ivc = i * V + v;
     InputVc& iv = in_[ivc];
-    Flit f = front(ivc);
+    Flit f = buf_[ivc * depth_ + iv.head];
     iv.head = static_cast<uint16_t>(iv.head + 1 == depth_ ? 0 : iv.head + 1);
     if (--iv.count == 0) {
       nonempty_ &= ~(uint64_t{1} << ivc);
     } else {
-      const Flit& next = front(ivc);
+      const Flit& next = buf_[ivc * depth_ + iv.head];
       iv.front_ready = next.ready_cycle;
       iv.front_dst = next.dst;
     }
@@ -199,7 +211,6 @@ void Router::step(uint64_t cycle, Sink& sink) {
     const uint64_t floor_q = now_q + 1 > kCycleOne ? now_q + 1 - kCycleOne : 0;
     out_next_free_q_[o] =
         (out_next_free_q_[o] > floor_q ? out_next_free_q_[o] : floor_q) + out_link_[o].cycles_per_flit_q;
-    note_occupancy(cycle);
     --buffered_;
     ++flits_out_[o];
     in_rr_[i] = v + 1 == V ? 0 : v + 1;

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -218,6 +219,37 @@ TEST(CliRun, CycleResultsDoNotDependOnWorkerCountOrOnTheOtherStrategies) {
   const CliRun bad = nmpsim(base + "--jobs 0 --out " + dir + "/bad");
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.out.find("--jobs"), std::string::npos) << bad.out;
+}
+
+TEST(CliRun, StrategiesWithTheSamePlacementAreSimulatedOnceAndGetTheSameResults) {
+  // EP's placement under another name: the same simulation, so the run simulates it once and both
+  // strategies report its results (and its message log); CB in between keeps its own.
+  const std::string dir = ::testing::TempDir() + "/cli_same";
+  std::filesystem::create_directories(dir);
+  const std::string args = "--hw hdmoe-4x4-5t50g --batch 8 --context 256 ";
+  ASSERT_EQ(nmpsim("place --strategy ep " + args + "--out " + dir + "/ep.json").code, 0);
+  nlohmann::json p = nlohmann::json::parse(std::ifstream(dir + "/ep.json"));
+  p["strategy"] = "ep-copy";
+  std::ofstream(dir + "/copy.json") << p.dump();
+  for (const char* fidelity : {"cycle", "flow"}) {
+    const std::string out = dir + "/" + fidelity;
+    const bool cycle = std::string(fidelity) == "cycle";
+    const CliRun r = nmpsim("run " + args + "--steps 1 --no-plots --fidelity " + fidelity +
+                            (cycle ? " --message-log" : "") + " --strategy ep,cb," + dir + "/copy.json --out " + out);
+    ASSERT_EQ(r.code, 0) << r.out;
+    EXPECT_NE(r.out.find("ep-copy: the same placement as ep, simulated once"), std::string::npos) << r.out;
+    // summary.csv rows by strategy, without the name and the wall time.
+    std::map<std::string, std::string> row;
+    std::istringstream rows(results_without_wall_time(out + "/summary.csv"));
+    for (std::string line; std::getline(rows, line);) row[line.substr(0, line.find(','))] = line.substr(line.find(','));
+    ASSERT_EQ(row.count("ep-copy"), 1u);
+    EXPECT_EQ(row["ep"], row["ep-copy"]);
+    EXPECT_NE(row["ep"], row["cb"]);
+    if (cycle) {
+      EXPECT_EQ(nmpsim::testing::read_all(out + "/messages-ep.csv"),
+                nmpsim::testing::read_all(out + "/messages-ep-copy.csv"));
+    }
+  }
 }
 
 TEST(CliRun, WritesSummaryCsvAndPlotsForEveryStrategy) {

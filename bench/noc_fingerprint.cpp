@@ -13,8 +13,10 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <random>
 #include <string>
+#include <systemc>
 #include <vector>
 
 #include "noc/network.h"
@@ -132,7 +134,8 @@ std::vector<Workload> workloads() {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+// The engine is plain C++, but nmpsim_noc links SystemC, whose library expects an sc_main.
+int sc_main(int argc, char** argv) {
   bool any = false;
   for (const Workload& w : workloads())
     if (argc < 2 || w.name == std::string(argv[1])) {
@@ -144,4 +147,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   return 0;
+}
+
+int main(int argc, char** argv) {
+  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  return sc_core::sc_elab_and_sim(argc, argv);
 }

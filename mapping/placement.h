@@ -14,6 +14,8 @@
 
 namespace nmpsim::mapping {
 
+/// Every field but `strategy`, `solver` and `stats` shapes the simulation: apps/experiment.cpp's
+/// same_simulation() compares them to simulate identical placements once; a new field goes there too.
 struct Placement {
   std::string strategy;
   int experts = 0;  ///< rows: routed experts

@@ -251,7 +251,8 @@ class Network {
   std::vector<Router> routers_;
   // Per (node, mesh port), index node * 4 + port: the neighbour (-1 at the mesh edge), the cycles
   // from a flit leaving on that output to its arrival there (latency + serialisation), and the
-  // cycles a credit freed at that input takes back upstream (the upstream link's latency).
+  // cycles a credit freed at that input takes back upstream (the upstream link's latency). Built in
+  // the constructor from the routers' output links, which nothing changes afterwards.
   std::vector<int32_t> nb_;
   std::vector<uint32_t> flit_cycles_;
   std::vector<uint32_t> credit_cycles_;

@@ -133,6 +133,7 @@ noc::NocConfig HardwareSpec::noc_config() const {
   c.router_delay_cycles = noc.router_delay_cycles;
   c.max_packet_flits = noc.max_packet_flits;
   c.ni_queues = noc.ni_queues;
+  c.replay_sessions = noc.replay_sessions;
   c.clock_ghz = noc.clock_ghz;
   c.flit_bytes = flit_bytes();
   auto latency_cycles = [&](const mapping::LinkParams& p) {
@@ -257,6 +258,7 @@ nlohmann::json to_json(const HardwareSpec& s) {
         {"ni_queues", s.noc.ni_queues},
         {"flow_link_efficiency", s.noc.flow_link_efficiency},
         {"flow_resolve_fraction", s.noc.flow_resolve_fraction},
+        {"replay_sessions", s.noc.replay_sessions},
         {"flit_bytes", s.noc.flit_bytes}}},
       {"links", links},
   };
@@ -339,6 +341,7 @@ HardwareSpec hardware_from_json(const nlohmann::json& j, const std::string& wher
         n.number_in("flow_link_efficiency", ranges::kFlowLinkEfficiency, s.noc.flow_link_efficiency);
     s.noc.flow_resolve_fraction =
         n.number_in("flow_resolve_fraction", ranges::kFlowResolveFraction, s.noc.flow_resolve_fraction);
+    s.noc.replay_sessions = n.boolean("replay_sessions", s.noc.replay_sessions);
     n.no_unknown_keys();
   }
 

@@ -84,6 +84,13 @@ std::string JsonFields::string(const char* key) const {
   return v.get<std::string>();
 }
 
+bool JsonFields::boolean(const char* key, bool fallback) const {
+  if (!has(key)) return fallback;
+  const auto& v = get(key);
+  if (!v.is_boolean()) fail(key, "expected true or false, got " + describe_json(v));
+  return v.get<bool>();
+}
+
 JsonFields JsonFields::object(const char* key) const {
   const auto& v = get(key);
   if (!v.is_object()) fail(key, "expected an object, got " + describe_json(v));

@@ -58,6 +58,7 @@ class JsonFields {
     return has(key) ? integer(key, min, max) : fallback;
   }
   std::string string(const char* key) const;
+  bool boolean(const char* key, bool fallback) const;
   std::string string(const char* key, const std::string& fallback) const { return has(key) ? string(key) : fallback; }
   JsonFields object(const char* key) const;
   const nlohmann::json& raw(const char* key) const;

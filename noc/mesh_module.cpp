@@ -23,6 +23,7 @@ MeshModule::MeshModule(sc_core::sc_module_name name, const NocConfig& cfg, const
     pins_ = std::make_unique<PinMesh>("pins", cfg, routers);
     return;
   }
+  net_.set_session_replay(cfg.replay_sessions);  // it steps exactly the cycles next_event_cycle() names
   SC_METHOD(tick);
   sensitive << wake_;
   dont_initialize();

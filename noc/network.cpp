@@ -71,11 +71,30 @@ uint64_t Network::enqueue(int src, int dst, uint64_t bytes, uint32_t flits, uint
     throw std::out_of_range("noc: message endpoints " + std::to_string(src) + "->" + std::to_string(dst) +
                             " outside the " + std::to_string(n) + "-node mesh");
   if (started_ && cycle <= cycle_) cycle = cycle_ + 1;  // the current cycle is already simulated
-  if (idle()) last_progress_ = cycle;                   // watchdog counts from when work appears
+  const uint64_t id = next_message_id_++;
+  if (replay_on_ && !resim_) {
+    if (quiescent()) start_session(cycle);
+    const SessionSend key = session_send(src, dst, bytes, flits, packet_flits, cycle);
+    if (in_session_ && sess_sends_ == 0 && rsends_.empty() && !rec_ && !replaying_) pick_recording(key);
+    if (replaying_ && replay_send(ReplaySend{key, id, tag, cycle})) return id;
+    // Recorded with the key of when it was called (a failed replay may have re-simulated since).
+    admit(id, src, dst, bytes, flits, packet_flits, cycle, tag, in_session_ ? &key : nullptr);
+    return id;
+  }
+  admit(id, src, dst, bytes, flits, packet_flits, cycle, tag, nullptr);
+  return id;
+}
 
+void Network::admit(uint64_t id, int src, int dst, uint64_t bytes, uint32_t flits, uint32_t packet_flits,
+                    uint64_t cycle, uint64_t tag, const SessionSend* key) {
+  if (idle()) last_progress_ = cycle;  // watchdog counts from when work appears
   const uint32_t ms = mapping::take_slot(messages_, free_messages_);
   MessageRec& m = messages_[ms];
-  m.id = next_message_id_++;
+  m.id = id;
+  if (in_session_) {
+    m.sess_index = sess_sends_++;
+    if (rec_) rec_->sends.push_back(*key);
+  }
   m.src = src;
   m.dst = dst;
   m.bytes = bytes;
@@ -85,7 +104,7 @@ uint64_t Network::enqueue(int src, int dst, uint64_t bytes, uint32_t flits, uint
   if (src == dst) {
     m.packets_left = 0;
     local_pending_.push_back(ms);
-    return m.id;
+    return;
   }
   const uint32_t packets = (flits + packet_flits - 1) / packet_flits;
   m.packets_left = packets;
@@ -116,7 +135,6 @@ uint64_t Network::enqueue(int src, int dst, uint64_t bytes, uint32_t flits, uint
     ni.active = true;
     active_nis_.push_back(src);
   }
-  return m.id;
 }
 
 void Network::activate_router(int node) {
@@ -234,6 +252,17 @@ void Network::finish_message(uint32_t slot, uint64_t cycle) {
   const MessageRec m = messages_[slot];
   free_messages_.push_back(slot);
   ++delivered_messages_;
+  if (in_session_) {
+    if (rec_) {
+      rec_->delivery_send.push_back(m.sess_index);
+      rec_->delivery_step.push_back(sess_steps_ - 1);
+    }
+    ++sess_delivered_;
+    if (resim_) {
+      resim_delivered(m);
+      return;
+    }
+  }
   if (m.measured) message_latencies_.push_back(static_cast<uint32_t>(cycle - m.create_cycle));
   if (on_delivery_) on_delivery_(Delivery{m.id, m.src, m.dst, m.bytes, m.tag, m.create_cycle, cycle});
 }
@@ -243,6 +272,10 @@ void Network::inject(int node) {
   // front packet exists by now and has a VC with a free slot (its own, or a free VC for a new packet).
   Ni& ni = nis_[node];
   const int nq = static_cast<int>(ni.queues.size());
+  if (ni.busy_queues >= 2 && !ni.rr_seen) {  // the pick can depend on the pointer
+    ni.rr_seen = ni.rr_read = 1;
+    ni.rr_start = static_cast<uint8_t>(ni.rr);
+  }
   for (int k = 0, qi = ni.rr; k < nq; ++k, qi = qi + 1 == nq ? 0 : qi + 1) {
     NiQueue& q = ni.queues[static_cast<size_t>(qi)];
     if (q.packets.empty()) continue;
@@ -281,6 +314,7 @@ void Network::inject(int node) {
       ++q.next_seq;
     }
     ni.rr = qi + 1 == nq ? 0 : qi + 1;
+    ni.rr_seen = 1;
     return;
   }
 }
@@ -299,13 +333,36 @@ bool Network::step(uint64_t cycle) {
 }
 
 void Network::begin_cycle(uint64_t cycle) {
+  enter_cycle(cycle);
+  if (replaying_ && replay_cycle(cycle)) return;
+  run_cycle(cycle, false);
+}
+
+void Network::enter_cycle(uint64_t cycle) {
   if (started_ && cycle <= cycle_)
     throw std::logic_error("noc: step(" + std::to_string(cycle) + ") after step(" + std::to_string(cycle_) + ")");
   started_ = true;
   cycle_ = cycle;
   ++steps_;
   if (stats_reset_pending_ && cycle >= window_start_) reset_router_stats(window_start_);
+}
 
+void Network::run_cycle(uint64_t cycle, bool admit_held_sends) {
+  if (in_session_) {
+    ++sess_steps_;
+    if (rec_) {
+      rec_->steps.push_back(cycle - sess_start_);
+      if (rec_->steps.size() + rec_->sends.size() > SessionCache::kMaxSessionEvents) rec_.reset();
+    }
+  }
+  in_step_ = true;
+  arrive(cycle);
+  in_step_ = false;
+  if (admit_held_sends) resim_admit_rest();
+  advance(cycle);
+}
+
+void Network::arrive(uint64_t cycle) {
   // 1. Everything the links deliver in this cycle.
   std::vector<FlitEvent>& flits = flit_wheel_[cycle & wheel_mask_];
   if (!flits.empty()) {
@@ -330,7 +387,9 @@ void Network::begin_cycle(uint64_t cycle) {
     }
     local_pending_.resize(keep);
   }
+}
 
+void Network::advance(uint64_t cycle) {
   // 2. Network interfaces inject at most one flit each.
   for (size_t i = 0; i < active_nis_.size();) {
     const int node = active_nis_[i];
@@ -361,6 +420,11 @@ void Network::begin_cycle(uint64_t cycle) {
 
 bool Network::end_cycle() {
   if (stalled_) return false;
+  if (replaying_) {
+    if (sess_steps_ == cands_.front()->steps.size()) finish_replay();
+    return true;
+  }
+  if (in_session_ && live_packets_ == 0 && local_pending_.empty() && wheel_events_ == 0) end_session();
   const uint64_t cycle = cycle_;
   if (live_packets_ > 0 && cycle > last_progress_ + cfg_.watchdog_cycles) {
     // Only a stall if something could have moved: flits in flight, or a packet that was injectable.
@@ -378,6 +442,13 @@ bool Network::end_cycle() {
 
 uint64_t Network::next_event_cycle(uint64_t cycle) const {
   if (stalled_) return kNever;
+  if (replaying_) {
+    // The next cycle the recordings evaluated (where they differ, a send of theirs woke the owner
+    // earlier: a send of this run would do the same).
+    uint64_t next = 0;
+    for (const Session* s : cands_) next = std::max(next, sess_start_ + s->steps[sess_steps_]);
+    return std::max(next, cycle + 1);
+  }
   if (!active_routers_.empty() || ext_buffered_ > 0) return cycle + 1;
   uint64_t next = kNever;
   for (int node : active_nis_) next = std::min(next, std::max(cycle + 1, earliest_front(nis_[node])));
@@ -397,6 +468,7 @@ void Network::set_external_router(int node) {
     throw std::out_of_range("noc: external router " + std::to_string(node) + " outside the mesh");
   if (started_ || routers_[node].buffered_flits() > 0)
     throw std::logic_error("noc: set_external_router() must be called before the network runs");
+  set_session_replay(false);
   if (ext_.empty()) {
     ext_.resize(static_cast<size_t>(nodes()));
     pin_checks_.configure(geo_, cfg_.vcs, cfg_.buffer_flits);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "noc/pin_checks.h"
 #include "noc/ring_queue.h"
 #include "noc/router.h"
+#include "noc/session_cache.h"
 
 namespace nmpsim::noc {
 
@@ -118,7 +120,24 @@ class Network {
   /// The next cycle after `cycle` in which anything can happen, or kNever when fully idle.
   uint64_t next_event_cycle(uint64_t cycle) const;
   /// True when no message is queued, in flight or awaiting local delivery.
-  bool idle() const { return live_packets_ == 0 && local_pending_.empty(); }
+  bool idle() const {
+    return live_packets_ == 0 && local_pending_.empty() && replay_pending_ == 0 && !replay_local_delivery_;
+  }
+
+  /// Session replay (noc/session_cache.h, docs/MODEL.md "Session replay"): repeated sessions are
+  /// replayed from a recording, with the same delivery cycles and counters as simulating them. Off
+  /// by default; noc::MeshModule turns it on. Needs an owner that steps the cycles
+  /// next_event_cycle() names (noc::MeshModule does). Turned off for good by a link observer,
+  /// a measurement window or an external router, which need every flit moved.
+  void set_session_replay(bool on);
+  bool session_replay() const { return replay_on_; }
+  struct ReplayCounters {
+    uint64_t sessions = 0;  ///< sessions started while replay was on
+    uint64_t replayed = 0;  ///< ... replayed to their end
+    uint64_t diverged = 0;  ///< ... replayed, then re-simulated from their start when a send differed
+    uint64_t recorded = 0;  ///< ... recorded
+  };
+  const ReplayCounters& replay_counters() const { return replay_counters_; }
 
   // Measurement window: packets created in [start, end) are measured; flits ejected in it count
   // as accepted; link and router statistics restart at start (immediately if start is not in the
@@ -149,6 +168,7 @@ class Network {
   const Router& router(int node) const { return routers_[node]; }
   /// Hook for link observers (VCD, tests): called for every flit leaving a router on a mesh link.
   void set_link_observer(std::function<void(int from, int dir, const Flit&, uint64_t cycle)> f) {
+    if (f) set_session_replay(false);
     link_observer_ = std::move(f);
   }
   /// Hop count of packet routes, summed over delivered flits (flit-hops on inter-router links).
@@ -182,6 +202,7 @@ class Network {
     int src = 0, dst = 0;
     uint64_t bytes = 0, tag = 0, create_cycle = 0;
     uint32_t packets_left = 0;
+    uint32_t sess_index = 0;  // position among the sends of its session
     bool measured = false;
   };
   /// One injection (DMA) queue of a network interface: whole messages, packet by packet.
@@ -198,6 +219,7 @@ class Network {
     int busy_queues = 0;                                    // queues holding packets
     int rr = 0;                                             // queue offered the next flit first
     bool active = false;
+    uint8_t rr_seen = 0, rr_read = 0, rr_start = 0;  // session replay: as noc::Router's pointers
   };
   struct RouterSink {
     Network* net;
@@ -216,6 +238,46 @@ class Network {
   }
   uint64_t enqueue(int src, int dst, uint64_t bytes, uint32_t flits, uint32_t packet_flits, uint64_t cycle,
                    uint64_t tag);
+  /// Queues message `id` (the engine part of enqueue); `key` is its session send when recording.
+  void admit(uint64_t id, int src, int dst, uint64_t bytes, uint32_t flits, uint32_t packet_flits, uint64_t cycle,
+             uint64_t tag, const SessionSend* key);
+  // Phases of begin_cycle(): what arrives (flits, credits, local messages), then injection and routers.
+  void enter_cycle(uint64_t cycle);  // checks, cycle_, statistics window
+  /// The engine's cycle; `admit_held_sends`: a re-simulation admits the sends held back after arrivals.
+  void run_cycle(uint64_t cycle, bool admit_held_sends);
+  void arrive(uint64_t cycle);
+  void advance(uint64_t cycle);
+  // ---- Session replay (network_replay.cpp).
+  struct ReplaySend {
+    SessionSend key;
+    uint64_t id = 0, tag = 0, cycle = 0;
+  };
+  bool quiescent() const { return !in_session_ && live_packets_ == 0 && local_pending_.empty() && wheel_events_ == 0; }
+  SessionSend session_send(int src, int dst, uint64_t bytes, uint32_t flits, uint32_t packet_flits,
+                           uint64_t cycle) const;
+  void start_session(uint64_t cycle);
+  /// At the session's first send: replay the recordings that start the same way, or record.
+  void pick_recording(const SessionSend& first);
+  bool preconditions_hold(const Session& s) const;
+  void begin_recording();
+  void end_session();
+  /// A send while replaying: true when it was taken (matched, or held until the cycle ends).
+  bool replay_send(const ReplaySend& r);
+  template <class Keep>
+  void filter_candidates(Keep keep);
+  /// begin_cycle() while replaying: false when the replay failed and the engine must run the cycle.
+  bool replay_cycle(uint64_t cycle);
+  void replay_delivery(const Session& ref, size_t j, uint64_t cycle);
+  void apply_session_stats(const Session& s);
+  void unapply_session_stats();
+  void finish_replay();
+  void clear_replay();
+  /// Re-simulates the session so far on the engine (which a replay leaves untouched since the
+  /// session started); `partial`: the current cycle is half done (its deliveries were replayed).
+  void materialize(bool partial);
+  void resim_admit_until(uint32_t step, bool in_step);
+  void resim_admit_rest();
+  void resim_delivered(const MessageRec& m);
   void handle_flit(const FlitEvent& ev);
   void handle_credit(const CreditEvent& ev);
   void inject(int node);
@@ -298,6 +360,31 @@ class Network {
   std::vector<uint32_t> message_latencies_;
   std::vector<LinkStat> link_snapshot_;
   std::vector<RouterStat> router_snapshot_;
+
+  // Session replay.
+  bool replay_on_ = false;
+  SessionCache cache_;
+  ReplayCounters replay_counters_;
+  bool in_session_ = false, in_step_ = false;
+  uint64_t sess_start_ = 0;  // the first send's cycle
+  uint32_t sess_steps_ = 0, sess_delivered_ = 0, sess_sends_ = 0;
+  uint64_t sess_cycle0_ = 0, sess_steps0_ = 0;  // cycle_ and steps_ when it started
+  bool sess_started0_ = false;
+  std::unique_ptr<Session> rec_;       // the session being recorded
+  std::vector<RouterDelta> rec_base_;  // counters of every router at its start
+  uint64_t rec_injected0_ = 0, rec_ejected0_ = 0, rec_traversals0_ = 0;
+  bool replaying_ = false;
+  std::vector<Session*> cands_;       // recordings that agree with the session so far
+  std::vector<ReplaySend> rsends_;    // this session's sends
+  std::vector<uint64_t> rsteps_;      // ... cycles evaluated
+  std::vector<uint64_t> rdelivered_;  // ... message ids delivered, in order
+  uint32_t replay_pending_ = 0;
+  bool replay_local_delivery_ = false;
+  bool diverge_pending_ = false;
+  const Session* applied_ = nullptr;  // whose counters were added at its last delivery
+  std::vector<int> applied_peaks_;
+  bool resim_ = false;
+  size_t resim_next_ = 0, resim_delivered_ = 0;
 
   std::function<void(const Delivery&)> on_delivery_;
   std::function<void(int, int, const Flit&, uint64_t)> link_observer_;

@@ -77,6 +77,7 @@ std::string Network::check_conservation() const {
 }
 
 void Network::begin_measurement(uint64_t cycle) {
+  set_session_replay(false);
   measuring_ = true;
   window_start_ = cycle;
   window_end_ = kNever;

@@ -61,6 +61,9 @@ struct NocConfig {
   int ni_queues = 0;
   double clock_ghz = 1.0;            ///< router clock
   uint64_t watchdog_cycles = 20000;  ///< stall if flits are in flight and nothing moves this long
+  /// Replay repeated sessions instead of simulating them again (noc/session_cache.h; same results).
+  /// Used by noc::MeshModule; a plain noc::Network only replays when asked (set_session_replay).
+  bool replay_sessions = true;
 
   /// Overrides for individual directed links, keyed by link_key(node, direction).
   std::unordered_map<uint32_t, LinkSpec> link_overrides;

@@ -44,7 +44,7 @@ bool Router::accept_flit(int port, Flit flit, uint64_t cycle) {
   }
   nonempty_ |= uint64_t{1} << ivc;
   note_occupancy(cycle);
-  if (++buffered_ > max_buffered_) max_buffered_ = buffered_;
+  if (++buffered_ > peak_) peak_ = buffered_;
   return true;
 }
 
@@ -52,7 +52,34 @@ void Router::reset_stats(uint64_t cycle) {
   occ_area_ = 0.0;
   occ_last_ = cycle;
   max_buffered_ = buffered_;
+  peak_ = buffered_;
   for (auto& c : flits_out_) c = 0;
+}
+
+void Router::begin_session() {
+  if (peak_ > max_buffered_) max_buffered_ = peak_;
+  peak_ = buffered_;
+  rr_seen_ = rr_read_ = 0;
+}
+
+int Router::rr_value(int k) const {
+  return k < kNumPorts ? va_rr_[k] : k < 2 * kNumPorts ? in_rr_[k - kNumPorts] : out_rr_[k - 2 * kNumPorts];
+}
+
+void Router::set_rr_value(int k, int v) {
+  (k < kNumPorts ? va_rr_[k] : k < 2 * kNumPorts ? in_rr_[k - kNumPorts] : out_rr_[k - 2 * kNumPorts]) = v;
+}
+
+void Router::add_session_stats(const uint64_t* flits_out, double area, int peak) {
+  for (int p = 0; p < kNumPorts; ++p) flits_out_[p] += flits_out[p];
+  occ_area_ += area;
+  if (peak > peak_) peak_ = peak;
+}
+
+void Router::sub_session_stats(const uint64_t* flits_out, double area, int old_peak) {
+  for (int p = 0; p < kNumPorts; ++p) flits_out_[p] -= flits_out[p];
+  occ_area_ -= area;
+  peak_ = old_peak;
 }
 
 std::string Router::describe_state(uint64_t cycle) const {

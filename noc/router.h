@@ -61,13 +61,34 @@ class Router {
   double occupancy_flit_cycles(uint64_t cycle) const {
     return occ_area_ + static_cast<double>(buffered_) * static_cast<double>(cycle - occ_last_);
   }
-  int max_buffered_flits() const { return max_buffered_; }
+  int max_buffered_flits() const { return max_buffered_ > peak_ ? max_buffered_ : peak_; }
   void reset_stats(uint64_t cycle);
   /// Test / fault-injection hook: overwrite the credit count of an output VC.
   void debug_set_credits(int port, int vc, int credits) { out_credits_[port * vcs_ + vc] = credits; }
   int credits(int port, int vc) const { return out_credits_[port * vcs_ + vc]; }
   /// One line per non-empty input VC: what it holds and what it waits for.
   std::string describe_state(uint64_t cycle) const;
+
+  // ---- Session replay (noc/session_cache.h). The round-robin pointers are the only router state
+  // that outlives a quiescent network (empty buffers, every credit home). Pointer k is va_rr_[k]
+  // (k < 5), in_rr_[k - 5] (k < 10) or out_rr_[k - 10]. From begin_session() on, the router notes
+  // which pointers an allocation read before writing them, with the value read (only reads whose
+  // outcome depends on the pointer: more than one requester), and which it wrote.
+  static constexpr int kRrPointers = 3 * kNumPorts;
+  void begin_session();
+  uint16_t rr_read_mask() const { return rr_read_; }
+  uint16_t rr_seen_mask() const { return rr_seen_; }
+  int rr_start(int k) const { return rr_start_[k]; }
+  int rr_value(int k) const;
+  void set_rr_value(int k, int v);
+  /// Most flits buffered at once since begin_session().
+  int session_peak() const { return peak_; }
+  /// Raw occupancy integral (flit-cycles), exact while the router is empty.
+  double occupancy_area() const { return occ_area_; }
+  /// Adds a replayed session's effect on the statistics (the router is empty before and after).
+  void add_session_stats(const uint64_t* flits_out, double area, int peak);
+  /// Takes them back (a replay that turned out different); `old_peak` is session_peak() before.
+  void sub_session_stats(const uint64_t* flits_out, double area, int old_peak);
 
  private:
   struct InputVc {
@@ -101,7 +122,18 @@ class Router {
   int in_rr_[kNumPorts] = {};
   int out_rr_[kNumPorts] = {};
   int buffered_ = 0;
-  int max_buffered_ = 0;
+  int max_buffered_ = 0;  // before the current session; peak_ is the session's own
+  int peak_ = 0;
+  uint16_t rr_seen_ = 0, rr_read_ = 0;
+  uint8_t rr_start_[kRrPointers] = {};
+  void rr_read(int k, int v) {
+    if (!(rr_seen_ >> k & 1)) {
+      rr_seen_ = static_cast<uint16_t>(rr_seen_ | 1u << k);
+      rr_read_ = static_cast<uint16_t>(rr_read_ | 1u << k);
+      rr_start_[k] = static_cast<uint8_t>(v);
+    }
+  }
+  void rr_wrote(int k) { rr_seen_ = static_cast<uint16_t>(rr_seen_ | 1u << k); }
   uint64_t flits_out_[kNumPorts] = {};
   double occ_area_ = 0.0;
   uint64_t occ_last_ = 0;
@@ -141,6 +173,7 @@ void Router::step(uint64_t cycle, Sink& sink) {
       if (!req) continue;
       uint8_t busy = out_busy_[o];
       while (req && busy != low_bits(V)) {
+        if (req & (req - 1)) rr_read(o, va_rr_[o]);
         const int ivc = round_robin_pick(req, va_rr_[o], n_ivc_);
         req &= ~(uint64_t{1} << ivc);
         const int ov = __builtin_ctz(static_cast<unsigned>(~busy));
@@ -148,6 +181,7 @@ void Router::step(uint64_t cycle, Sink& sink) {
         in_[ivc].out_vc = static_cast<int8_t>(ov);
         ready |= uint64_t{1} << ivc;
         va_rr_[o] = ivc + 1 == n_ivc_ ? 0 : ivc + 1;
+        rr_wrote(o);
       }
       out_busy_[o] = busy;
     }
@@ -165,7 +199,13 @@ void Router::step(uint64_t cycle, Sink& sink) {
     uint64_t cand = (r >> (i * V)) & vmask;
     r &= ~(vmask << (i * V));
     while (cand) {
-      const int v = (cand & (cand - 1)) == 0 ? __builtin_ctzll(cand) : round_robin_pick(cand, in_rr_[i], V);
+      int v;
+      if ((cand & (cand - 1)) == 0) {
+        v = __builtin_ctzll(cand);
+      } else {
+        rr_read(kNumPorts + i, in_rr_[i]);
+        v = round_robin_pick(cand, in_rr_[i], V);
+      }
       cand &= ~(uint64_t{1} << v);
       const InputVc& iv = in_[i * V + v];
       const int o = iv.out_port;
@@ -185,7 +225,13 @@ void Router::step(uint64_t cycle, Sink& sink) {
   for (; outs; outs &= outs - 1) {
     const int o = __builtin_ctz(outs);
     const unsigned req = out_req[o];
-    const int i = (req & (req - 1)) == 0 ? __builtin_ctz(req) : round_robin_pick(req, out_rr_[o], kNumPorts);
+    int i;
+    if ((req & (req - 1)) == 0) {
+      i = __builtin_ctz(req);
+    } else {
+      rr_read(2 * kNumPorts + o, out_rr_[o]);
+      i = round_robin_pick(req, out_rr_[o], kNumPorts);
+    }
     const int v = in_pick[i];
     const int ivc = i * V + v;
     InputVc& iv = in_[ivc];
@@ -215,6 +261,8 @@ void Router::step(uint64_t cycle, Sink& sink) {
     ++flits_out_[o];
     in_rr_[i] = v + 1 == V ? 0 : v + 1;
     out_rr_[o] = i + 1 == kNumPorts ? 0 : i + 1;
+    rr_wrote(kNumPorts + i);
+    rr_wrote(2 * kNumPorts + o);
     sink.on_flit(o, f);
     sink.on_credit(i, v);
   }

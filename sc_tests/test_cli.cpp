@@ -221,6 +221,24 @@ TEST(CliRun, CycleResultsDoNotDependOnWorkerCountOrOnTheOtherStrategies) {
   EXPECT_NE(bad.out.find("--jobs"), std::string::npos) << bad.out;
 }
 
+TEST(CliRun, SessionReplayGivesTheSameMessageLog) {
+  // Session replay (docs/MODEL.md "Session replay") against simulating every flit: every message in
+  // the same cycle, the same per-layer and per-link results. Two steps: the second repeats the first.
+  const std::string dir = ::testing::TempDir() + "/cli_replay";
+  const std::string args =
+      "run --hw hdmoe-4x4-5t50g --batch 8 --context 256 --steps 2 --no-plots --quiet "
+      "--message-log --strategy tp,ep --set noc.replay_sessions=";
+  for (const char* on : {"true", "false"}) {
+    const CliRun r = nmpsim(args + on + " --out " + dir + "/" + on);
+    ASSERT_EQ(r.code, 0) << r.out;
+  }
+  for (const char* file : {"messages-tp.csv", "messages-ep.csv", "layers.csv", "links.csv"}) {
+    const std::string a = nmpsim::testing::read_all(dir + "/true/" + file);
+    EXPECT_GT(a.size(), 100u) << file;
+    EXPECT_EQ(a, nmpsim::testing::read_all(dir + "/false/" + file)) << file;
+  }
+}
+
 TEST(CliRun, StrategiesWithTheSamePlacementAreSimulatedOnceAndGetTheSameResults) {
   // EP's placement under another name: the same simulation, so the run simulates it once and both
   // strategies report its results (and its message log); CB in between keeps its own.

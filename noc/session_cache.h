@@ -1,0 +1,94 @@
+// Session replay for the cycle-level network (docs/MODEL.md "Session replay").
+//
+// A session is the network's work from quiescence to quiescence: it starts when a message is sent
+// to a network that holds nothing (no packet queued or in flight, no flit or credit on a wire) and
+// ends when the network is quiescent again. At quiescence every buffer is empty, every credit is
+// home and every link is free; the only state that carries over is the round-robin pointers of the
+// routers and network interfaces. A session's outcome (every delivery cycle, every counter) is
+// therefore fixed by its sends (what, when, and at which point of the session they were made) and
+// by the pointer values it reads before writing them. Decode steps repeat the same collectives
+// layer after layer, so the network records sessions and, when a new one starts with the same
+// sends on the same pointer values, replays the recorded deliveries instead of moving the flits.
+// A send that departs from the recording makes the network re-simulate the session from its start
+// (the real network was left untouched), so results are the same cycle for cycle either way.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "noc/noc_config.h"
+
+namespace nmpsim::noc {
+
+/// One send of a session, with the point of the session it was made at.
+struct SessionSend {
+  uint32_t step = 0;       ///< cycles evaluated in the session before the call
+  uint32_t delivered = 0;  ///< messages of the session delivered before the call
+  uint8_t in_step = 0;     ///< made while a cycle was evaluated (from a delivery handler)
+  uint8_t local = 0;       ///< source == destination (no network)
+  uint64_t rel_cycle = 0;  ///< injectable cycle - the session's first send's
+  int32_t src = 0, dst = 0;
+  uint64_t bytes = 0;
+  uint32_t flits = 0, packet_flits = 0;
+  bool operator==(const SessionSend& o) const {
+    return step == o.step && delivered == o.delivered && in_step == o.in_step && local == o.local &&
+           rel_cycle == o.rel_cycle && src == o.src && dst == o.dst && bytes == o.bytes && flits == o.flits &&
+           packet_flits == o.packet_flits;
+  }
+};
+
+/// A round-robin pointer: router pointer k (noc::Router::rr_value) or, k == kNiPointer, the NI's.
+struct RrPointer {
+  static constexpr uint8_t kNiPointer = 255;
+  uint32_t node = 0;
+  uint8_t k = 0;
+  uint8_t value = 0;
+};
+
+/// A router's counters over a session (it is empty at both ends).
+struct RouterDelta {
+  uint32_t node = 0;
+  uint64_t flits_out[kNumPorts] = {};
+  double area = 0.0;
+  int peak = 0;
+};
+
+struct Session {
+  std::vector<SessionSend> sends;
+  std::vector<uint64_t> steps;          ///< cycles evaluated, relative to the first send's cycle
+  std::vector<uint32_t> delivery_send;  ///< in delivery order: the send delivered
+  std::vector<uint32_t> delivery_step;  ///< ... and the index of the cycle it was delivered in
+  std::vector<RrPointer> reads;         ///< pointers read before written: the values they must have
+  std::vector<RrPointer> finals;        ///< pointers written: their values at the end
+  std::vector<RouterDelta> routers;
+  uint64_t injected_flits = 0, ejected_flits = 0, link_traversals = 0;
+  uint64_t last_used = 0;
+  size_t footprint_bytes() const;
+};
+
+/// Recorded sessions, found by their first send. Bounded: a few sessions per first send, and a total
+/// memory budget past which the least recently used session makes room.
+class SessionCache {
+ public:
+  static constexpr size_t kPerKey = 8;
+  static constexpr size_t kBudgetBytes = size_t{256} << 20;
+  /// Longest session recorded (sends + cycles evaluated); longer ones are simulated every time.
+  static constexpr size_t kMaxSessionEvents = size_t{4} << 20;
+
+  static uint64_t key(const SessionSend& first);
+  /// Sessions recorded with this first send (null when none).
+  std::vector<std::unique_ptr<Session>>* find(const SessionSend& first);
+  void insert(std::unique_ptr<Session> s);
+  uint64_t tick() { return ++clock_; }
+  size_t sessions() const { return count_; }
+
+ private:
+  void evict_one();
+  std::unordered_map<uint64_t, std::vector<std::unique_ptr<Session>>> map_;
+  size_t bytes_ = 0, count_ = 0;
+  uint64_t clock_ = 0;
+};
+
+}  // namespace nmpsim::noc

@@ -276,7 +276,13 @@ StrategyReport run_cycle_one(hw::System& sys, const PreparedExperiment& e, const
   auto progress = [&](int s, int l) {
     if (opt.on_layer) opt.on_layer(p.strategy, s, l);
   };
+  const noc::Network::ReplayCounters replay0 = sys.mesh().network().replay_counters();
   mapping::StrategyResult r = mapping::run_placement(ex, in, p, policies, progress);
+  const noc::Network::ReplayCounters& replay1 = sys.mesh().network().replay_counters();
+  r.simulator["noc_sessions"] = {{"sessions", replay1.sessions - replay0.sessions},
+                                 {"replayed", replay1.replayed - replay0.replayed},
+                                 {"resimulated", replay1.diverged - replay0.diverged},
+                                 {"recorded", replay1.recorded - replay0.recorded}};
   const hw::EnergyReport after = sys.energy();
   EnergyPj en;
   en.dram = after.dram_pj - before.dram_pj;

@@ -126,6 +126,7 @@ nlohmann::json strategy_json(const StrategyReport& s, double baseline_tbt_s, dou
   // HierMoE's levels, duplication rates and d* are also at the top, where issue 15 asks for them.
   if (r.policies.contains("hiermoe")) j["hiermoe"] = r.policies.at("hiermoe");
   j["wall_seconds"] = r.wall_s;
+  if (!r.simulator.empty()) j["simulator"] = r.simulator;
   if (s.energy) {
     j["energy_pj"] = energy_to_json(*s.energy);
     j["energy_per_token_uj"] = s.energy->total() / tokens / 1e6;

@@ -121,7 +121,8 @@ nlohmann::json result_to_json(const StrategyResult& r) {
           {"link_bytes", r.link_bytes},
           {"family_link_bytes", r.family_link_bytes},
           {"wall_s", r.wall_s},
-          {"policies", r.policies}};
+          {"policies", r.policies},
+          {"simulator", r.simulator}};
 }
 
 StrategyResult result_from_json(const nlohmann::json& j) {
@@ -145,6 +146,7 @@ StrategyResult result_from_json(const nlohmann::json& j) {
   r.family_link_bytes = j.at("family_link_bytes").get<std::vector<std::vector<double>>>();
   r.wall_s = j.at("wall_s").get<double>();
   r.policies = j.at("policies");
+  r.simulator = j.value("simulator", nlohmann::json::object());
   return r;
 }
 

@@ -43,6 +43,9 @@ struct StrategyResult {
   std::vector<std::vector<double>> family_link_bytes;
   double wall_s = 0;
   nlohmann::json policies = nlohmann::json::object();  ///< per runtime policy: its own statistics
+  /// How the simulator got the results, not a result: cycle fidelity's network sessions and how many
+  /// of them were replayed (docs/MODEL.md "Session replay"); empty at flow fidelity.
+  nlohmann::json simulator = nlohmann::json::object();
 
   /// Empty result for `nodes` physical nodes.
   StrategyResult(std::string strategy_name, Fidelity f, int nodes);

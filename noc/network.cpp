@@ -446,7 +446,8 @@ uint64_t Network::next_event_cycle(uint64_t cycle) const {
     // The next cycle the recordings evaluated (where they differ, a send of theirs woke the owner
     // earlier: a send of this run would do the same).
     uint64_t next = 0;
-    for (const Session* s : cands_) next = std::max(next, sess_start_ + s->steps[sess_steps_]);
+    for (const Session* s : cands_)
+      if (sess_steps_ < s->steps.size()) next = std::max(next, sess_start_ + s->steps[sess_steps_]);
     return std::max(next, cycle + 1);
   }
   if (!active_routers_.empty() || ext_buffered_ > 0) return cycle + 1;

@@ -49,7 +49,7 @@ void Network::start_session(uint64_t cycle) {
 bool Network::preconditions_hold(const Session& s) const {
   for (const RrPointer& p : s.reads) {
     const int v = p.k == RrPointer::kNiPointer ? nis_[p.node].rr : routers_[p.node].rr_value(p.k);
-    if (v != p.value) return false;
+    if (!(p.allowed >> v & 1)) return false;
   }
   return true;
 }
@@ -90,8 +90,8 @@ void Network::end_session() {
     const uint32_t node = static_cast<uint32_t>(i);
     for (int k = 0; k < Router::kRrPointers; ++k) {
       const auto kk = static_cast<uint8_t>(k);
-      if (r.rr_read_mask() >> k & 1) s.reads.push_back({node, kk, static_cast<uint8_t>(r.rr_start(k))});
-      if (r.rr_seen_mask() >> k & 1) s.finals.push_back({node, kk, static_cast<uint8_t>(r.rr_value(k))});
+      if (r.rr_read_mask() >> k & 1) s.reads.push_back({node, kk, 0, r.rr_allowed(k)});
+      if (r.rr_written_mask() >> k & 1) s.finals.push_back({node, kk, static_cast<uint8_t>(r.rr_value(k)), 0});
     }
     RouterDelta d;
     d.node = node;
@@ -107,8 +107,8 @@ void Network::end_session() {
   for (size_t i = 0; i < nis_.size(); ++i) {
     const Ni& ni = nis_[i];
     const uint32_t node = static_cast<uint32_t>(i);
-    if (ni.rr_read) s.reads.push_back({node, RrPointer::kNiPointer, ni.rr_start});
-    if (ni.rr_seen) s.finals.push_back({node, RrPointer::kNiPointer, static_cast<uint8_t>(ni.rr)});
+    if (ni.rr_read) s.reads.push_back({node, RrPointer::kNiPointer, 0, uint64_t{1} << ni.rr_start});
+    if (ni.rr_seen) s.finals.push_back({node, RrPointer::kNiPointer, static_cast<uint8_t>(ni.rr), 0});
   }
   s.injected_flits = injected_flits_ - rec_injected0_;
   s.ejected_flits = ejected_flits_ - rec_ejected0_;
@@ -174,7 +174,10 @@ void Network::replay_delivery(const Session& ref, size_t j, uint64_t cycle) {
   ++delivered_messages_;
   last_progress_ = cycle;
   rdelivered_.push_back(r.id);
-  if (sess_delivered_ == ref.delivery_send.size() && !applied_ && !diverge_pending_) apply_session_stats(ref);
+  // Its last delivery: the counters are complete from here on (an owner may stop the clock now). Only
+  // while `ref` is still a candidate: a send of this cycle's handlers may have ruled it out.
+  if (sess_delivered_ == ref.delivery_send.size() && !applied_ && !cands_.empty() && cands_.front() == &ref)
+    apply_session_stats(ref);
   replay_local_delivery_ = r.key.local;
   if (on_delivery_) on_delivery_(Delivery{r.id, r.key.src, r.key.dst, r.key.bytes, r.tag, r.cycle, cycle});
   replay_local_delivery_ = false;
@@ -207,7 +210,10 @@ void Network::unapply_session_stats() {
 
 void Network::finish_replay() {
   Session& s = *cands_.front();
-  if (!applied_) apply_session_stats(s);
+  if (applied_ != &s) {
+    if (applied_) unapply_session_stats();
+    apply_session_stats(s);
+  }
   for (const RrPointer& p : s.finals) {
     if (p.k == RrPointer::kNiPointer)
       nis_[p.node].rr = p.value;

@@ -59,7 +59,7 @@ void Router::reset_stats(uint64_t cycle) {
 void Router::begin_session() {
   if (peak_ > max_buffered_) max_buffered_ = peak_;
   peak_ = buffered_;
-  rr_seen_ = rr_read_ = 0;
+  rr_written_ = rr_read_ = 0;
 }
 
 int Router::rr_value(int k) const {

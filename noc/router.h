@@ -72,13 +72,14 @@ class Router {
   // ---- Session replay (noc/session_cache.h). The round-robin pointers are the only router state
   // that outlives a quiescent network (empty buffers, every credit home). Pointer k is va_rr_[k]
   // (k < 5), in_rr_[k - 5] (k < 10) or out_rr_[k - 10]. From begin_session() on, the router notes
-  // which pointers an allocation read before writing them, with the value read (only reads whose
-  // outcome depends on the pointer: more than one requester), and which it wrote.
+  // which pointers an allocation read before writing them (only arbitrations with more than one
+  // requester), with the values that would have made the same picks, and which it wrote.
   static constexpr int kRrPointers = 3 * kNumPorts;
   void begin_session();
   uint16_t rr_read_mask() const { return rr_read_; }
-  uint16_t rr_seen_mask() const { return rr_seen_; }
-  int rr_start(int k) const { return rr_start_[k]; }
+  uint16_t rr_written_mask() const { return rr_written_; }
+  /// Values of pointer k (bit v: value v) that give every pick made with it before it was written.
+  uint64_t rr_allowed(int k) const { return rr_allowed_[k]; }
   int rr_value(int k) const;
   void set_rr_value(int k, int v);
   /// Most flits buffered at once since begin_session().
@@ -124,16 +125,19 @@ class Router {
   int buffered_ = 0;
   int max_buffered_ = 0;  // before the current session; peak_ is the session's own
   int peak_ = 0;
-  uint16_t rr_seen_ = 0, rr_read_ = 0;
-  uint8_t rr_start_[kRrPointers] = {};
-  void rr_read(int k, int v) {
-    if (!(rr_seen_ >> k & 1)) {
-      rr_seen_ = static_cast<uint16_t>(rr_seen_ | 1u << k);
+  uint16_t rr_written_ = 0, rr_read_ = 0;
+  uint64_t rr_allowed_[kRrPointers] = {};
+  void rr_read(int k, uint64_t requesters, int v, int n) {
+    if (rr_written_ >> k & 1) return;
+    const uint64_t same = same_pick_starts(requesters, v, n);
+    if (rr_read_ >> k & 1) {
+      rr_allowed_[k] &= same;
+    } else {
       rr_read_ = static_cast<uint16_t>(rr_read_ | 1u << k);
-      rr_start_[k] = static_cast<uint8_t>(v);
+      rr_allowed_[k] = same;
     }
   }
-  void rr_wrote(int k) { rr_seen_ = static_cast<uint16_t>(rr_seen_ | 1u << k); }
+  void rr_wrote(int k) { rr_written_ = static_cast<uint16_t>(rr_written_ | 1u << k); }
   uint64_t flits_out_[kNumPorts] = {};
   double occ_area_ = 0.0;
   uint64_t occ_last_ = 0;
@@ -173,7 +177,7 @@ void Router::step(uint64_t cycle, Sink& sink) {
       if (!req) continue;
       uint8_t busy = out_busy_[o];
       while (req && busy != low_bits(V)) {
-        if (req & (req - 1)) rr_read(o, va_rr_[o]);
+        if (req & (req - 1)) rr_read(o, req, va_rr_[o], n_ivc_);
         const int ivc = round_robin_pick(req, va_rr_[o], n_ivc_);
         req &= ~(uint64_t{1} << ivc);
         const int ov = __builtin_ctz(static_cast<unsigned>(~busy));
@@ -203,7 +207,7 @@ void Router::step(uint64_t cycle, Sink& sink) {
       if ((cand & (cand - 1)) == 0) {
         v = __builtin_ctzll(cand);
       } else {
-        rr_read(kNumPorts + i, in_rr_[i]);
+        rr_read(kNumPorts + i, cand, in_rr_[i], V);
         v = round_robin_pick(cand, in_rr_[i], V);
       }
       cand &= ~(uint64_t{1} << v);
@@ -229,7 +233,7 @@ void Router::step(uint64_t cycle, Sink& sink) {
     if ((req & (req - 1)) == 0) {
       i = __builtin_ctz(req);
     } else {
-      rr_read(2 * kNumPorts + o, out_rr_[o]);
+      rr_read(2 * kNumPorts + o, req, out_rr_[o], kNumPorts);
       i = round_robin_pick(req, out_rr_[o], kNumPorts);
     }
     const int v = in_pick[i];

@@ -39,12 +39,14 @@ struct SessionSend {
   }
 };
 
-/// A round-robin pointer: router pointer k (noc::Router::rr_value) or, k == kNiPointer, the NI's.
+/// A round-robin pointer: router pointer k (noc::Router::rr_value) or, k == kNiPointer, the NI's;
+/// `allowed`: the values a session's picks hold for (a precondition), `value`: its value at the end.
 struct RrPointer {
   static constexpr uint8_t kNiPointer = 255;
   uint32_t node = 0;
   uint8_t k = 0;
   uint8_t value = 0;
+  uint64_t allowed = 0;
 };
 
 /// A router's counters over a session (it is empty at both ends).

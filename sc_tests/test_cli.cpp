@@ -232,6 +232,12 @@ TEST(CliRun, SessionReplayGivesTheSameMessageLog) {
     const CliRun r = nmpsim(args + on + " --out " + dir + "/" + on);
     ASSERT_EQ(r.code, 0) << r.out;
   }
+  const auto replayed = [&](const char* on) {
+    const nlohmann::json j = nlohmann::json::parse(std::ifstream(dir + "/" + on + "/summary.json"));
+    return j.at("strategies").at("tp").at("simulator").at("noc_sessions").at("replayed").get<int>();
+  };
+  EXPECT_GT(replayed("true"), 10);  // the second step repeats the first (and TP's layers each other)
+  EXPECT_EQ(replayed("false"), 0);
   for (const char* file : {"messages-tp.csv", "messages-ep.csv", "layers.csv", "links.csv"}) {
     const std::string a = nmpsim::testing::read_all(dir + "/true/" + file);
     EXPECT_GT(a.size(), 100u) << file;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "noc/bits.h"
 #include "noc/network.h"
 
 namespace nmpsim::noc {
@@ -170,6 +171,21 @@ TEST(NocReplay, LocalMessagesAndSlowLinksAreReplayed) {
   std::vector<Phase> phases(10, p);
   phases.insert(phases.end(), {tight, p, tight, p, tight, tight, p, p});
   expect_same_as_without_replay(cfg, phases, 4, 1);
+}
+
+TEST(NocReplay, SamePickStartsAreExactlyThePointersWithTheSamePick) {
+  // Brute force: pointer value v is in the set iff the arbiter started at v picks what it picks at start.
+  for (int n : {2, 3, 5, 8, 40})
+    for (uint64_t mask = 1; mask < (uint64_t{1} << std::min(n, 10)); mask += 7)
+      for (int start = 0; start < n; ++start) {
+        const uint64_t m = n > 10 ? mask * 0x9E3779B1ull & low_bits(n) : mask;
+        if (!m) continue;
+        const uint64_t same = same_pick_starts(m, start, n);
+        for (int v = 0; v < n; ++v)
+          ASSERT_EQ(same >> v & 1, round_robin_pick(m, v, n) == round_robin_pick(m, start, n) ? 1u : 0u)
+              << "n " << n << " mask " << m << " start " << start << " v " << v;
+        EXPECT_EQ(same & ~low_bits(n), 0u);
+      }
 }
 
 TEST(NocReplay, OffUnlessAskedAndOffForGoodWithAMeasurementWindow) {

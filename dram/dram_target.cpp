@@ -17,8 +17,8 @@ DramTarget::DramTarget(sc_core::sc_module_name name, const DramSpec& spec)
       t_rcd_(spec.t_rcd_ns, SC_NS),
       t_rp_(spec.t_rp_ns, SC_NS),
       t_cl_(spec.t_cl_ns, SC_NS),
-      open_row_(static_cast<size_t>(spec.banks), -1),
-      bank_free_(static_cast<size_t>(spec.banks), SC_ZERO_TIME) {
+      bank_request_(static_cast<size_t>(spec.banks), 0),
+      requests_(1) {
   spec_.validate(std::string(name));
   socket.register_nb_transport_fw(this, &DramTarget::nb_transport_fw);
   SC_METHOD(done_process);
@@ -78,11 +78,12 @@ sc_time DramTarget::service(tlm::tlm_generic_payload& p) {
   // First row: hit, miss (bank closed) or conflict (another row open). Later rows of a long
   // request are activated in other banks while earlier rows transfer (bank interleaving); their
   // rate limit is already in streaming_bytes_per_s().
-  sc_time ready = std::max(now, bank_free_[bank]);
-  if (open_row_[bank] == row) {
+  const BankUse first = bank_use(bank);
+  sc_time ready = std::max(now, bank_free(first));
+  if (first.row == row) {
     ++stats_.row_hits;
   } else {
-    if (open_row_[bank] < 0) {
+    if (first.row < 0) {
       ++stats_.row_misses;
     } else {
       ++stats_.row_conflicts;
@@ -90,7 +91,7 @@ sc_time DramTarget::service(tlm::tlm_generic_payload& p) {
     }
     ready += t_rcd_;
   }
-  const uint64_t activations = (last_g - first_g) + (open_row_[bank] == row ? 0 : 1);
+  const uint64_t activations = (last_g - first_g) + (first.row == row ? 0 : 1);
   stats_.activations += activations;
   const sc_time transfer(static_cast<double>(len) * ps_per_byte_, sc_core::SC_PS);
   const sc_time start = std::max(ready + t_cl_, bus_free_);
@@ -100,10 +101,13 @@ sc_time DramTarget::service(tlm::tlm_generic_payload& p) {
   // Open-page policy: every bank this request touched keeps its last row open, and is free again
   // once that row's part of the transfer is over (not at the end of the whole request).
   const uint64_t from = last_g - std::min<uint64_t>(last_g - first_g, banks - 1);
+  if (requests_.size() > (size_t{1} << 20)) renumber_requests();
+  const auto id = static_cast<uint32_t>(requests_.size());
+  requests_.push_back(Request{from, addr, len, start});
+  size_t b = static_cast<size_t>(from % banks);
   for (uint64_t g = from; g <= last_g; ++g) {
-    open_row_[g % banks] = static_cast<int64_t>(g / banks);
-    const uint64_t row_end_byte = std::min((g + 1) * row_bytes, addr + len) - addr;
-    bank_free_[g % banks] = start + sc_time(static_cast<double>(row_end_byte) * ps_per_byte_, sc_core::SC_PS);
+    bank_request_[b] = id;
+    if (++b == banks) b = 0;
   }
 
   const double bits = 8.0 * static_cast<double>(len);
@@ -123,6 +127,34 @@ sc_time DramTarget::service(tlm::tlm_generic_payload& p) {
     p.set_response_status(tlm::TLM_OK_RESPONSE);
   }
   return end;
+}
+
+DramTarget::BankUse DramTarget::bank_use(size_t bank) const {
+  const uint32_t id = bank_request_[bank];
+  if (id == 0) return BankUse{};
+  const Request& q = requests_[id];
+  const uint64_t banks = bank_request_.size();
+  const uint64_t g = q.from + (bank + banks - q.from % banks) % banks;  // the request's row in `bank`
+  return BankUse{static_cast<int64_t>(g / banks), q.start,
+                 std::min((g + 1) * spec_.row_bytes, q.addr + q.len) - q.addr};
+}
+
+void DramTarget::renumber_requests() {
+  std::vector<Request> kept(1);
+  std::vector<uint32_t> new_id(requests_.size(), 0);
+  for (uint32_t& id : bank_request_) {
+    if (id == 0) continue;
+    if (new_id[id] == 0) {
+      new_id[id] = static_cast<uint32_t>(kept.size());
+      kept.push_back(requests_[id]);
+    }
+    id = new_id[id];
+  }
+  requests_.swap(kept);
+}
+
+sc_time DramTarget::bank_free(const BankUse& u) const {
+  return u.row_end ? u.start + sc_time(static_cast<double>(u.row_end) * ps_per_byte_, sc_core::SC_PS) : u.start;
 }
 
 void DramTarget::done_process() {

@@ -64,8 +64,26 @@ class DramTarget : public sc_core::sc_module {
   tlm_utils::peq_with_cb_and_phase<DramTarget> peq_;
   double ps_per_byte_;
   sc_core::sc_time t_rcd_, t_rp_, t_cl_;
-  std::vector<int64_t> open_row_;            // per bank, -1 = closed
-  std::vector<sc_core::sc_time> bank_free_;  // per bank
+  // Per bank, the open row (-1 = closed) and when the bank is free again (the start of the request
+  // that last used it, plus that request's bytes up to the end of the bank's row) follow from the
+  // last request that used the bank: each bank keeps only that request's number, and the request
+  // its rows. A long request uses every bank (4096 on the wafer HBM); computing the times of all of
+  // them per request took most of a wafer-scale run (docs/PERFORMANCE.md). Same values, read lazily.
+  struct Request {
+    uint64_t from = 0;  // first global row whose bank it left open
+    uint64_t addr = 0, len = 0;
+    sc_core::sc_time start = sc_core::SC_ZERO_TIME;
+  };
+  struct BankUse {
+    int64_t row = -1;
+    sc_core::sc_time start = sc_core::SC_ZERO_TIME;
+    uint64_t row_end = 0;  // bytes of the request up to the end of this bank's row; 0 = never used
+  };
+  std::vector<uint32_t> bank_request_;  // per bank: index into requests_, 0 = never used
+  std::vector<Request> requests_;       // [0] unused; renumbered when it grows large
+  BankUse bank_use(size_t bank) const;
+  sc_core::sc_time bank_free(const BankUse& u) const;
+  void renumber_requests();
   sc_core::sc_time bus_free_;
   sc_core::sc_time busy_;
   int in_service_ = 0;

@@ -101,7 +101,9 @@ sc_time DramTarget::service(tlm::tlm_generic_payload& p) {
   // Open-page policy: every bank this request touched keeps its last row open, and is free again
   // once that row's part of the transfer is over (not at the end of the whole request).
   const uint64_t from = last_g - std::min<uint64_t>(last_g - first_g, banks - 1);
-  if (requests_.size() > (size_t{1} << 20)) renumber_requests();
+  // At most one request per bank is still referenced: renumbering keeps the table small (its cost,
+  // O(banks + table), is spread over at least 3 * banks + 1024 requests).
+  if (requests_.size() > 4 * bank_request_.size() + 1024) renumber_requests();
   const auto id = static_cast<uint32_t>(requests_.size());
   requests_.push_back(Request{from, addr, len, start});
   size_t b = static_cast<size_t>(from % banks);

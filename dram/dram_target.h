@@ -80,7 +80,7 @@ class DramTarget : public sc_core::sc_module {
     uint64_t row_end = 0;  // bytes of the request up to the end of this bank's row; 0 = never used
   };
   std::vector<uint32_t> bank_request_;  // per bank: index into requests_, 0 = never used
-  std::vector<Request> requests_;       // [0] unused; renumbered when it grows large
+  std::vector<Request> requests_;       // [0] unused; renumbered past 4 * banks + 1024 entries
   BankUse bank_use(size_t bank) const;
   sc_core::sc_time bank_free(const BankUse& u) const;
   void renumber_requests();

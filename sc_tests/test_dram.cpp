@@ -71,6 +71,42 @@ TEST(Dram, ActivationRateLimitsStreamingWhenBanksAreFew) {
   EXPECT_NEAR(s.done_ns[0], bytes / 182.044444 + 28.0, 0.001 * s.done_ns[0]);
 }
 
+TEST(Dram, ManyRequestsKeepTheRowBuffersOfAReferenceModel) {
+  // 3000 requests of 1-5 rows at scattered addresses on 8 banks, one after another: the open row of
+  // every bank follows the open-page rule (each request leaves the last `banks` of its rows open)
+  // as a plain per-bank reference model computes it, also after the target renumbers its table of
+  // requests (past 4 x banks + 1024 of them).
+  DramSpec spec;
+  spec.banks = 8;
+  spec.row_bytes = 1024;
+  DramTarget dram("dram", spec);
+  Streamer s("s", 1 << 20);
+  s.dma.socket.bind(dram.socket);
+  std::vector<int64_t> open(8, -1);
+  uint64_t hits = 0, misses = 0, conflicts = 0, activations = 0, x = 12345;
+  for (int i = 0; i < 3000; ++i) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    const uint64_t addr = (x >> 33) % 2048 * 16, len = 1 + (x >> 20) % (5 * 1024);
+    s.jobs.emplace_back(i % 3 ? tlm::TLM_READ_COMMAND : tlm::TLM_WRITE_COMMAND, addr, len);
+    const uint64_t first = addr / 1024, last = (addr + len - 1) / 1024;
+    const int64_t row = static_cast<int64_t>(first / 8);
+    const int64_t& o = open[first % 8];
+    (o == row ? hits : o < 0 ? misses : conflicts)++;
+    activations += (last - first) + (o == row ? 0 : 1);
+    for (uint64_t g = last - std::min<uint64_t>(last - first, 7); g <= last; ++g)
+      open[g % 8] = static_cast<int64_t>(g / 8);
+  }
+  sc_core::sc_start();
+  ASSERT_EQ(s.done_ns.size(), 3000u);
+  EXPECT_EQ(dram.stats().row_hits, hits);
+  EXPECT_EQ(dram.stats().row_misses, misses);
+  EXPECT_EQ(dram.stats().row_conflicts, conflicts);
+  EXPECT_EQ(dram.stats().activations, activations);
+  EXPECT_GT(hits, 100u);
+  EXPECT_GT(conflicts, 100u);
+  for (size_t i = 1; i < s.done_ns.size(); ++i) EXPECT_GT(s.done_ns[i], s.done_ns[i - 1]);
+}
+
 TEST(Dram, RowHitsAreFasterThanMissesAndConflicts) {
   DramSpec spec;
   spec.refresh_overhead = 0.0;

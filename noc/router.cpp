@@ -62,12 +62,8 @@ void Router::begin_session() {
   rr_written_ = rr_read_ = 0;
 }
 
-int Router::rr_value(int k) const {
+int& Router::rr_ref(int k) {
   return k < kNumPorts ? va_rr_[k] : k < 2 * kNumPorts ? in_rr_[k - kNumPorts] : out_rr_[k - 2 * kNumPorts];
-}
-
-void Router::set_rr_value(int k, int v) {
-  (k < kNumPorts ? va_rr_[k] : k < 2 * kNumPorts ? in_rr_[k - kNumPorts] : out_rr_[k - 2 * kNumPorts]) = v;
 }
 
 void Router::add_session_stats(const uint64_t* flits_out, double area, int peak) {

@@ -80,8 +80,8 @@ class Router {
   uint16_t rr_written_mask() const { return rr_written_; }
   /// Values of pointer k (bit v: value v) that give every pick made with it before it was written.
   uint64_t rr_allowed(int k) const { return rr_allowed_[k]; }
-  int rr_value(int k) const;
-  void set_rr_value(int k, int v);
+  int rr_value(int k) const { return const_cast<Router*>(this)->rr_ref(k); }
+  void set_rr_value(int k, int v) { rr_ref(k) = v; }
   /// Most flits buffered at once since begin_session().
   int session_peak() const { return peak_; }
   /// Raw occupancy integral (flit-cycles), exact while the router is empty.
@@ -137,6 +137,7 @@ class Router {
       rr_allowed_[k] = same;
     }
   }
+  int& rr_ref(int k);  // pointer k, as numbered above
   void rr_wrote(int k) { rr_written_ = static_cast<uint16_t>(rr_written_ | 1u << k); }
   uint64_t flits_out_[kNumPorts] = {};
   double occ_area_ = 0.0;

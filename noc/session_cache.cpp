@@ -28,13 +28,9 @@ void SessionCache::insert(std::unique_ptr<Session> s) {
   if (bytes > kBudgetBytes / 4) return;
   while (count_ > 0 && bytes_ + bytes > kBudgetBytes) evict_one();
   auto& bucket = map_[key(s->sends.front())];
-  if (bucket.size() >= kPerKey) {
-    auto oldest = std::min_element(bucket.begin(), bucket.end(),
-                                   [](const auto& a, const auto& b) { return a->last_used < b->last_used; });
-    bytes_ -= (*oldest)->footprint_bytes();
-    --count_;
-    bucket.erase(oldest);
-  }
+  if (bucket.size() >= kPerKey)
+    drop(bucket, std::min_element(bucket.begin(), bucket.end(),
+                                  [](const auto& a, const auto& b) { return a->last_used < b->last_used; }));
   s->last_used = tick();
   bytes_ += bytes;
   ++count_;
@@ -50,10 +46,14 @@ void SessionCache::evict_one() {
         best_bucket = it;
         best = i;
       }
-  bytes_ -= best_bucket->second[best]->footprint_bytes();
-  --count_;
-  best_bucket->second.erase(best_bucket->second.begin() + static_cast<long>(best));
+  drop(best_bucket->second, best_bucket->second.begin() + static_cast<long>(best));
   if (best_bucket->second.empty()) map_.erase(best_bucket);
+}
+
+void SessionCache::drop(Bucket& bucket, Bucket::iterator it) {
+  bytes_ -= (*it)->footprint_bytes();
+  --count_;
+  bucket.erase(it);
 }
 
 }  // namespace nmpsim::noc

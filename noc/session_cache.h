@@ -6,11 +6,12 @@
 // home and every link is free; the only state that carries over is the round-robin pointers of the
 // routers and network interfaces. A session's outcome (every delivery cycle, every counter) is
 // therefore fixed by its sends (what, when, and at which point of the session they were made) and
-// by the pointer values it reads before writing them. Decode steps repeat the same collectives
-// layer after layer, so the network records sessions and, when a new one starts with the same
-// sends on the same pointer values, replays the recorded deliveries instead of moving the flits.
-// A send that departs from the recording makes the network re-simulate the session from its start
-// (the real network was left untouched), so results are the same cycle for cycle either way.
+// by the picks of the arbitrations that read a pointer before the session wrote it. Decode steps
+// repeat the same collectives layer after layer, so the network records sessions and, when a new
+// one starts with the same sends on pointer values that make the same picks, replays the recorded
+// deliveries instead of moving the flits. A send that departs from the recording makes the network
+// re-simulate the session from its start (the real network was left untouched), so results are the
+// same cycle for cycle either way.
 #pragma once
 
 #include <cstdint>
@@ -62,7 +63,7 @@ struct Session {
   std::vector<uint64_t> steps;          ///< cycles evaluated, relative to the first send's cycle
   std::vector<uint32_t> delivery_send;  ///< in delivery order: the send delivered
   std::vector<uint32_t> delivery_step;  ///< ... and the index of the cycle it was delivered in
-  std::vector<RrPointer> reads;         ///< pointers read before written: the values they must have
+  std::vector<RrPointer> reads;         ///< pointers read before written: the values they may have
   std::vector<RrPointer> finals;        ///< pointers written: their values at the end
   std::vector<RouterDelta> routers;
   uint64_t injected_flits = 0, ejected_flits = 0, link_traversals = 0;
@@ -84,11 +85,12 @@ class SessionCache {
   std::vector<std::unique_ptr<Session>>* find(const SessionSend& first);
   void insert(std::unique_ptr<Session> s);
   uint64_t tick() { return ++clock_; }
-  size_t sessions() const { return count_; }
 
  private:
+  using Bucket = std::vector<std::unique_ptr<Session>>;
   void evict_one();
-  std::unordered_map<uint64_t, std::vector<std::unique_ptr<Session>>> map_;
+  void drop(Bucket& bucket, Bucket::iterator it);
+  std::unordered_map<uint64_t, Bucket> map_;
   size_t bytes_ = 0, count_ = 0;
   uint64_t clock_ = 0;
 };

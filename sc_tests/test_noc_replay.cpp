@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <functional>
 #include <map>
 #include <sstream>
@@ -127,8 +126,6 @@ void expect_same_as_without_replay(const NocConfig& cfg, const std::vector<Phase
   EXPECT_EQ(got, want);
   EXPECT_EQ(counters(replay.net()), counters(plain.net()));
   const auto& rc = replay.net().replay_counters();
-  std::printf("sessions %llu, replayed %llu, diverged %llu, recorded %llu\n", (unsigned long long)rc.sessions,
-              (unsigned long long)rc.replayed, (unsigned long long)rc.diverged, (unsigned long long)rc.recorded);
   EXPECT_GE(rc.replayed, min_replayed);
   EXPECT_GE(rc.diverged, min_diverged);
   EXPECT_EQ(plain.net().replay_counters().replayed, 0u);

@@ -371,7 +371,9 @@ std::vector<StrategyReport> simulate(const PreparedExperiment& e, const Experime
       auto progress = [&](int s, int l) {
         if (opt.on_layer) opt.on_layer(p.strategy, s, l);
       };
-      out.push_back(StrategyReport{mapping::run_placement(ex, in, p, policies, progress), std::nullopt});
+      mapping::StrategyResult r = mapping::run_placement(ex, in, p, policies, progress);
+      mapping::record_sessions(r, ex);
+      out.push_back(StrategyReport{std::move(r), std::nullopt});
     }
     return out;
   }

@@ -27,6 +27,7 @@ mapping::AnalyticalHardware to_analytical(const hw::HardwareSpec& spec) {
   a.broadcast_window_chunks = static_cast<int>(spec.compute.broadcast_window_chunks);
   a.contended_efficiency = spec.noc.flow_link_efficiency;
   a.resolve_fraction = spec.noc.flow_resolve_fraction;
+  a.replay_sessions = spec.noc.replay_sessions;
   return a;
 }
 

@@ -52,8 +52,9 @@ struct NocParams {
   /// Flow fidelity only: the rates are re-solved exactly once the flows started or finished since the
   /// last solve reach this share of the flows in flight; 0 = after every change (docs/MODEL.md).
   double flow_resolve_fraction = 0.05;
-  /// Cycle fidelity only: repeated network sessions are replayed from a recording instead of being
-  /// simulated again, with identical results (docs/MODEL.md "Session replay"); false = simulate all.
+  /// Both fidelities: repeated network sessions are replayed from a recording instead of being
+  /// simulated again, with identical results (docs/MODEL.md "Session replay", "Session replay at flow
+  /// fidelity"); false = simulate all.
   bool replay_sessions = true;
   /// 0: derived so that the fastest link moves one flit per cycle (flit = its bytes per cycle).
   uint32_t flit_bytes = 0;

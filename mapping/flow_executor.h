@@ -9,7 +9,8 @@
 //    arrival and written into its DRAM; the last node acknowledges each chunk with a one-flit message;
 //    the op is done at the last acknowledgement.
 //  - The network is mapping::FluidNetwork: every message in flight shares the links, injection and
-//    ejection channels max-min fairly, with rates re-solved at every start and finish.
+//    ejection channels max-min fairly, with rates re-solved as flows start and finish; sessions that
+//    repeat are replayed from a recording (mapping/fluid_replay.h).
 #pragma once
 
 #include <deque>
@@ -19,7 +20,7 @@
 #include <vector>
 
 #include "mapping/executor.h"
-#include "mapping/fluid_network.h"
+#include "mapping/fluid_replay.h"
 
 namespace nmpsim::mapping {
 
@@ -35,6 +36,8 @@ class FlowExecutor : public Executor {
   std::vector<double> link_bytes() const override { return link_bytes_; }
   std::vector<double> node_flops() const override { return node_flops_; }
   std::vector<double> node_dram_bytes() const override { return node_dram_bytes_; }
+  /// The network's sessions so far (session replay).
+  const FluidNetwork::Stats& network_sessions() const { return net_.stats(); }
 
  private:
   enum class TimerKind : uint8_t { kCommandDone, kChunkRead, kChunkWritten, kStreamCheck };

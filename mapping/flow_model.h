@@ -32,6 +32,9 @@ struct AnalyticalHardware {
   int broadcast_window_chunks = 2;    ///< a stream's chunks on the way to its first node at most (0 = any)
   double contended_efficiency = 0.9;  ///< share of a mesh link's bandwidth left when flows contend for it
   double resolve_fraction = 0.05;     ///< flow fidelity re-solves rates after this share of flows changed
+  /// Replay repeated network sessions (mapping/fluid_replay.h). Not in analytical_to_json: the results
+  /// are the same to the bit either way.
+  bool replay_sessions = true;
   /// Bandwidth of the network interface channels (one flit per cycle), bytes/s.
   double ni_bytes_per_s() const { return flit_bytes * clock_hz; }
 };

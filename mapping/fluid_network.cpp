@@ -16,7 +16,7 @@ double link_latency_cycles(const LinkParams& p, double clock_hz) {
 }
 }  // namespace
 
-FluidNetwork::FluidNetwork(const AnalyticalHardware& hw)
+FluidEngine::FluidEngine(const AnalyticalHardware& hw)
     : hw_(hw),
       nodes_(hw.topology.nodes()),
       ni_queues_(std::max(1, hw.ni_queues)),
@@ -62,18 +62,44 @@ FluidNetwork::FluidNetwork(const AnalyticalHardware& hw)
   crossing_now_.assign(6 * n, 0);
 }
 
-double FluidNetwork::wire_bytes(double bytes) const {
+void FluidEngine::reset() {
+  for (Queue& q : queues_) {
+    q.pending.clear();
+    q.bytes_left = 0;  // exactly: sums of wire bytes leave rounding behind
+    q.attached = -1;
+  }
+  if (!active_.empty()) {  // flows dropped in flight: every resource is free again
+    std::fill(crossing_now_.begin(), crossing_now_.end(), 0);
+    residual_ = capacity_;
+  }
+  flows_.clear();
+  free_flows_.clear();
+  active_.clear();
+  events_.clear();
+  paths_.clear();
+  restart_.clear();
+  deliveries_ = {};
+  delivery_seq_ = 0;
+  now_ = 0;
+  in_flight_ = 0;
+  dirty_ = false;
+  changes_ = 0;
+  change_limit_ = 1;
+  live_path_len_ = 0;
+}
+
+double FluidEngine::wire_bytes(double bytes) const {
   return std::max(1.0, std::ceil(bytes / flit_bytes_ - 1e-9)) * flit_bytes_;
 }
 
-void FluidNetwork::add_link_bytes(int src, int dst, double bytes, std::vector<double>& link_bytes) const {
+void FluidEngine::add_link_bytes(int src, int dst, double bytes, std::vector<double>& link_bytes) const {
   if (src == dst) return;
   const double w = wire_bytes(bytes);
   walk_xy(hw_.topology, src, dst,
           [&](int from, int, int dir) { link_bytes[static_cast<size_t>(from) * 4 + dir] += w; });
 }
 
-double FluidNetwork::latency_s(int src, int dst) const {
+double FluidEngine::latency_s(int src, int dst) const {
   if (src == dst) return 0.0;
   double s = end_latency_s_;
   walk_xy(hw_.topology, src, dst,
@@ -81,7 +107,7 @@ double FluidNetwork::latency_s(int src, int dst) const {
   return s;
 }
 
-void FluidNetwork::build_path(const Message& m, Flow& f) {
+void FluidEngine::build_path(const Message& m, Flow& f) {
   const size_t n = static_cast<size_t>(nodes_);
   f.path_begin = static_cast<uint32_t>(paths_.size());
   paths_.push_back(static_cast<int32_t>(4 * n + static_cast<size_t>(m.src)));
@@ -90,7 +116,7 @@ void FluidNetwork::build_path(const Message& m, Flow& f) {
   f.path_len = static_cast<uint32_t>(paths_.size()) - f.path_begin;
 }
 
-void FluidNetwork::compact_paths() {
+void FluidEngine::compact_paths() {
   std::vector<int32_t> kept;
   kept.reserve(live_path_len_ * 2);
   for (int id : active_) {
@@ -102,12 +128,12 @@ void FluidNetwork::compact_paths() {
   paths_.swap(kept);
 }
 
-void FluidNetwork::start_next(int queue) {
+void FluidEngine::start_next(int queue) {
   Queue& q = queues_[static_cast<size_t>(queue)];
   while (!q.pending.empty() && q.attached < 0) start_one(queue);
 }
 
-void FluidNetwork::start_one(int queue) {
+void FluidEngine::start_one(int queue) {
   Queue& q = queues_[static_cast<size_t>(queue)];
   if (paths_.size() > 4 * live_path_len_ + 4096) compact_paths();
   const int id = take_slot(flows_, free_flows_);
@@ -142,12 +168,12 @@ void FluidNetwork::start_one(int queue) {
   note_change();
 }
 
-void FluidNetwork::push_event(int id) {
+void FluidEngine::push_event(int id) {
   events_.push_back(Event{event_time(flows_[static_cast<size_t>(id)]), id});
   std::push_heap(events_.begin(), events_.end(), std::greater<Event>());
 }
 
-void FluidNetwork::remove_active(int id) {
+void FluidEngine::remove_active(int id) {
   const int at = active_pos_[static_cast<size_t>(id)];
   const int last = active_.back();
   active_[static_cast<size_t>(at)] = last;
@@ -155,12 +181,12 @@ void FluidNetwork::remove_active(int id) {
   active_.pop_back();
 }
 
-double FluidNetwork::event_time(const Flow& f) const {
+double FluidEngine::event_time(const Flow& f) const {
   const double left = f.queue >= 0 ? std::max(0.0, f.remaining - f.release_at) : f.remaining;
   return f.t_ref + left / f.rate;
 }
 
-void FluidNetwork::send(double now_s, int src, int dst, double bytes, uint64_t cookie) {
+void FluidEngine::send(double now_s, int src, int dst, double bytes, uint64_t cookie) {
   if (src < 0 || dst < 0 || src >= nodes_ || dst >= nodes_)
     throw std::out_of_range("fluid network: message endpoints outside the mesh");
   if (now_s > now_) progress(now_s);
@@ -180,7 +206,7 @@ void FluidNetwork::send(double now_s, int src, int dst, double bytes, uint64_t c
   if (q.attached < 0) start_next(static_cast<int>(best));
 }
 
-void FluidNetwork::provisional_rate(Flow& f) {
+void FluidEngine::provisional_rate(Flow& f) {
   double rate = kNever;
   for (uint32_t k = 0; k < f.path_len; ++k) {
     const size_t r = static_cast<size_t>(paths_[f.path_begin + k]);
@@ -192,18 +218,18 @@ void FluidNetwork::provisional_rate(Flow& f) {
   for (uint32_t k = 0; k < f.path_len; ++k) residual_[static_cast<size_t>(paths_[f.path_begin + k])] -= rate;
 }
 
-void FluidNetwork::release_rate(const Flow& f) {
+void FluidEngine::release_rate(const Flow& f) {
   for (uint32_t k = 0; k < f.path_len; ++k) {
     const size_t r = static_cast<size_t>(paths_[f.path_begin + k]);
     residual_[r] = --crossing_now_[r] > 0 ? residual_[r] + f.rate : capacity_[r];
   }
 }
 
-void FluidNetwork::note_change() {
+void FluidEngine::note_change() {
   if (++changes_ >= change_limit_) dirty_ = true;
 }
 
-void FluidNetwork::solve() {
+void FluidEngine::solve() {
   dirty_ = false;
   ++solves_;
   changes_ = 0;
@@ -224,7 +250,7 @@ void FluidNetwork::solve() {
   std::make_heap(events_.begin(), events_.end(), std::greater<Event>());
 }
 
-void FluidNetwork::index_flows() {
+void FluidEngine::index_flows() {
   // Local numbering of the resources the flows in flight cross, and each flow's path in it.
   const size_t nf = active_.size();
   glob_.clear();
@@ -263,7 +289,7 @@ void FluidNetwork::index_flows() {
     }
 }
 
-void FluidNetwork::set_capacities() {
+void FluidEngine::set_capacities() {
   const size_t nr = glob_.size();
   // Capacities for this set of flows, and which resources can bind: one that a single flow crosses
   // binds only if it is slower than that flow's injection channel.
@@ -288,7 +314,7 @@ void FluidNetwork::set_capacities() {
   }
 }
 
-void FluidNetwork::fill() {
+void FluidEngine::fill() {
   const size_t nf = active_.size(), nr = glob_.size();
   frozen_.assign(nf, 0);
   wsum_.assign(nr, 0.0);
@@ -330,7 +356,7 @@ void FluidNetwork::fill() {
   }
 }
 
-void FluidNetwork::set_weights() {
+void FluidEngine::set_weights() {
   // A router shares an output among its input ports round-robin, so a flow that enters its most
   // crowded resource through a link crowded with k flows gets about 1/k of that port's turns:
   // weight 1/k in the weighted max-min (docs/MODEL.md "Flow-level model").
@@ -350,18 +376,18 @@ void FluidNetwork::set_weights() {
   }
 }
 
-double FluidNetwork::next_event_s() {
+double FluidEngine::next_event_s() {
   if (dirty_) solve();
   const double d = deliveries_.empty() ? kNever : deliveries_.top().t;
   return std::min(d, events_.empty() ? kNever : events_.front().t);
 }
 
-void FluidNetwork::progress(double t_s) {
+void FluidEngine::progress(double t_s) {
   if (dirty_) solve();
   now_ = std::max(now_, t_s);
 }
 
-void FluidNetwork::handle_event(int id, double t_s) {
+void FluidEngine::handle_event(int id, double t_s) {
   Flow& f = flows_[static_cast<size_t>(id)];
   const double left = left_at(f, now_);
   const double eps = 1e-9 * f.m.wire_bytes + 1e-9;
@@ -386,7 +412,7 @@ void FluidNetwork::handle_event(int id, double t_s) {
   note_change();
 }
 
-void FluidNetwork::advance(double t_s, std::vector<Delivery>& delivered) {
+void FluidEngine::advance(double t_s, std::vector<Delivery>& delivered) {
   progress(t_s);
   // Flows whose event is due by now (up to rounding) finish or release their queue; the released
   // queues start their next messages once every due event is handled.

@@ -12,6 +12,10 @@
 // path, so the next message starts while the tail drains, as in a wormhole network. A message is
 // delivered its path's zero-load latency after its last byte leaves the source.
 //
+// FluidEngine works in session time: mapping::FluidNetwork (mapping/fluid_replay.h) starts it from
+// reset() at every send to an idle network, so a session's results depend only on its own calls, and
+// replays the sessions that repeat.
+//
 // Bytes are counted on the wire as the cycle-level NoC moves them: ceil(bytes / flit) flits of
 // `flit_bytes` each (at least one), so both fidelities agree exactly on link bytes. Mesh links that
 // more than one flow crosses carry only `contended_efficiency` of their bandwidth: the wormhole and
@@ -28,7 +32,7 @@
 
 namespace nmpsim::mapping {
 
-class FluidNetwork {
+class FluidEngine {
  public:
   static constexpr double kNever = std::numeric_limits<double>::infinity();
   struct Delivery {
@@ -36,7 +40,10 @@ class FluidNetwork {
     double time_s = 0;
   };
 
-  explicit FluidNetwork(const AnalyticalHardware& hw);
+  explicit FluidEngine(const AnalyticalHardware& hw);
+  /// Back to the state of a new engine (time 0, nothing queued or in flight, no lazy-solve history).
+  /// Only between sessions: every flow and delivery is dropped.
+  void reset();
 
   /// Queues `bytes` from src to dst at time `now_s` (not before the last advance). A message to
   /// itself is delivered at once, without the network. `cookie` comes back with the delivery.
@@ -47,6 +54,7 @@ class FluidNetwork {
   /// Advances to `t_s` (at most next_event_s()) and appends the messages delivered by then.
   void advance(double t_s, std::vector<Delivery>& delivered);
   bool idle() const { return in_flight_ == 0; }
+  int nodes() const { return nodes_; }
 
   /// Wire bytes of a message: whole flits, at least one.
   double wire_bytes(double bytes) const;

@@ -154,11 +154,19 @@ StrategyResult run_placement(Executor& ex, const RunInputs& in, const Placement&
   return r;
 }
 
+void record_sessions(StrategyResult& r, const FlowExecutor& ex) {
+  const FluidNetwork::Stats& s = ex.network_sessions();
+  r.simulator["noc_sessions"] = {
+      {"sessions", s.sessions}, {"replayed", s.replayed}, {"resimulated", s.resimulated}, {"recorded", s.recorded}};
+}
+
 StrategyResult run_flow(const AnalyticalHardware& hw, const ModelSpec& m, const RoutingTrace& trace, const Placement& p,
                         const RunConfig& cfg) {
   FlowExecutor ex(hw);
   PolicyList none;
-  return run_placement(ex, RunInputs{m, trace, hw, cfg}, p, none);
+  StrategyResult r = run_placement(ex, RunInputs{m, trace, hw, cfg}, p, none);
+  record_sessions(r, ex);
+  return r;
 }
 
 }  // namespace nmpsim::mapping

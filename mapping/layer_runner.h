@@ -22,7 +22,11 @@ struct RunInputs {
 StrategyResult run_placement(Executor& ex, const RunInputs& in, const Placement& p, PolicyList& policies,
                              const std::function<void(int, int)>& on_layer = {});
 
-/// Flow fidelity with the link-load bound: run_placement on a FlowExecutor.
+class FlowExecutor;
+/// The flow network's sessions (replayed, re-simulated, recorded) as `simulator.noc_sessions`.
+void record_sessions(StrategyResult& r, const FlowExecutor& ex);
+
+/// Flow fidelity: run_placement on a FlowExecutor.
 StrategyResult run_flow(const AnalyticalHardware& hw, const ModelSpec& m, const RoutingTrace& trace, const Placement& p,
                         const RunConfig& cfg);
 

@@ -16,9 +16,9 @@
 
 #include <cstdint>
 #include <memory>
-#include <unordered_map>
 #include <vector>
 
+#include "mapping/session_lru.h"
 #include "noc/noc_config.h"
 
 namespace nmpsim::noc {
@@ -71,8 +71,8 @@ struct Session {
   size_t footprint_bytes() const;
 };
 
-/// Recorded sessions, found by their first send. Bounded: a few sessions per first send, and a total
-/// memory budget past which the least recently used session makes room.
+/// Recorded sessions, found by their first send (mapping::SessionLru: a few sessions per first send,
+/// and a total memory budget past which the least recently used session makes room).
 class SessionCache {
  public:
   static constexpr size_t kPerKey = 8;
@@ -82,17 +82,15 @@ class SessionCache {
 
   static uint64_t key(const SessionSend& first);
   /// Sessions recorded with this first send (null when none).
-  std::vector<std::unique_ptr<Session>>* find(const SessionSend& first);
-  void insert(std::unique_ptr<Session> s);
-  uint64_t tick() { return ++clock_; }
+  std::vector<std::unique_ptr<Session>>* find(const SessionSend& first) { return lru_.find(key(first)); }
+  void insert(std::unique_ptr<Session> s) {
+    const uint64_t k = key(s->sends.front());
+    lru_.insert(k, std::move(s));
+  }
+  uint64_t tick() { return lru_.tick(); }
 
  private:
-  using Bucket = std::vector<std::unique_ptr<Session>>;
-  void evict_one();
-  void drop(Bucket& bucket, Bucket::iterator it);
-  std::unordered_map<uint64_t, Bucket> map_;
-  size_t bytes_ = 0, count_ = 0;
-  uint64_t clock_ = 0;
+  mapping::SessionLru<Session> lru_{kPerKey, kBudgetBytes};
 };
 
 }  // namespace nmpsim::noc

@@ -245,6 +245,41 @@ TEST(CliRun, SessionReplayGivesTheSameMessageLog) {
   }
 }
 
+TEST(CliRun, FlowSessionReplayGivesTheSameResultsToTheBit) {
+  // Session replay at flow fidelity (docs/MODEL.md "Session replay at flow fidelity") against solving
+  // every session: the same per-layer, per-link and summary results. Two steps on an 8-node
+  // attention group: TP's collectives repeat layer after layer.
+  const std::string dir = ::testing::TempDir() + "/cli_flow_replay";
+  const std::string args =
+      "run --hw hdmoe-4x4-5t50g --batch 8 --context 256 --steps 2 --no-plots --quiet --fidelity flow "
+      "--strategy tp,ep,cb --set noc.replay_sessions=";
+  for (const char* on : {"true", "false"}) {
+    const CliRun r = nmpsim(args + on + " --out " + dir + "/" + on);
+    ASSERT_EQ(r.code, 0) << r.out;
+  }
+  const auto sessions = [&](const char* on, const char* strategy, const char* what) {
+    const nlohmann::json j = nlohmann::json::parse(std::ifstream(dir + "/" + on + "/summary.json"));
+    return j.at("strategies").at(strategy).at("simulator").at("noc_sessions").at(what).get<int>();
+  };
+  EXPECT_GT(sessions("true", "tp", "replayed"), 10);
+  EXPECT_EQ(sessions("false", "tp", "replayed"), 0);
+  EXPECT_EQ(sessions("true", "tp", "sessions"), sessions("false", "tp", "sessions"));
+  for (const char* file : {"layers.csv", "links.csv"}) {
+    const std::string a = nmpsim::testing::read_all(dir + "/true/" + file);
+    EXPECT_GT(a.size(), 100u) << file;
+    EXPECT_EQ(a, nmpsim::testing::read_all(dir + "/false/" + file)) << file;
+  }
+  // summary.csv but its last column (wall seconds)
+  const auto drop_wall = [](std::string csv) {
+    std::string out;
+    std::istringstream in(csv);
+    for (std::string line; std::getline(in, line);) out += line.substr(0, line.rfind(',')) + "\n";
+    return out;
+  };
+  EXPECT_EQ(drop_wall(nmpsim::testing::read_all(dir + "/true/summary.csv")),
+            drop_wall(nmpsim::testing::read_all(dir + "/false/summary.csv")));
+}
+
 TEST(CliRun, StrategiesWithTheSamePlacementAreSimulatedOnceAndGetTheSameResults) {
   // EP's placement under another name: the same simulation, so the run simulates it once and both
   // strategies report its results (and its message log); CB in between keeps its own.

@@ -5,7 +5,7 @@
 
 #include <map>
 
-#include "mapping/fluid_network.h"
+#include "mapping/fluid_replay.h"
 #include "mapping_test_util.h"
 
 namespace nmpsim::mapping {

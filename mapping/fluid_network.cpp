@@ -78,7 +78,7 @@ void FluidEngine::reset() {
   events_.clear();
   paths_.clear();
   restart_.clear();
-  deliveries_ = {};
+  if (!deliveries_.empty()) deliveries_ = {};  // (empty at a session's end: no reallocation then)
   delivery_seq_ = 0;
   now_ = 0;
   in_flight_ = 0;

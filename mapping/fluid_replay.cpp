@@ -84,6 +84,7 @@ void FluidNetwork::resimulate(const FluidSession& s, size_t calls) {
     if (c.kind == FluidCall::kQuery && run_query() != c.t)
       throw std::logic_error("fluid network: a re-simulated session answered differently from its recording");
   }
+  candidates_.clear();  // (`s` was one of them; none is read again in this session)
 }
 
 void FluidNetwork::run_send(const FluidCall& c) {

@@ -14,9 +14,7 @@ FluidNetwork::FluidNetwork(const AnalyticalHardware& hw) : engine_(hw), replay_e
 uint64_t FluidNetwork::key(int src, int dst, double bytes) {
   uint64_t b = 0;
   std::memcpy(&b, &bytes, sizeof b);
-  uint64_t h = 1469598103934665603ull;
-  for (uint64_t v : {uint64_t(uint32_t(src)), uint64_t(uint32_t(dst)), b}) h = (h ^ v) * 1099511628211ull;
-  return h;
+  return session_key({uint64_t(uint32_t(src)), uint64_t(uint32_t(dst)), b});
 }
 
 double FluidNetwork::to_rel(double abs_s) const {

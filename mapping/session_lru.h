@@ -8,11 +8,19 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <unordered_map>
 #include <vector>
 
 namespace nmpsim::mapping {
+
+/// FNV-1a over 64-bit words: the key of a session's first send at both fidelities.
+inline uint64_t session_key(std::initializer_list<uint64_t> words) {
+  uint64_t h = 1469598103934665603ull;
+  for (uint64_t v : words) h = (h ^ v) * 1099511628211ull;
+  return h;
+}
 
 template <class S>
 class SessionLru {

@@ -9,11 +9,8 @@ size_t Session::footprint_bytes() const {
 }
 
 uint64_t SessionCache::key(const SessionSend& f) {
-  uint64_t h = 1469598103934665603ull;
-  for (uint64_t v : {uint64_t(f.local), f.rel_cycle, uint64_t(uint32_t(f.src)), uint64_t(uint32_t(f.dst)), f.bytes,
-                     uint64_t(f.flits), uint64_t(f.packet_flits)})
-    h = (h ^ v) * 1099511628211ull;
-  return h;
+  return mapping::session_key({uint64_t(f.local), f.rel_cycle, uint64_t(uint32_t(f.src)), uint64_t(uint32_t(f.dst)),
+                               f.bytes, uint64_t(f.flits), uint64_t(f.packet_flits)});
 }
 
 }  // namespace nmpsim::noc

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -221,28 +222,39 @@ TEST(CliRun, CycleResultsDoNotDependOnWorkerCountOrOnTheOtherStrategies) {
   EXPECT_NE(bad.out.find("--jobs"), std::string::npos) << bad.out;
 }
 
-TEST(CliRun, SessionReplayGivesTheSameMessageLog) {
-  // Session replay (docs/MODEL.md "Session replay") against simulating every flit: every message in
-  // the same cycle, the same per-layer and per-link results. Two steps: the second repeats the first.
-  const std::string dir = ::testing::TempDir() + "/cli_replay";
-  const std::string args =
-      "run --hw hdmoe-4x4-5t50g --batch 8 --context 256 --steps 2 --no-plots --quiet "
-      "--message-log --strategy tp,ep --set noc.replay_sessions=";
+/// Runs `args`, which end in `--set noc.replay_sessions=`, with replay on and off into dir/true and
+/// dir/false, and checks that each of `files` is the same (and not trivially short) in both.
+void run_with_and_without_replay(const std::string& dir, const std::string& args,
+                                 std::initializer_list<const char*> files) {
   for (const char* on : {"true", "false"}) {
     const CliRun r = nmpsim(args + on + " --out " + dir + "/" + on);
     ASSERT_EQ(r.code, 0) << r.out;
   }
-  const auto replayed = [&](const char* on) {
-    const nlohmann::json j = nlohmann::json::parse(std::ifstream(dir + "/" + on + "/summary.json"));
-    return j.at("strategies").at("tp").at("simulator").at("noc_sessions").at("replayed").get<int>();
-  };
-  EXPECT_GT(replayed("true"), 10);  // the second step repeats the first (and TP's layers each other)
-  EXPECT_EQ(replayed("false"), 0);
-  for (const char* file : {"messages-tp.csv", "messages-ep.csv", "layers.csv", "links.csv"}) {
+  for (const char* file : files) {
     const std::string a = nmpsim::testing::read_all(dir + "/true/" + file);
     EXPECT_GT(a.size(), 100u) << file;
     EXPECT_EQ(a, nmpsim::testing::read_all(dir + "/false/" + file)) << file;
   }
+}
+
+/// simulator.noc_sessions.<what> of a strategy in dir/<on>/summary.json.
+int noc_sessions(const std::string& dir, const char* on, const char* strategy, const char* what) {
+  const nlohmann::json j = nlohmann::json::parse(std::ifstream(dir + "/" + on + "/summary.json"));
+  return j.at("strategies").at(strategy).at("simulator").at("noc_sessions").at(what).get<int>();
+}
+
+TEST(CliRun, SessionReplayGivesTheSameMessageLog) {
+  // Session replay (docs/MODEL.md "Session replay") against simulating every flit: every message in
+  // the same cycle, the same per-layer and per-link results. Two steps: the second repeats the first.
+  const std::string dir = ::testing::TempDir() + "/cli_replay";
+  ASSERT_NO_FATAL_FAILURE(
+      run_with_and_without_replay(dir,
+                                  "run --hw hdmoe-4x4-5t50g --batch 8 --context 256 --steps 2 --no-plots --quiet "
+                                  "--message-log --strategy tp,ep --set noc.replay_sessions=",
+                                  {"messages-tp.csv", "messages-ep.csv", "layers.csv", "links.csv"}));
+  // The second step repeats the first (and TP's layers each other).
+  EXPECT_GT(noc_sessions(dir, "true", "tp", "replayed"), 10);
+  EXPECT_EQ(noc_sessions(dir, "false", "tp", "replayed"), 0);
 }
 
 TEST(CliRun, FlowSessionReplayGivesTheSameResultsToTheBit) {
@@ -250,25 +262,14 @@ TEST(CliRun, FlowSessionReplayGivesTheSameResultsToTheBit) {
   // every session: the same per-layer, per-link and summary results. Two steps on an 8-node
   // attention group: TP's collectives repeat layer after layer.
   const std::string dir = ::testing::TempDir() + "/cli_flow_replay";
-  const std::string args =
+  ASSERT_NO_FATAL_FAILURE(run_with_and_without_replay(
+      dir,
       "run --hw hdmoe-4x4-5t50g --batch 8 --context 256 --steps 2 --no-plots --quiet --fidelity flow "
-      "--strategy tp,ep,cb --set noc.replay_sessions=";
-  for (const char* on : {"true", "false"}) {
-    const CliRun r = nmpsim(args + on + " --out " + dir + "/" + on);
-    ASSERT_EQ(r.code, 0) << r.out;
-  }
-  const auto sessions = [&](const char* on, const char* strategy, const char* what) {
-    const nlohmann::json j = nlohmann::json::parse(std::ifstream(dir + "/" + on + "/summary.json"));
-    return j.at("strategies").at(strategy).at("simulator").at("noc_sessions").at(what).get<int>();
-  };
-  EXPECT_GT(sessions("true", "tp", "replayed"), 10);
-  EXPECT_EQ(sessions("false", "tp", "replayed"), 0);
-  EXPECT_EQ(sessions("true", "tp", "sessions"), sessions("false", "tp", "sessions"));
-  for (const char* file : {"layers.csv", "links.csv"}) {
-    const std::string a = nmpsim::testing::read_all(dir + "/true/" + file);
-    EXPECT_GT(a.size(), 100u) << file;
-    EXPECT_EQ(a, nmpsim::testing::read_all(dir + "/false/" + file)) << file;
-  }
+      "--strategy tp,ep,cb --set noc.replay_sessions=",
+      {"layers.csv", "links.csv"}));
+  EXPECT_GT(noc_sessions(dir, "true", "tp", "replayed"), 10);
+  EXPECT_EQ(noc_sessions(dir, "false", "tp", "replayed"), 0);
+  EXPECT_EQ(noc_sessions(dir, "true", "tp", "sessions"), noc_sessions(dir, "false", "tp", "sessions"));
   // summary.csv but its last column (wall seconds)
   const auto drop_wall = [](std::string csv) {
     std::string out;

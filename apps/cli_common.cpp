@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "base/parse.h"
+
 namespace po = boost::program_options;
 
 namespace nmpsim::apps {
@@ -65,11 +67,24 @@ std::string first_positional(const std::vector<std::string>& args, const po::opt
   }
   return "?";
 }
+/// Every number option is read by base::parse_number first: Boost would take "1e-400" as 0 (a
+/// default meaning "the model's") and "inf" or "nan" as numbers.
+void check_numbers(const po::parsed_options& parsed, const po::options_description& desc) {
+  for (const po::option& o : parsed.options) {
+    const po::option_description* d = desc.find_nothrow(o.string_key, false);
+    if (!d || !dynamic_cast<const po::typed_value<double>*>(d->semantic().get())) continue;
+    for (const std::string& v : o.value) (void)base::parse_number(v, "--" + o.string_key);
+  }
+}
 }  // namespace
 
 po::variables_map parse_options(const std::vector<std::string>& args, const po::options_description& desc) {
   std::vector<std::string> fixed;
   fixed.reserve(args.size());
+  for (size_t i = 0; i < args.size(); ++i)  // every string that reaches a JSON output must be UTF-8
+    if (!base::is_utf8(args[i]))
+      throw UsageError("argument " + std::to_string(i + 1) +
+                       " is not valid UTF-8 (names, values and file names must be)");
   for (const auto& a : args) {
     // Boost.Program_options 1.74 formats its errors by replacing "%name%" placeholders in a loop that
     // never ends when a replacement contains a placeholder itself: such arguments never reach it.
@@ -89,6 +104,7 @@ po::variables_map parse_options(const std::vector<std::string>& args, const po::
     const auto style = po::command_line_style::unix_style ^ po::command_line_style::allow_short;
     const po::positional_options_description none;  // no command takes positional arguments
     const po::parsed_options parsed = po::command_line_parser(fixed).options(desc).positional(none).style(style).run();
+    check_numbers(parsed, desc);
     po::store(parsed, vm);
     po::notify(vm);
   } catch (const po::too_many_positional_options_error&) {
@@ -99,27 +115,9 @@ po::variables_map parse_options(const std::vector<std::string>& args, const po::
   return vm;
 }
 
-void write_file_atomic(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw UsageError("cannot write '" + path + "'");
-    out << text;
-    out.flush();
-    if (!out) {
-      out.close();
-      std::remove(tmp.c_str());
-      throw UsageError("cannot write '" + path + "'");
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw UsageError("cannot write '" + path + "'");
-  }
-}
-
 std::string placement_cache_dir(const boost::program_options::variables_map& vm, const std::string& given_dir) {
   if (vm.count("no-cache")) return "";
+  if (vm.count("cache-dir") && given_dir.empty()) throw UsageError("--cache-dir: empty path (use --no-cache)");
   if (!given_dir.empty()) return given_dir;
   if (const char* d = std::getenv("NMPSIM_CACHE_DIR"); d && *d) return d;
   if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/nmpsim";

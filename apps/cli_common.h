@@ -12,9 +12,9 @@
 namespace nmpsim::apps {
 
 /// Bad command-line input or configuration: reported on one line, exit code 2.
-class UsageError : public std::runtime_error {
+class UsageError : public base::InputError {
  public:
-  explicit UsageError(const std::string& what) : std::runtime_error(mapping::one_line(what)) {}
+  explicit UsageError(const std::string& what) : base::InputError(what) {}
 };
 
 inline constexpr int kExitOk = 0;
@@ -32,12 +32,6 @@ void parse_mesh(const std::string& text, int& width, int& height);
 /// the validators ("--injection-rate -0.1" is a value, not an option). "-h" is accepted as --help.
 boost::program_options::variables_map parse_options(const std::vector<std::string>& args,
                                                     const boost::program_options::options_description& desc);
-
-/// Writes text to path atomically (temporary file + rename): no half-written file is ever left.
-void write_file_atomic(const std::string& path, const std::string& text);
-inline void write_json_atomic(const std::string& path, const nlohmann::json& j) {
-  write_file_atomic(path, j.dump(2) + "\n");
-}
 
 /// Where solved placements are kept: none with --no-cache, else `given_dir` (--cache-dir), else
 /// $NMPSIM_CACHE_DIR, $XDG_CACHE_HOME/nmpsim or ~/.cache/nmpsim ("" when none is set).

@@ -6,7 +6,7 @@
 #include "apps/cli_common.h"
 #include "apps/commands.h"
 #include "apps/hw_overrides.h"
-#include "apps/output_files.h"
+#include "base/output_files.h"
 #include "firmware/cycle_executor.h"
 #include "hw/system.h"
 #include "mapping/hierarchy.h"
@@ -32,6 +32,7 @@ ExerciseResult exercise(hw::System& sys, uint64_t weight_bytes, uint64_t message
   for (int i = 0; i < n; ++i) {
     pe::ProcessingElement& p = sys.pe(i);
     p.submit(pe::Command::compute(flops, weight_bytes, "gemv"));
+    if (message_bytes == 0 || n < 2) continue;  // no all-to-all
     for (int k = 1; k < n; ++k) p.submit(pe::Command::send((i + k) % n, message_bytes, 1, "a2a"));
     p.submit(pe::Command::recv(1, n - 1, "a2a"));
     p.submit(pe::Command::wait_sends("a2a"));
@@ -63,14 +64,19 @@ void check_exercise_size(const hw::HardwareSpec& spec, uint64_t weight_bytes, ui
                      " MiB of weights is more than a node's " + std::to_string(spec.memory.capacity_bytes >> 20) +
                      " MiB of memory");
   const double n = spec.topology.nodes();
+  if (message_bytes == 0) return;  // no all-to-all
   const double flits = std::ceil(static_cast<double>(message_bytes) / spec.flit_bytes());
   const double packets = n * (n - 1) * std::ceil(flits / spec.noc.max_packet_flits);
-  constexpr double kMaxPackets = 1 << 24;
-  if (packets > kMaxPackets)
+  // A message costs about 300 bytes and 15 us of host time (docs/PERFORMANCE.md "Memory per input"):
+  // 2^22 messages or packets are ~1.2 GiB and a minute.
+  constexpr double kMaxPackets = 1 << 22;
+  if (packets > kMaxPackets || n * (n - 1) > kMaxPackets)
     throw UsageError("--exercise-message-bytes: " + std::to_string(message_bytes) + " bytes to each of " +
                      std::to_string(static_cast<int>(n) - 1) + " nodes from every node is " +
+                     std::to_string(static_cast<long long>(n * (n - 1))) + " messages in " +
                      std::to_string(static_cast<long long>(packets)) + " packets (at most " +
-                     std::to_string(static_cast<long long>(kMaxPackets)) + " are simulated at once)");
+                     std::to_string(static_cast<long long>(kMaxPackets)) +
+                     " of each are simulated at once; 0 bytes: no all-to-all)");
 }
 
 /// The hierarchy's levels (HierMoE ranks), and with `fit` the fitted alpha-beta cost of every kind of
@@ -87,6 +93,20 @@ void print_hierarchy(const hw::HardwareSpec& spec, const mapping::Hierarchy& h, 
   for (const auto& k : f.kinds)
     std::printf("    %-22s %12d %10.4g %18.4g %8.5f\n", k.kind.c_str(), k.participants, k.cost.alpha_s * 1e6,
                 k.cost.beta_s_per_byte * 1e12, k.r2);
+}
+
+nlohmann::json exercise_json(const hw::HardwareSpec& spec, int nodes, const ExerciseResult& r) {
+  const hw::EnergyReport& e = r.energy;
+  return {
+      {"hardware", spec.name},
+      {"nodes", nodes},
+      {"total_us", r.total_us},
+      {"gemv_us", r.compute_us},
+      {"all_to_all_us", r.all_to_all_us},
+      {"dram_bytes", r.dram_bytes},
+      {"energy_pj", {{"dram", e.dram_pj}, {"noc", e.noc_pj}, {"compute", e.compute_pj}, {"total", e.total_pj()}}},
+      {"noc_flit_hops",
+       {{"on_die", e.noc_flit_hops[0]}, {"die_to_die", e.noc_flit_hops[1]}, {"wafer_to_wafer", e.noc_flit_hops[2]}}}};
 }
 
 }  // namespace
@@ -141,9 +161,17 @@ int cmd_hw(const std::vector<std::string>& args) {
   const uint64_t msg = checked_count(message_bytes, "exercise-message-bytes", 0, 1LL << 32);
   if (!vm.count("exercise") && (vm.count("vcd") || vm.count("json")))
     throw UsageError("--vcd and --json need --exercise");
-  check_exercise_size(spec, weight_bytes, msg);
-  if (!vcd.empty()) OutputFiles::check_file(vcd, "--vcd");
-  if (!json_path.empty()) OutputFiles::check_file(json_path, "--json");
+  if (vm.count("exercise")) check_exercise_size(spec, weight_bytes, msg);
+  if (!vcd.empty()) base::OutputFiles::check_file(vcd, "--vcd");
+  if (!json_path.empty()) base::OutputFiles::check_file(json_path, "--json");
+  base::OutputFiles::check_distinct({{"--vcd", vcd}, {"--json", json_path}});
+  // With an output on standard output, the report goes to standard error.
+  std::FILE* rep = stdout;
+  for (const std::string* p : {&vcd, &json_path})
+    if (!p->empty() && base::OutputFiles::is_stdout(*p)) rep = stderr;
+  for (const char* k : {"print-json", "describe", "fit-levels"})
+    if (rep == stderr && vm.count(k))
+      throw UsageError(std::string("--") + k + " and an output to standard output cannot share it");
   if (vm.count("print-json")) std::cout << hw::to_json(spec).dump(2) << "\n";
   const int vlevels = static_cast<int>(checked_count(virtual_levels, "virtual-levels", 0, 8));
   if (vm.count("describe") || vm.count("fit-levels") || (!vm.count("print-json") && !vm.count("exercise"))) {
@@ -153,32 +181,20 @@ int cmd_hw(const std::vector<std::string>& args) {
   }
   if (!vm.count("exercise")) return kExitOk;
 
+  base::OutputFiles out;  // the VCD and the JSON, both or neither
   hw::System sys("system", spec);
-  if (!vcd.empty()) sys.enable_vcd(vcd);
+  if (!vcd.empty()) sys.enable_vcd(out.stage(vcd, "--vcd"));
   const ExerciseResult r = exercise(sys, weight_bytes, msg);
   const hw::EnergyReport& e = r.energy;
-  std::printf("exercise on %s: %d nodes, %lld MiB of weights each, %llu-byte all-to-all\n", spec.name.c_str(),
-              sys.nodes(), weight_mib, static_cast<unsigned long long>(msg));
-  std::printf("  time: %.3f us total = %.3f us GEMV (last node) + %.3f us all-to-all\n", r.total_us, r.compute_us,
-              r.all_to_all_us);
-  std::printf("  energy: %.4g uJ total = DRAM %.4g uJ + NoC %.4g uJ + compute %.4g uJ\n", e.total_pj() / 1e6,
-              e.dram_pj / 1e6, e.noc_pj / 1e6, e.compute_pj / 1e6);
+  std::fprintf(rep, "exercise on %s: %d nodes, %lld MiB of weights each, %llu-byte all-to-all\n", spec.name.c_str(),
+               sys.nodes(), weight_mib, static_cast<unsigned long long>(msg));
+  std::fprintf(rep, "  time: %.3f us total = %.3f us GEMV (last node) + %.3f us all-to-all\n", r.total_us, r.compute_us,
+               r.all_to_all_us);
+  std::fprintf(rep, "  energy: %.4g uJ total = DRAM %.4g uJ + NoC %.4g uJ + compute %.4g uJ\n", e.total_pj() / 1e6,
+               e.dram_pj / 1e6, e.noc_pj / 1e6, e.compute_pj / 1e6);
   sys.finish_vcd(true);
-  if (!json_path.empty()) {
-    OutputFiles out;
-    const nlohmann::json j = {
-        {"hardware", spec.name},
-        {"nodes", sys.nodes()},
-        {"total_us", r.total_us},
-        {"gemv_us", r.compute_us},
-        {"all_to_all_us", r.all_to_all_us},
-        {"dram_bytes", r.dram_bytes},
-        {"energy_pj", {{"dram", e.dram_pj}, {"noc", e.noc_pj}, {"compute", e.compute_pj}, {"total", e.total_pj()}}},
-        {"noc_flit_hops",
-         {{"on_die", e.noc_flit_hops[0]}, {"die_to_die", e.noc_flit_hops[1]}, {"wafer_to_wafer", e.noc_flit_hops[2]}}}};
-    out.write(json_path, j.dump(2) + "\n");
-    out.commit();
-  }
+  if (!json_path.empty()) out.write(json_path, exercise_json(spec, sys.nodes(), r).dump(2) + "\n", "--json");
+  out.commit();
   const std::string err = sys.mesh().network().check_conservation();
   if (!err.empty() || sys.mesh().network().stalled()) {
     std::fprintf(stderr, "nmpsim hw: NoC check failed: %s\n",

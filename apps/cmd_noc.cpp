@@ -11,8 +11,8 @@
 #include "apps/cli_common.h"
 #include "apps/commands.h"
 #include "apps/noc_curve.h"
-#include "apps/output_files.h"
 #include "apps/router_choice.h"
+#include "base/output_files.h"
 #include "noc/testbench.h"
 
 namespace po = boost::program_options;
@@ -103,6 +103,35 @@ nlohmann::json result_json(const noc::TestbenchConfig& cfg, const noc::Testbench
   };
 }
 
+/// The human-readable summary of one run.
+void print_report(std::FILE* rep, const noc::TestbenchConfig& cfg, const noc::TestbenchResult& r,
+                  const std::string& traffic, const std::string& router, const std::string& vcd_path, int vcd_node) {
+  const noc::NocStats& s = r.stats;
+  const std::string label = (cfg.noc.router_kind == noc::RouterKind::kLookahead ? "look-ahead " : "") + router;
+  std::fprintf(rep, "nmpsim noc: %dx%d mesh, %s traffic, offered %.4f flits/node/cycle, %d-flit packets, %s routers\n",
+               cfg.noc.width, cfg.noc.height, traffic.c_str(), cfg.traffic.injection_rate, cfg.traffic.packet_flits,
+               label.c_str());
+  std::fprintf(rep, "  packet latency (cycles): avg %.2f  p50 %.0f  p99 %.0f  max %.0f  over %llu packets\n",
+               s.packet_latency_cycles.avg, s.packet_latency_cycles.p50, s.packet_latency_cycles.p99,
+               s.packet_latency_cycles.max, static_cast<unsigned long long>(s.packet_latency_cycles.count));
+  std::fprintf(rep, "  throughput (flits/node/cycle): offered %.4f  accepted %.4f\n", s.offered_flits_per_node_cycle,
+               s.accepted_flits_per_node_cycle);
+  double max_u = 0.0;
+  for (const auto& l : s.links) max_u = std::max(max_u, l.utilisation);
+  std::fprintf(rep, "  busiest link utilisation %.3f; flits injected %llu, ejected %llu%s\n", max_u,
+               static_cast<unsigned long long>(r.injected_flits), static_cast<unsigned long long>(r.ejected_flits),
+               r.drained ? "" : " (not fully drained)");
+  std::fprintf(rep, "  simulated %llu cycles in %.3f s = %.0f cycles/s\n",
+               static_cast<unsigned long long>(r.simulated_cycles), r.wall_seconds, r.simulated_cycles_per_second());
+  if (!vcd_path.empty()) std::fprintf(rep, "  RTL router %d signals written to %s\n", vcd_node, vcd_path.c_str());
+  if (s.measured_packets_undelivered)
+    std::fprintf(rep,
+                 "  warning: %llu measured packets were still undelivered after %llu drain cycles "
+                 "(offered load beyond saturation); latency covers delivered packets only\n",
+                 static_cast<unsigned long long>(s.measured_packets_undelivered),
+                 static_cast<unsigned long long>(cfg.max_drain_cycles));
+}
+
 }  // namespace
 
 int cmd_noc(const std::vector<std::string>& args) {
@@ -188,65 +217,34 @@ int cmd_noc(const std::vector<std::string>& args) {
 
   const RouterChoice rc = router_choice(vm, cfg.noc, router, rtl_nodes, vcd_node);
   if (vm.count("plot") && !vm.count("curve")) throw UsageError("--plot needs --curve");
+  if (cfg.traffic.pattern != noc::TrafficPattern::kHotspot)
+    for (const char* k : {"hotspot-node", "hotspot-fraction"})
+      if (!vm[k].defaulted()) throw UsageError(std::string("--") + k + " needs --traffic hotspot");
+  if (!json_path.empty()) base::OutputFiles::check_file(json_path, "--json");
+  if (!plot_path.empty()) base::OutputFiles::check_file(plot_path, "--plot");
+  if (!vcd_path.empty()) base::OutputFiles::check_file(vcd_path, "--vcd");
+  base::OutputFiles::check_distinct({{"--vcd", vcd_path}, {"--json", json_path}, {"--plot", plot_path}});
+  // With an output on standard output, the report goes to standard error.
+  std::FILE* rep = stdout;
+  for (const std::string* p : {&json_path, &plot_path, &vcd_path})
+    if (!p->empty() && base::OutputFiles::is_stdout(*p)) rep = stderr;
   if (vm.count("curve")) {
     if (!vm["injection-rate"].defaulted()) throw UsageError("--curve replaces --injection-rate: give one of them");
     if (vm.count("vcd")) throw UsageError("--vcd dumps one run: it does not go with --curve");
     const std::vector<double> rates = parse_curve_rates(curve);
-    if (!json_path.empty()) OutputFiles::check_file(json_path, "--json");
-    if (!plot_path.empty()) OutputFiles::check_file(plot_path, "--plot");
     if (!vm.count("quiet"))
-      std::printf("nmpsim noc --curve: %dx%d mesh, %s traffic, %d-flit packets, %zu loads\n", cfg.noc.width,
-                  cfg.noc.height, traffic.c_str(), cfg.traffic.packet_flits, rates.size());
-    return run_noc_curve(cfg, rc, rates, CurveOutputs{json_path, plot_path, vm.count("quiet") > 0});
+      std::fprintf(rep, "nmpsim noc --curve: %dx%d mesh, %s traffic, %d-flit packets, %zu loads\n", cfg.noc.width,
+                   cfg.noc.height, traffic.c_str(), cfg.traffic.packet_flits, rates.size());
+    return run_noc_curve(cfg, rc, rates, CurveOutputs{json_path, plot_path, vm.count("quiet") > 0, rep});
   }
 
-  if (!json_path.empty()) OutputFiles::check_file(json_path, "--json");
-  if (!vcd_path.empty()) OutputFiles::check_file(vcd_path, "--vcd");
-  // The VCD grows while the simulation runs: write it beside the target and rename it when complete.
-  const std::string vcd_tmp = vcd_path.empty() ? "" : vcd_path + ".partial";
-  noc::TestbenchResult r;
-  try {
-    r = run_noc_testbench(cfg, rc, vcd_tmp, vcd_node);
-  } catch (...) {
-    if (!vcd_tmp.empty()) std::filesystem::remove(vcd_tmp);
-    throw;
-  }
-  if (!vcd_tmp.empty() && std::rename(vcd_tmp.c_str(), vcd_path.c_str()) != 0) {
-    const int e = errno;
-    std::remove(vcd_tmp.c_str());
-    throw UsageError("--vcd: cannot write '" + vcd_path + "': " + std::strerror(e));
-  }
-  const noc::NocStats& s = r.stats;
-  if (!vm.count("quiet")) {
-    const std::string label = (cfg.noc.router_kind == noc::RouterKind::kLookahead ? "look-ahead " : "") + router;
-    std::printf("nmpsim noc: %dx%d mesh, %s traffic, offered %.4f flits/node/cycle, %d-flit packets, %s routers\n",
-                cfg.noc.width, cfg.noc.height, traffic.c_str(), cfg.traffic.injection_rate, cfg.traffic.packet_flits,
-                label.c_str());
-    std::printf("  packet latency (cycles): avg %.2f  p50 %.0f  p99 %.0f  max %.0f  over %llu packets\n",
-                s.packet_latency_cycles.avg, s.packet_latency_cycles.p50, s.packet_latency_cycles.p99,
-                s.packet_latency_cycles.max, static_cast<unsigned long long>(s.packet_latency_cycles.count));
-    std::printf("  throughput (flits/node/cycle): offered %.4f  accepted %.4f\n", s.offered_flits_per_node_cycle,
-                s.accepted_flits_per_node_cycle);
-    double max_u = 0.0;
-    for (const auto& l : s.links) max_u = std::max(max_u, l.utilisation);
-    std::printf("  busiest link utilisation %.3f; flits injected %llu, ejected %llu%s\n", max_u,
-                static_cast<unsigned long long>(r.injected_flits), static_cast<unsigned long long>(r.ejected_flits),
-                r.drained ? "" : " (not fully drained)");
-    std::printf("  simulated %llu cycles in %.3f s = %.0f cycles/s\n",
-                static_cast<unsigned long long>(r.simulated_cycles), r.wall_seconds, r.simulated_cycles_per_second());
-    if (!vcd_path.empty()) std::printf("  RTL router %d signals written to %s\n", vcd_node, vcd_path.c_str());
-    if (s.measured_packets_undelivered)
-      std::printf(
-          "  warning: %llu measured packets were still undelivered after %llu drain cycles "
-          "(offered load beyond saturation); latency covers delivered packets only\n",
-          static_cast<unsigned long long>(s.measured_packets_undelivered),
-          static_cast<unsigned long long>(cfg.max_drain_cycles));
-  }
-  if (!json_path.empty()) {
-    OutputFiles out;
-    out.write(json_path, result_json(cfg, r, rc).dump(2) + "\n");
-    out.commit();
-  }
+  base::OutputFiles out;  // the VCD and the JSON, both or neither
+  // The VCD grows while the simulation runs: it is staged and put in place when the run is complete.
+  const std::string vcd_tmp = vcd_path.empty() ? "" : out.stage(vcd_path, "--vcd");
+  const noc::TestbenchResult r = run_noc_testbench(cfg, rc, vcd_tmp, vcd_node);
+  if (!vm.count("quiet")) print_report(rep, cfg, r, traffic, router, vcd_path, vcd_node);
+  if (!json_path.empty()) out.write(json_path, result_json(cfg, r, rc).dump(2) + "\n", "--json");
+  out.commit();
   if (r.stalled) {
     std::fprintf(stderr, "%s\n", r.stall_report.c_str());
     return kExitCheckFailed;

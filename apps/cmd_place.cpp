@@ -6,8 +6,8 @@
 #include "apps/cli_common.h"
 #include "apps/commands.h"
 #include "apps/experiment.h"
-#include "apps/output_files.h"
 #include "apps/spec_options.h"
+#include "base/output_files.h"
 #include "firmware/cycle_executor.h"
 #include "mapping/json_fields.h"
 #include "methods/hdmoe/gamma_fit.h"
@@ -154,21 +154,26 @@ int cmd_place(const std::vector<std::string>& args) {
     return fit_gamma(prepare_experiment(spec, opt), fit);
   }
   if (!convergence.empty() && name != "hdmoe") throw UsageError("--convergence: needs --strategy hdmoe");
-  OutputFiles::check_file(out, "--out");
-  if (!convergence.empty()) OutputFiles::check_file(convergence, "--convergence");
+  base::OutputFiles::check_file(out, "--out");
+  if (!convergence.empty()) base::OutputFiles::check_file(convergence, "--convergence");
+  base::OutputFiles::check_distinct({{"--convergence", convergence}, {"--out", out}});
+  // With an output on standard output, the report goes to standard error.
+  std::FILE* rep = base::OutputFiles::is_stdout(out) ? stderr : stdout;
+  if (!convergence.empty() && base::OutputFiles::is_stdout(convergence)) rep = stderr;
   const PreparedExperiment e = prepare_experiment(spec, opt);
   const mapping::Placement& p = e.placements.at(0);
-  OutputFiles files;  // the placement and the convergence CSV, both or neither
+  base::OutputFiles files;  // the placement and the convergence CSV, both or neither
   if (!convergence.empty()) {
     const mapping::AnalyticalHardware ah = firmware::to_analytical(e.hardware);
-    files.write(convergence, methods::hdmoe::convergence_csv(e.model, ah, e.profile, p, hdmoe_options(e)));
+    files.write(convergence, methods::hdmoe::convergence_csv(e.model, ah, e.profile, p, hdmoe_options(e)),
+                "--convergence");
   }
-  files.write(out, mapping::placement_to_json(p).dump(2) + "\n");
+  files.write(out, mapping::placement_to_json(p).dump(2) + "\n", "--out");
   files.commit();
   if (quiet) return kExitOk;
-  std::printf("nmpsim place: %s placement of %s on %s written to %s\n", p.strategy.c_str(), e.model.name.c_str(),
-              e.hardware.name.c_str(), out.c_str());
-  for (const std::string& line : registry.strategy(name)->summary(p)) std::printf("  %s\n", line.c_str());
+  std::fprintf(rep, "nmpsim place: %s placement of %s on %s written to %s\n", p.strategy.c_str(), e.model.name.c_str(),
+               e.hardware.name.c_str(), out.c_str());
+  for (const std::string& line : registry.strategy(name)->summary(p)) std::fprintf(rep, "  %s\n", line.c_str());
   return kExitOk;
 }
 

@@ -11,9 +11,9 @@
 #include "apps/cli_common.h"
 #include "apps/commands.h"
 #include "apps/experiment.h"
-#include "apps/output_files.h"
 #include "apps/router_choice.h"
 #include "apps/spec_options.h"
+#include "base/output_files.h"
 #include "methods/register_all.h"
 
 namespace po = boost::program_options;
@@ -22,15 +22,22 @@ namespace nmpsim::apps {
 
 namespace {
 
-/// Every output of the run, all or nothing (a failure leaves the directory as it was).
-std::string write_outputs(const Experiment& x, const std::string& out_dir, bool plots) {
-  OutputFiles out;
-  out.make_dir(out_dir, "--out");
-  out.write(out_dir + "/summary.json", summary_json(x.prepared, x.reports).dump(2) + "\n");
-  out.write(out_dir + "/summary.csv",
-            summary_csv(x.reports, double(x.prepared.cfg.shape.batch) * x.prepared.cfg.steps));
-  out.write(out_dir + "/layers.csv", layers_csv(x.reports));
-  out.write(out_dir + "/links.csv", links_csv(x.reports, x.prepared.hardware));
+/// Files of `nmpsim run --out DIR` that a run may write: those this run does not write are an earlier
+/// run's and are removed when it commits (docs/FORMATS.md).
+const std::vector<std::string> kRunOutputs = {"summary.json",        "summary.csv",   "layers.csv",    "links.csv",
+                                              "links*_*.png",        "links*_*.dat",  "node_load.dat", "node_load.png",
+                                              "layer_imbalance.dat", "phases.dat",    "phases.png",    "plots.gp",
+                                              "plots.log",           "messages-*.csv"};
+
+/// Every output of the run, all or nothing (a failure leaves the directory as it was); `logs` is the
+/// scratch directory the message logs were written to ("" for none).
+std::string write_outputs(const Experiment& x, const std::string& out_dir, bool plots, const std::string& logs,
+                          base::OutputFiles& out) {
+  out.write(out_dir + "/summary.json", summary_json(x.prepared, x.reports).dump(2) + "\n", "--out");
+  out.write(out_dir + "/summary.csv", summary_csv(x.reports, double(x.prepared.cfg.shape.batch) * x.prepared.cfg.steps),
+            "--out");
+  out.write(out_dir + "/layers.csv", layers_csv(x.reports), "--out");
+  out.write(out_dir + "/links.csv", links_csv(x.reports, x.prepared.hardware), "--out");
   std::string note;
   if (plots) {
     const std::string scratch = out.make_scratch_dir(out_dir);
@@ -40,8 +47,12 @@ std::string write_outputs(const Experiment& x, const std::string& out_dir, bool 
                                 std::to_string(e.cfg.attn_tp > 0 ? e.cfg.attn_tp : e.hardware.topology.nodes());
     note = write_plots(scratch, x.reports, e.hardware, context);
     for (const auto& f : std::filesystem::directory_iterator(scratch))
-      if (f.is_regular_file()) out.adopt(f.path().string(), out_dir + "/" + f.path().filename().string());
+      if (f.is_regular_file()) out.adopt(f.path().string(), out_dir + "/" + f.path().filename().string(), "--out");
   }
+  if (!logs.empty())
+    for (const auto& f : std::filesystem::directory_iterator(logs))
+      if (f.is_regular_file()) out.adopt(f.path().string(), out_dir + "/" + f.path().filename().string(), "--out");
+  out.remove_stale(out_dir, kRunOutputs);
   out.commit();
   return note;
 }
@@ -88,44 +99,45 @@ struct LegacyOptions {
   }
 };
 
-void print_table(const Experiment& x, const std::string& out_dir, const std::string& plot_note) {
+void print_table(std::FILE* rep, const Experiment& x, const std::string& out_dir, const std::string& plot_note) {
   const PreparedExperiment& e = x.prepared;
   const std::string how = e.spec.accounting.name.empty()
                               ? std::string(mapping::fidelity_name(e.spec.fidelity)) + " fidelity"
                               : e.spec.accounting.name + " accounting (no simulation, 1 step)";
-  std::printf("nmpsim run: %s on %s, batch %d, %d steps, context %d, %s trace, %s\n", e.model.name.c_str(),
-              e.hardware.name.c_str(), e.cfg.shape.batch, e.cfg.steps, e.cfg.shape.context, e.trace.source().c_str(),
-              how.c_str());
+  std::fprintf(rep, "nmpsim run: %s on %s, batch %d, %d steps, context %d, %s trace, %s\n", e.model.name.c_str(),
+               e.hardware.name.c_str(), e.cfg.shape.batch, e.cfg.steps, e.cfg.shape.context, e.trace.source().c_str(),
+               how.c_str());
   double tp_tbt = 0;
   for (const auto& r : x.reports)
     if (r.result.strategy == "tp") tp_tbt = r.result.mean_tbt_s();
   int w = 12;  // the strategy column fits the longest name
   for (const auto& r : x.reports) w = std::max(w, static_cast<int>(r.result.strategy.size()));
-  std::printf("  %-*s %12s %8s %12s %12s %12s %12s\n", w, "strategy", "TBT (us)", "vs TP", "attention", "allreduce",
-              "moe compute", "moe comm");
+  std::fprintf(rep, "  %-*s %12s %8s %12s %12s %12s %12s\n", w, "strategy", "TBT (us)", "vs TP", "attention",
+               "allreduce", "moe compute", "moe comm");
   using F = mapping::PhaseFamily;
-  for (const auto& rep : x.reports) {
-    const mapping::StrategyResult& r = rep.result;
+  for (const auto& report : x.reports) {
+    const mapping::StrategyResult& r = report.result;
     char speed[32] = "-";
     if (tp_tbt > 0) std::snprintf(speed, sizeof speed, "%.2fx", tp_tbt / r.mean_tbt_s());
-    std::printf("  %-*s %12.1f %8s %12.1f %12.1f %12.1f %12.1f\n", w, r.strategy.c_str(), r.mean_tbt_s() * 1e6, speed,
-                r.mean_family_s(F::kAttention) * 1e6, r.mean_family_s(F::kAllReduce) * 1e6,
-                r.mean_family_s(F::kMoeCompute) * 1e6, r.mean_family_s(F::kMoeComm) * 1e6);
+    std::fprintf(rep, "  %-*s %12.1f %8s %12.1f %12.1f %12.1f %12.1f\n", w, r.strategy.c_str(), r.mean_tbt_s() * 1e6,
+                 speed, r.mean_family_s(F::kAttention) * 1e6, r.mean_family_s(F::kAllReduce) * 1e6,
+                 r.mean_family_s(F::kMoeCompute) * 1e6, r.mean_family_s(F::kMoeComm) * 1e6);
     const double other = r.mean_family_s(F::kOther);
-    if (other > 0) std::printf("  %-*s %12s other phases %.1f us\n", w, "", "", other * 1e6);
+    if (other > 0) std::fprintf(rep, "  %-*s %12s other phases %.1f us\n", w, "", "", other * 1e6);
   }
-  std::printf("  (microseconds per decode step, summed over %d layers; outputs in %s/)\n", e.model.layers(),
-              out_dir.c_str());
-  if (!plot_note.empty()) std::printf("  %s\n", plot_note.c_str());
+  std::fprintf(rep, "  (microseconds per decode step, summed over %d layers; outputs in %s/)\n", e.model.layers(),
+               out_dir.c_str());
+  if (!plot_note.empty()) std::fprintf(rep, "  %s\n", plot_note.c_str());
 }
 
 }  // namespace
 
 namespace {
 /// --router, --rtl-nodes and --message-log, once the experiment is prepared (they need cycle fidelity
-/// and the hardware's mesh).
-void set_router_options(const po::variables_map& vm, const PreparedExperiment& p, const std::string& router,
-                        const std::string& rtl_nodes, const std::string& out_dir, ExperimentOptions& opt) {
+/// and the hardware's mesh). Returns the scratch directory the message logs go to ("" for none).
+std::string set_router_options(const po::variables_map& vm, const PreparedExperiment& p, const std::string& router,
+                               const std::string& rtl_nodes, const std::string& out_dir, base::OutputFiles& out,
+                               ExperimentOptions& opt) {
   const bool cycle = p.spec.fidelity == mapping::Fidelity::kCycle && p.spec.accounting.name.empty();
   if (!cycle && (router != "engine" || vm.count("rtl-nodes") || vm.count("message-log")))
     throw UsageError(std::string(router != "engine"      ? "--router"
@@ -134,10 +146,9 @@ void set_router_options(const po::variables_map& vm, const PreparedExperiment& p
                      ": needs --fidelity cycle (the flow model has no routers and no messages)");
   opt.pin_routers =
       router_factory(parse_router_choice(router, rtl_nodes, vm.count("rtl-nodes") > 0, p.hardware.noc_config()));
-  if (vm.count("message-log")) {
-    std::filesystem::create_directories(out_dir);  // the logs are written as each strategy finishes
-    opt.message_log_dir = out_dir;
-  }
+  if (!vm.count("message-log")) return "";
+  opt.message_log_dir = out.make_scratch_dir(out_dir);  // each strategy's log, as it finishes
+  return opt.message_log_dir;
 }
 }  // namespace
 
@@ -198,7 +209,6 @@ int cmd_run(const std::vector<std::string>& args) {
   ExperimentOptions opt;
   opt.registry = &registry;
   opt.cache = &placements;
-  opt.vcd = vcd;
   if (vm.count("jobs")) {
     opt.jobs = vm["jobs"].as<int>();
     if (opt.jobs < 1 || opt.jobs > 1024)
@@ -215,18 +225,22 @@ int cmd_run(const std::vector<std::string>& args) {
                  layers);
     if (!tty) std::fprintf(stderr, "\n");
   };
-  OutputFiles::check_dir(out_dir, "--out");  // before anything runs: nowhere to write is an input error
-  if (!vcd.empty()) OutputFiles::check_file(vcd, "--vcd");
+  base::OutputFiles::check_dir(out_dir, "--out");  // before anything runs: nowhere to write is an input error
+  if (!vcd.empty()) base::OutputFiles::check_file(vcd, "--vcd");
   check_router_name(router);  // before any placement is solved
+  base::OutputFiles out;      // every output, staged from the start: an interrupted run leaves nothing
+  out.make_dir(out_dir, "--out");
+  if (!vcd.empty()) opt.vcd = out.stage(vcd, "--vcd");
+  std::FILE* rep = !vcd.empty() && base::OutputFiles::is_stdout(vcd) ? stderr : stdout;
   Experiment x;
   x.prepared = prepare_experiment(spec, opt);
-  set_router_options(vm, x.prepared, router, rtl_nodes, out_dir, opt);
+  const std::string logs = set_router_options(vm, x.prepared, router, rtl_nodes, out_dir, out, opt);
   layers = x.prepared.model.layers();
   steps = x.prepared.cfg.steps;
   x.reports = run_prepared(x.prepared, opt);
   if (tty && !quiet) std::fprintf(stderr, "\r%70s\r", "");
-  const std::string plot_note = write_outputs(x, out_dir, !vm.count("no-plots"));
-  if (!quiet) print_table(x, out_dir, plot_note);
+  const std::string plot_note = write_outputs(x, out_dir, !vm.count("no-plots"), logs, out);
+  if (!quiet) print_table(rep, x, out_dir, plot_note);
   if (!quiet)
     for (const std::string& w : setup_warnings(x.prepared, x.reports)) std::fprintf(stderr, "%s\n", w.c_str());
   return kExitOk;

@@ -14,11 +14,11 @@
 #include "apps/cli_common.h"
 #include "apps/commands.h"
 #include "apps/experiment.h"
-#include "apps/output_files.h"
 #include "apps/run_report.h"
 #include "apps/spec_options.h"
 #include "apps/sweep.h"
 #include "apps/workers.h"
+#include "base/output_files.h"
 #include "methods/register_all.h"
 
 namespace po = boost::program_options;
@@ -40,44 +40,69 @@ std::string run_point(const SweepPoint& p, const std::string& dir, const mapping
     Experiment x;
     x.prepared = prepare_experiment(run_spec_from_json(p.spec, "sweep point " + p.id), opt);
     x.reports = run_prepared(x.prepared, opt);
-    OutputFiles out;
+    base::OutputFiles out;
     out.make_dir(dir, "--out");
     out.write(dir + "/summary.json", summary_json(x.prepared, x.reports).dump(2) + "\n");
     out.write(dir + "/summary.csv", summary_csv(x.reports, double(x.prepared.cfg.shape.batch) * x.prepared.cfg.steps));
     out.write(dir + "/point.json", nlohmann::json{{"id", p.id}, {"values", p.values}, {"spec", p.spec}}.dump(2) + "\n");
+    out.remove_stale(dir, {"error.txt"});
     out.commit();
-    std::error_code ec;
-    std::filesystem::remove(dir + "/error.txt", ec);
     return "";
   } catch (const std::exception& e) {
     const std::string msg = mapping::one_line(e.what());
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    write_file_atomic(dir + "/error.txt", msg);
+    base::OutputFiles out;  // error.txt, and no stale result beside it
+    out.make_dir(dir, "--out");
+    out.write(dir + "/error.txt", msg);
+    out.remove_stale(dir, {"summary.json", "summary.csv", "point.json"});
+    out.commit();
     return msg.empty() ? "failed" : msg;
   }
 }
 
-/// A shell single-quoted word ('\'' for a quote): the emitted job lines are run by GNU parallel's shell.
-std::string shell_quote(const std::string& s) {
+/// A word for the shell that runs an emitted script: single-quoted ('\'' for a quote). Control
+/// characters (a newline would end a line of GNU parallel's input or a comment of the Slurm script)
+/// are refused.
+std::string shell_word(const std::string& s, const std::string& what) {
+  for (char c : s)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      throw UsageError(what + ": '" + mapping::one_line(s) +
+                       "' contains a control character (a newline?): "
+                       "it cannot go into an emitted script");
   std::string q = "'";
   for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return q + "'";
 }
 
-void emit_jobs(const std::string& file, const std::string& out_dir, size_t points) {
-  const std::string self = std::filesystem::canonical("/proc/self/exe").string();
-  const std::string dir = std::filesystem::absolute(out_dir).lexically_normal().string();
+/// FILE and FILE.slurm can be written, and every name that goes into them can be quoted.
+void check_emit_target(const std::string& file, const std::string& out_dir) {
+  const base::OutputTarget t = base::resolve_output(file, "--emit-jobs");
+  if (t.kind != base::TargetKind::kNew && t.kind != base::TargetKind::kRegular)
+    throw UsageError("--emit-jobs: '" + file + "' is not a regular file (FILE and FILE.slurm are written)");
+  base::OutputFiles::check_file(file + ".slurm", "--emit-jobs");
+  (void)shell_word(file + ".slurm", "--emit-jobs");
+  (void)shell_word(std::filesystem::absolute(out_dir).lexically_normal().string(), "--out");
+}
+
+/// FILE (one command per point, for GNU parallel) and FILE.slurm (a job array), both or neither. Every
+/// string from the user is one quoted word; `extra` are options the points must run with.
+void emit_jobs(const std::string& file, const std::string& out_dir, size_t points, const std::string& extra) {
+  check_emit_target(file, out_dir);
+  const std::string self = shell_word(std::filesystem::canonical("/proc/self/exe").string(), "the nmpsim binary");
+  const std::string dir = shell_word(std::filesystem::absolute(out_dir).lexically_normal().string(), "--out");
+  const std::string slurm = shell_word(file + ".slurm", "--emit-jobs");
   std::string lines;
   for (size_t k = 0; k < points; ++k)
-    lines += shell_quote(self) + " sweep --quiet --out " + shell_quote(dir) + " --point " + std::to_string(k) + "\n";
-  write_file_atomic(file, lines);
-  write_file_atomic(file + ".slurm", "#!/bin/bash\n# Slurm job array: one sweep point per task (sbatch " + file +
-                                         ".slurm), then: nmpsim sweep --collect --out DIR\n#SBATCH --array=0-" +
-                                         std::to_string(points ? points - 1 : 0) +
-                                         "\n#SBATCH --cpus-per-task=1\n#SBATCH --job-name=nmpsim-sweep\nexec " +
-                                         shell_quote(self) + " sweep --quiet --out " + shell_quote(dir) +
-                                         " --point \"$SLURM_ARRAY_TASK_ID\"\n");
+    lines += self + " sweep --quiet --out " + dir + extra + " --point " + std::to_string(k) + "\n";
+  base::OutputFiles out;
+  out.write(file, lines, "--emit-jobs");
+  out.write(file + ".slurm",
+            "#!/bin/bash\n# Slurm job array, one sweep point per task: sbatch " + slurm +
+                "\n# then: nmpsim sweep --collect --out " + dir + "\n#SBATCH --array=0-" +
+                std::to_string(points ? points - 1 : 0) +
+                "\n#SBATCH --cpus-per-task=1\n#SBATCH --job-name=nmpsim-sweep\nexec " + self + " sweep --quiet --out " +
+                dir + extra + " --point \"$SLURM_ARRAY_TASK_ID\"\n",
+            "--emit-jobs");
+  out.commit();
 }
 
 struct Progress {
@@ -150,24 +175,50 @@ std::pair<size_t, size_t> run_pending(const std::vector<SweepPoint>& points, con
 /// results.csv and the plots from every complete point (all or nothing); returns the exit code.
 int collect(const SweepSpec& s, const std::vector<SweepPoint>& points, const std::string& out_dir, bool plots,
             bool quiet, size_t run_now) {
-  OutputFiles out;
+  base::OutputFiles out;
   SweepTally tally;
   const std::string csv = results_csv(s, points, out_dir, &tally);
-  out.write(out_dir + "/results.csv", csv);
+  out.write(out_dir + "/results.csv", csv, "--out");
   std::string note;
   if (plots) {
     const std::string scratch = out.make_scratch_dir(out_dir);
     note = sweep_plots(scratch, s, csv);
     for (const auto& f : std::filesystem::directory_iterator(scratch))
-      if (f.path().extension() == ".png") out.adopt(f.path().string(), out_dir + "/" + f.path().filename().string());
+      if (f.path().extension() == ".png" || f.path().filename() == "sweep_plots.log")
+        out.adopt(f.path().string(), out_dir + "/" + f.path().filename().string(), "--out");
   }
+  out.remove_stale(out_dir, {"sweep_*.png", "sweep_plots.log"});
   out.commit();
   if (!quiet) {
-    std::printf("nmpsim sweep: %zu points, %zu complete (%zu run now), %zu failed; results in %s/results.csv\n",
-                points.size(), tally.complete, run_now, tally.failed, out_dir.c_str());
+    std::printf("nmpsim sweep: %zu points, %zu complete (%zu run now), %zu failed%s; results in %s/results.csv\n",
+                points.size(), tally.complete, run_now, tally.failed,
+                tally.missing ? (", " + std::to_string(tally.missing) + " without a result").c_str() : "",
+                out_dir.c_str());
     if (!note.empty()) std::printf("  %s\n", note.c_str());
   }
-  return tally.failed ? kExitCheckFailed : kExitOk;
+  return tally.failed || tally.missing ? kExitCheckFailed : kExitOk;
+}
+
+/// --point, --collect and --emit-jobs are three different jobs: one of them at most, and only the
+/// options that job reads.
+void check_modes(const po::variables_map& vm, long long point, int jobs) {
+  const bool is_point = given(vm, "point"), is_collect = vm.count("collect") > 0, is_emit = vm.count("emit-jobs") > 0;
+  if (is_point && point < 0) throw UsageError("--point: must be >= 0 (got " + std::to_string(point) + ")");
+  if (given(vm, "jobs") && (jobs < 1 || jobs > 1024))
+    throw UsageError("--jobs: must be in [1, 1024] (got " + std::to_string(jobs) + ")");
+  if (is_point + is_collect + is_emit > 1)
+    throw UsageError(std::string(is_point ? "--point" : "--collect") + " and " +
+                     (is_emit ? "--emit-jobs" : "--collect") + " are different jobs: give one of them");
+  if (given(vm, "jobs") && (is_point || is_collect || is_emit))
+    throw UsageError(std::string("--jobs: ") +
+                     (is_point     ? "--point runs one point"
+                      : is_collect ? "--collect runs nothing"
+                                   : "--emit-jobs runs nothing") +
+                     " (the emitted jobs run at GNU parallel's -j or Slurm's pace)");
+  if (is_collect && vm.count("axis"))
+    throw UsageError("--collect merges the points of DIR/sweep.json or --spec: it takes no --axis");
+  if (is_collect && (vm.count("no-cache") || vm.count("cache-dir")))
+    throw UsageError("--collect runs nothing: it takes no --cache-dir or --no-cache");
 }
 
 }  // namespace
@@ -216,10 +267,8 @@ int cmd_sweep(const std::vector<std::string>& args) {
     return kExitOk;
   }
   const bool quiet = vm.count("quiet") > 0;
-  if (given(vm, "point") && point < 0) throw UsageError("--point: must be >= 0 (got " + std::to_string(point) + ")");
-  if (given(vm, "jobs") && (jobs < 1 || jobs > 1024))
-    throw UsageError("--jobs: must be in [1, 1024] (got " + std::to_string(jobs) + ")");
-  OutputFiles::check_dir(out_dir, "--out");
+  check_modes(vm, point, jobs);
+  base::OutputFiles::check_dir(out_dir, "--out");
   const std::string saved = out_dir + "/sweep.json";
   SweepSpec s = resolve_spec(vm, so, registry, spec_file, saved, axes, baseline, point);
   if (s.axes.empty() && s.points.empty())
@@ -228,11 +277,30 @@ int cmd_sweep(const std::vector<std::string>& args) {
   if (point >= static_cast<long long>(points.size()))
     throw UsageError("--point " + std::to_string(point) + ": the sweep has " + std::to_string(points.size()) +
                      " points");
-  std::filesystem::create_directories(out_dir);
-  if (point < 0 && !vm.count("collect")) write_json_atomic(saved, sweep_to_json(s));
+  const std::string cache_dir = placement_cache_dir(vm, cache);
+  if (point >= 0) {
+    const SweepPoint& p = points[static_cast<size_t>(point)];
+    resolve_values({p}, registry);
+    const std::string err = run_point(p, out_dir + "/points/" + p.id, registry, cache_dir);
+    if (!err.empty()) std::fprintf(stderr, "nmpsim sweep: point %s: %s\n", p.id.c_str(), err.c_str());
+    return err.empty() ? kExitOk : kExitCheckFailed;
+  }
+  if (vm.count("collect")) return collect(s, points, out_dir, !vm.count("no-plots"), quiet, 0);
+  resolve_values(points, registry);  // every value named, before the first point runs
+  std::string extra;                 // emitted jobs: the options the points run with, quoted
   if (!emit.empty()) {
-    OutputFiles::check_file(emit, "--emit-jobs");
-    emit_jobs(emit, out_dir, points.size());
+    check_emit_target(emit, out_dir);
+    if (vm.count("no-cache")) extra += " --no-cache";
+    if (vm.count("cache-dir")) extra += " --cache-dir " + shell_word(cache, "--cache-dir");
+  }
+  {
+    base::OutputFiles out;
+    out.make_dir(out_dir, "--out");
+    out.write(saved, sweep_to_json(s).dump(2) + "\n", "--out");
+    out.commit();
+  }
+  if (!emit.empty()) {
+    emit_jobs(emit, out_dir, points.size(), extra);
     if (!quiet)
       std::printf(
           "nmpsim sweep: %zu points written to %s (parallel -j N < %s) and %s.slurm (sbatch); then nmpsim "
@@ -240,19 +308,8 @@ int cmd_sweep(const std::vector<std::string>& args) {
           points.size(), emit.c_str(), emit.c_str(), emit.c_str(), out_dir.c_str());
     return kExitOk;
   }
-  const std::string cache_dir = placement_cache_dir(vm, cache);
-  if (point >= 0) {
-    const SweepPoint& p = points[static_cast<size_t>(point)];
-    const std::string err = run_point(p, out_dir + "/points/" + p.id, registry, cache_dir);
-    if (!err.empty()) std::fprintf(stderr, "nmpsim sweep: point %s: %s\n", p.id.c_str(), err.c_str());
-    return err.empty() ? kExitOk : kExitCheckFailed;
-  }
-  size_t run_now = 0;
-  if (!vm.count("collect")) {
-    const auto [ran, failed] = run_pending(points, out_dir, jobs, quiet, registry, cache_dir);
-    run_now = ran - failed;
-  }
-  return collect(s, points, out_dir, !vm.count("no-plots"), quiet, run_now);
+  const auto [ran, failed] = run_pending(points, out_dir, jobs, quiet, registry, cache_dir);
+  return collect(s, points, out_dir, !vm.count("no-plots"), quiet, ran - failed);
 }
 
 }  // namespace nmpsim::apps

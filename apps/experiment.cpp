@@ -13,9 +13,11 @@
 #include "mapping/flow_executor.h"
 #include "mapping/json_fields.h"
 #include "mapping/layer_runner.h"
+#include "mapping/memory_model.h"
 
 namespace nmpsim::apps {
 
+using mapping::describe_json;
 using mapping::InputError;
 
 namespace {
@@ -168,6 +170,46 @@ void resolve_policies(PreparedExperiment& e, const ExperimentOptions& opt) {
   a.options = f->resolve(a.options, "accounting " + a.name + " options");
 }
 
+/// Refuses, before the work, a run whose memory model (mapping/memory_model.h) exceeds the budget.
+/// `trace_ids`: the loaded trace's; 0 before loading (a synthetic trace's size is known then).
+void check_memory_before(const PreparedExperiment& e, const ExperimentOptions& opt, double trace_ids) {
+  mapping::RunSize s;
+  s.nodes = e.hardware.topology.nodes();
+  const int attn = e.spec.attn_tp > 0 ? e.spec.attn_tp : e.hardware.attn_tp_default;
+  s.attn_group = attn > 0 ? attn : s.nodes;
+  s.batch = e.spec.batch;
+  s.moe_layers = e.model.moe_layers;
+  s.experts = e.model.experts;
+  s.strategies = e.spec.all_strategies ? static_cast<long long>(opt.registry->strategy_names().size())
+                                       : static_cast<long long>(std::max<size_t>(1, e.spec.strategies.size()));
+  const mapping::SyntheticTraceConfig& syn = e.spec.trace.synthetic;
+  if (e.spec.trace.file.empty())  // its own limit first: the more specific message
+    mapping::check_trace_size(e.model.moe_layers, syn.tokens, e.model.top_k, "synthetic trace (--synthetic-tokens)");
+  s.trace_ids = trace_ids > 0               ? trace_ids
+                : e.spec.trace.file.empty() ? double(e.model.moe_layers) * double(syn.tokens) * e.model.top_k
+                                            : 0;
+  s.cycle = e.spec.fidelity == mapping::Fidelity::kCycle && e.spec.accounting.name.empty();
+  s.workers = opt.jobs > 0 ? opt.jobs : std::min<long long>(available_cores(), s.strategies);
+  mapping::check_run_memory(s, "hardware " + e.hardware.name + ", model " + e.model.name);
+}
+
+/// An accounting's options that name a strategy name a registered one, one of the run's, or "none".
+void check_accounting_strategies(const PreparedExperiment& e, const ExperimentOptions& opt) {
+  const PolicySpec& a = e.spec.accounting;
+  if (a.name.empty()) return;
+  for (const std::string& key : opt.registry->accounting(a.name)->strategy_options) {
+    if (!a.options.contains(key)) continue;
+    const nlohmann::json& v = a.options[key];
+    const bool named =
+        v.is_string() && (v.get<std::string>() == "none" || opt.registry->strategy(v.get<std::string>()) ||
+                          std::any_of(e.placements.begin(), e.placements.end(),
+                                      [&](const auto& p) { return p.strategy == v.get<std::string>(); }));
+    if (!named)
+      throw InputError("accounting " + a.name + " options: " + key + ": " + describe_json(v) +
+                       " names no strategy (registered or of this run) and is not \"none\"");
+  }
+}
+
 /// The run's policies, then the ones placement `pl` needs itself (its "runtime" list).
 mapping::PolicyList make_policies(const PreparedExperiment& e, const ExperimentOptions& opt,
                                   const mapping::Placement& pl) {
@@ -194,7 +236,9 @@ PreparedExperiment prepare_experiment(const RunSpec& spec, const ExperimentOptio
     throw InputError("hardware " + e.hardware.name + ": " + std::to_string(e.hardware.topology.nodes()) +
                      " nodes; MoE runs take at most " + std::to_string(kMaxRunNodes) +
                      " (a layer's traffic is planned as node x node matrices; nmpsim noc takes up to 256x256)");
+  check_memory_before(e, opt, 0);
   load_trace(e);
+  check_memory_before(e, opt, double(e.trace.tokens()) * e.trace.layers() * e.trace.top_k());
   e.profile = e.trace;
   if (spec.profile_tokens > 0) {
     if (spec.profile_tokens > e.trace.tokens())
@@ -215,13 +259,14 @@ PreparedExperiment prepare_experiment(const RunSpec& spec, const ExperimentOptio
   if (!opt.vcd.empty() && spec.fidelity != mapping::Fidelity::kCycle) throw InputError("--vcd needs cycle fidelity");
   resolve_policies(e, opt);
   build_placements(e, opt);
+  check_accounting_strategies(e, opt);
   return e;
 }
 
 namespace {
 
-/// Every message the NoC delivers while it lives, written to `path` when it is destroyed (through a
-/// temporary file, so an interrupted run leaves no half-written log).
+/// Every message the NoC delivers while it lives, written to `path` by write() (`path` is in a scratch
+/// directory of the run's outputs, which are put in place all or nothing when the run ends).
 class MessageLog {
  public:
   MessageLog(hw::System& sys, std::string path) : sys_(sys), path_(std::move(path)) {
@@ -233,16 +278,13 @@ class MessageLog {
   ~MessageLog() { sys_.set_message_log(nullptr); }
   void write() const {
     if (path_.empty()) return;
-    const std::string tmp = path_ + ".partial";
-    {
-      std::ofstream f(tmp);
-      f << "message_id,tag,src,dst,bytes,create_cycle,deliver_cycle\n";
-      for (const noc::Delivery& d : rows_)
-        f << d.message_id << ',' << d.tag << ',' << d.src << ',' << d.dst << ',' << d.bytes << ',' << d.create_cycle
-          << ',' << d.deliver_cycle << '\n';
-      if (!f) throw std::runtime_error("cannot write the message log '" + tmp + "'");
-    }
-    std::filesystem::rename(tmp, path_);
+    std::ofstream f(path_);
+    f << "message_id,tag,src,dst,bytes,create_cycle,deliver_cycle\n";
+    for (const noc::Delivery& d : rows_)
+      f << d.message_id << ',' << d.tag << ',' << d.src << ',' << d.dst << ',' << d.bytes << ',' << d.create_cycle
+        << ',' << d.deliver_cycle << '\n';
+    f.close();
+    if (!f) throw std::runtime_error("cannot write the message log '" + path_ + "'");
   }
 
  private:
@@ -251,20 +293,17 @@ class MessageLog {
   std::vector<noc::Delivery> rows_;
 };
 
+/// A strategy's name is a file name already (mapping::is_valid_name): distinct names, distinct files.
 std::string message_log_path(const ExperimentOptions& opt, const std::string& strategy) {
   if (opt.message_log_dir.empty()) return "";
-  std::string name = strategy;
-  for (char& c : name)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
-  return (std::filesystem::path(opt.message_log_dir) / ("messages-" + name + ".csv")).string();
+  return (std::filesystem::path(opt.message_log_dir) / ("messages-" + strategy + ".csv")).string();
 }
 
 /// A strategy that shares another's simulation gets a copy of its message log.
 void copy_message_log(const ExperimentOptions& opt, const std::string& from, const std::string& to) {
   const std::string src = message_log_path(opt, from), dst = message_log_path(opt, to);
   if (src.empty() || src == dst || !std::filesystem::exists(src)) return;
-  std::filesystem::copy_file(src, dst + ".partial", std::filesystem::copy_options::overwrite_existing);
-  std::filesystem::rename(dst + ".partial", dst);
+  std::filesystem::copy_file(src, dst, std::filesystem::copy_options::overwrite_existing);
 }
 
 StrategyReport run_cycle_one(hw::System& sys, const PreparedExperiment& e, const ExperimentOptions& opt,

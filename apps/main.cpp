@@ -11,6 +11,7 @@
 
 #include "apps/cli_common.h"
 #include "apps/commands.h"
+#include "base/cleanup.h"
 #include "mapping/json_fields.h"
 #include "noc/noc_config.h"
 
@@ -120,5 +121,7 @@ int main(int argc, char* argv[]) {
   std::signal(SIGXFSZ, SIG_IGN);
   // A closed pipe on stdout is reported by check_stdout, not a silent death.
   std::signal(SIGPIPE, SIG_IGN);
+  // SIGINT, SIGTERM and SIGHUP stop the workers and remove staged outputs (base/cleanup.h).
+  nmpsim::base::cleanup::install_signal_handlers();
   return sc_core::sc_elab_and_sim(argc, argv);
 }

@@ -9,9 +9,10 @@
 #include <sstream>
 
 #include "apps/cli_common.h"
-#include "apps/output_files.h"
 #include "apps/subprocess.h"
 #include "apps/workers.h"
+#include "base/output_files.h"
+#include "base/parse.h"
 
 namespace nmpsim::apps {
 
@@ -25,14 +26,8 @@ noc::TestbenchResult run_noc_testbench(const noc::TestbenchConfig& cfg, const Ro
 
 namespace {
 double rate_of(const std::string& s) {
-  size_t used = 0;
-  double v = -1;
-  try {
-    v = std::stod(s, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != s.size() || !(v >= 0.0 && v <= 1.0))
+  const double v = base::parse_number(s, "--curve");
+  if (!(v >= 0.0 && v <= 1.0))
     throw UsageError("--curve: '" + s + "' is not an offered load in [0, 1] (expected FROM:TO:STEP or R1,R2,...)");
   return v;
 }
@@ -73,18 +68,15 @@ std::string plot_script(const std::string& title, const std::string& a, const st
   return gp.str();
 }
 
-void write_plot(const std::string& path, const std::string& script, const std::string& data) {
-  OutputFiles out;
-  const std::string dir = std::filesystem::path(path).parent_path().string();
-  const std::string scratch = out.make_scratch_dir(dir.empty() ? "." : dir);
+void write_plot(base::OutputFiles& files, const std::string& path, const std::string& script, const std::string& data) {
+  const std::string scratch = files.make_scratch_dir("");
   std::ofstream(scratch + "/curve.gp") << script;
   std::ofstream(scratch + "/curve.dat") << data;
   // gnuplot runs in the scratch directory and reads the script by name: no path reaches a shell.
   const ProcessResult r = run_program({"gnuplot", "curve.gp"}, scratch, scratch + "/gnuplot.log");
   if (!r.started) throw UsageError("--plot: gnuplot is not installed (bash .ci/install-deps.sh installs it)");
   if (r.exit_code != 0) throw UsageError("--plot: gnuplot failed on the curve");
-  out.adopt(scratch + "/curve.png", path);
-  out.commit();
+  files.adopt(scratch + "/curve.png", path, "--plot");
 }
 }  // namespace
 
@@ -102,9 +94,8 @@ std::vector<double> parse_curve_rates(const std::string& text) {
       rates.push_back(from + i * step);
     }
   } else {
-    std::stringstream ss(text);
-    for (std::string s; std::getline(ss, s, ',');) rates.push_back(rate_of(s));
-    if (rates.empty() || rates.size() > 200) throw UsageError("--curve: give 1 to 200 loads");
+    for (const std::string& item : base::split_items(text, "--curve")) rates.push_back(rate_of(item));
+    if (rates.size() > 200) throw UsageError("--curve: give 1 to 200 loads");
   }
   return rates;
 }
@@ -135,10 +126,11 @@ int run_noc_curve(const noc::TestbenchConfig& cfg, const RouterChoice& rc, const
       });
   if (progress) std::fprintf(stderr, "\r%*s\r", 30, "");
   const std::string a = label_of(rc), b = same ? a : label_of(model) + " (model)";
+  std::FILE* rep = out.report;
   if (!out.quiet) {
-    std::printf("  router %s beside %s; latency in cycles, loads in flits/node/cycle\n", a.c_str(),
-                same ? "itself (it is the model)" : ("its model, " + label_of(model)).c_str());
-    std::printf("  %-8s %12s %10s   %12s %10s\n", "offered", "latency", "accepted", "model lat.", "accepted");
+    std::fprintf(rep, "  router %s beside %s; latency in cycles, loads in flits/node/cycle\n", a.c_str(),
+                 same ? "itself (it is the model)" : ("its model, " + label_of(model)).c_str());
+    std::fprintf(rep, "  %-8s %12s %10s   %12s %10s\n", "offered", "latency", "accepted", "model lat.", "accepted");
   }
   nlohmann::json points = nlohmann::json::array();
   std::ostringstream dat;
@@ -159,9 +151,9 @@ int run_noc_curve(const noc::TestbenchConfig& cfg, const RouterChoice& rc, const
       code = kExitCheckFailed;
     }
     if (!out.quiet)
-      std::printf("  %-8.4f %12.3f %10.4f   %12.3f %10.4f%s\n", rates[k], r["latency"].get<double>(),
-                  r["accepted"].get<double>(), m["latency"].get<double>(), m["accepted"].get<double>(),
-                  differ ? (must_agree ? "  MISMATCH" : "  differs") : "");
+      std::fprintf(rep, "  %-8.4f %12.3f %10.4f   %12.3f %10.4f%s\n", rates[k], r["latency"].get<double>(),
+                   r["accepted"].get<double>(), m["latency"].get<double>(), m["accepted"].get<double>(),
+                   differ ? (must_agree ? "  MISMATCH" : "  differs") : "");
     dat << rates[k] << ' ' << r["latency"] << ' ' << r["accepted"] << ' ' << m["latency"] << ' ' << m["accepted"]
         << '\n';
     points.push_back(
@@ -169,18 +161,17 @@ int run_noc_curve(const noc::TestbenchConfig& cfg, const RouterChoice& rc, const
          {"router", {{"avg_packet_latency_cycles", r["latency"]}, {"accepted_flits_per_node_cycle", r["accepted"]}}},
          {"model", {{"avg_packet_latency_cycles", m["latency"]}, {"accepted_flits_per_node_cycle", m["accepted"]}}}});
   }
-  if (!out.json_path.empty()) {
-    OutputFiles files;
+  base::OutputFiles files;  // the JSON and the PNG, both or neither
+  if (!out.json_path.empty())
     files.write(out.json_path,
-                nlohmann::json{{"router", a}, {"model", label_of(model)}, {"points", points}}.dump(2) + "\n");
-    files.commit();
-  }
+                nlohmann::json{{"router", a}, {"model", label_of(model)}, {"points", points}}.dump(2) + "\n", "--json");
   if (!out.plot_path.empty()) {
     const std::string title =
         std::to_string(cfg.noc.width) + "x" + std::to_string(cfg.noc.height) + " mesh: " + a + " beside its model";
-    write_plot(out.plot_path, plot_script(title, a, b), dat.str());
-    if (!out.quiet) std::printf("  curves written to %s\n", out.plot_path.c_str());
+    write_plot(files, out.plot_path, plot_script(title, a, b), dat.str());
   }
+  files.commit();
+  if (!out.quiet && !out.plot_path.empty()) std::fprintf(rep, "  curves written to %s\n", out.plot_path.c_str());
   return code;
 }
 

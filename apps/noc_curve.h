@@ -3,6 +3,7 @@
 // worker process (SystemC allows one simulation per process), at most one per core.
 #pragma once
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,7 @@ std::vector<double> parse_curve_rates(const std::string& text);
 struct CurveOutputs {
   std::string json_path, plot_path;
   bool quiet = false;
+  std::FILE* report = stdout;  ///< where the table goes (stderr when an output is standard output)
 };
 
 /// Runs the curve and prints it (unless quiet); writes the JSON and the PNG when asked. Returns the

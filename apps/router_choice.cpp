@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "apps/cli_common.h"
+#include "base/parse.h"
 #include "noc/valid_stop_adapter.h"
 #include "rtl_checks/described_credit.h"
 #include "rtl_checks/described_router.h"
@@ -15,23 +16,16 @@ namespace {
 /// Parses "0,5,10" into node ids inside the mesh.
 std::set<int> parse_node_list(const std::string& text, int nodes) {
   std::set<int> out;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    size_t used = 0;
-    long long v = -1;
-    try {
-      v = std::stoll(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != item.size())
+  if (text.empty()) throw UsageError("--rtl-nodes: empty list");
+  for (const std::string& item : base::split_items(text, "--rtl-nodes")) {
+    const bool digits = item.size() <= 9 && item.find_first_not_of("0123456789") == std::string::npos;
+    if (!digits)
       throw UsageError("--rtl-nodes: '" + item + "' is not a node id (expected a comma-separated list like 0,5,10)");
-    if (v < 0 || v >= nodes)
+    const long long v = std::stoll(item);
+    if (v >= nodes)
       throw UsageError("--rtl-nodes: node " + item + " is outside the " + std::to_string(nodes) + "-node mesh");
-    out.insert(static_cast<int>(v));
+    if (!out.insert(static_cast<int>(v)).second) throw UsageError("--rtl-nodes: node " + item + " is listed twice");
   }
-  if (out.empty()) throw UsageError("--rtl-nodes: empty list");
   return out;
 }
 

@@ -17,8 +17,10 @@ constexpr double kUs = 1e6;
 using mapping::kDirDx;
 using mapping::kDirDy;
 
+/// A kind of link map: file names are PREFIX_STRATEGY.png (the prefix has no '_' and a strategy's name
+/// follows the first '_', so distinct strategies and kinds never share a file).
 struct MapKind {
-  std::string suffix, what;
+  std::string prefix, what;
   int family;  ///< -1: all traffic
 };
 
@@ -39,13 +41,13 @@ void draw_borders(std::ostream& gp, const mapping::Topology& t) {
 void write_link_plots(std::ostream& gp, const std::string& dir, const std::vector<StrategyReport>& reports,
                       const hw::HardwareSpec& hw, const std::string& context) {
   const auto& t = hw.topology;
-  std::vector<MapKind> kinds = {{"", "all traffic", -1}};
+  std::vector<MapKind> kinds = {{"links", "all traffic", -1}};
   const bool by_family = std::any_of(reports.begin(), reports.end(),
                                      [](const StrategyReport& s) { return !s.result.family_link_bytes.empty(); });
   if (by_family) {
     kinds.push_back(
-        {"_collectives", "attention all-reduce collectives", static_cast<int>(mapping::PhaseFamily::kAllReduce)});
-    kinds.push_back({"_dispatch", "MoE dispatch and combine", static_cast<int>(mapping::PhaseFamily::kMoeComm)});
+        {"links-collectives", "attention all-reduce collectives", static_cast<int>(mapping::PhaseFamily::kAllReduce)});
+    kinds.push_back({"links-dispatch", "MoE dispatch and combine", static_cast<int>(mapping::PhaseFamily::kMoeComm)});
   }
   const int step = std::max(1, std::max(t.width, t.height) / 16);  // readable tics on large meshes
   for (const MapKind& k : kinds) {
@@ -65,7 +67,7 @@ void write_link_plots(std::ostream& gp, const std::string& dir, const std::vecto
     draw_borders(gp, t);
     for (const auto& s : reports) {
       const mapping::StrategyResult& r = s.result;
-      const std::string dat = "links_" + r.strategy + k.suffix + ".dat";
+      const std::string dat = k.prefix + "_" + r.strategy + ".dat";
       std::ofstream out(dir + "/" + dat);
       for (int v = 0; v < t.nodes(); ++v)
         for (int d = 0; d < 4; ++d) {
@@ -77,7 +79,7 @@ void write_link_plots(std::ostream& gp, const std::string& dir, const std::vecto
           out << x << " " << y << " " << 0.7 * kDirDx[d] << " " << 0.7 * kDirDy[d] << " "
               << link_utilisation(r, hw, v, d, k.family) << "\n";
         }
-      gp << "set output " << gp_quote("links_" + r.strategy + k.suffix + ".png") << "\nset title "
+      gp << "set output " << gp_quote(k.prefix + "_" + r.strategy + ".png") << "\nset title "
          << gp_quote(k.what + ": " + r.strategy + ", " + context + ", " + mapping::fidelity_name(r.fidelity) +
                      " fidelity")
          << "\nplot " << gp_quote(dat) << " using 1:2:3:4:5 with vectors head filled size 0.08,20 lw "

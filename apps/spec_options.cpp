@@ -5,6 +5,7 @@
 
 #include "apps/cli_common.h"
 #include "apps/hw_overrides.h"
+#include "base/input_file.h"
 #include "mapping/data_files.h"
 
 namespace po = boost::program_options;
@@ -124,7 +125,7 @@ void merge_options(const std::vector<std::string>& given_options, const std::str
 
 StrategySpec strategy_item(const std::string& item, const mapping::Registry& r) {
   if (r.strategy(item)) return StrategySpec::named(item);
-  if (std::ifstream(item)) return StrategySpec::file(item);
+  if (base::names_a_file(item)) return StrategySpec::file(item);
   std::string names;
   for (const std::string& n : r.strategy_names()) names += (names.empty() ? "" : ", ") + n;
   throw UsageError("--strategy: '" + item + "' is neither a strategy (" + names +

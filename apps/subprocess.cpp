@@ -6,6 +6,8 @@
 
 #include <cerrno>
 
+#include "base/cleanup.h"
+
 namespace nmpsim::apps {
 
 ProcessResult run_program(const std::vector<std::string>& argv, const std::string& cwd, const std::string& log_path) {
@@ -16,7 +18,7 @@ ProcessResult run_program(const std::vector<std::string>& argv, const std::strin
   args.push_back(nullptr);
   int status_pipe[2];  // the child reports a failed exec through this close-on-exec pipe
   if (pipe2(status_pipe, O_CLOEXEC) != 0) return r;
-  const pid_t pid = fork();
+  const pid_t pid = base::cleanup::fork_child();
   if (pid < 0) {
     close(status_pipe[0]);
     close(status_pipe[1]);
@@ -48,6 +50,7 @@ ProcessResult run_program(const std::vector<std::string>& argv, const std::strin
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  base::cleanup::unregister_child(pid);
   r.started = got == 0;  // the pipe closed on a successful exec without a byte written
   if (r.started && WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
   return r;

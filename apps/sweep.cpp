@@ -6,55 +6,16 @@
 #include <map>
 #include <sstream>
 
-#include "apps/hw_overrides.h"
 #include "apps/run_report.h"
 #include "apps/run_spec.h"
 #include "apps/subprocess.h"
-#include "hw/hardware_spec.h"
+#include "base/input_file.h"
 #include "mapping/json_fields.h"
 #include "mapping/moe_model.h"
 
 namespace nmpsim::apps {
 
 namespace {
-
-/// Run-spec fields an axis may set directly (the rest are hardware paths).
-const std::vector<std::string> kRunFields = {
-    "batch",    "steps",      "context",  "attn_tp",      "first_token",     "profile_tokens",
-    "seed",     "fidelity",   "policies", "accounting",   "trace",           "model",
-    "hardware", "strategies", "strategy", "weight_bytes", "activation_bytes"};
-
-bool is_run_field(const std::string& p) {
-  return std::find(kRunFields.begin(), kRunFields.end(), p) != kRunFields.end();
-}
-
-/// A model field as an object {"preset", "weight_bytes", "activation_bytes"} (a preset given by name).
-nlohmann::json& model_object(nlohmann::json& spec) {
-  nlohmann::json& m = spec["model"];
-  if (m.is_null()) m = "mixtral-8x7b";
-  if (m.is_string()) m = {{"preset", m.get<std::string>()}};
-  return m;
-}
-
-void set_field(nlohmann::json& spec, const std::string& path, const nlohmann::json& v) {
-  if (path == "strategy" || path == "strategies") {
-    nlohmann::json list = nlohmann::json::array();
-    std::stringstream ss(v.is_string() ? v.get<std::string>() : v.dump());
-    for (std::string name; std::getline(ss, name, ',');)
-      if (!name.empty()) list.push_back({{"name", name}});
-    spec["strategies"] = list;
-  } else if (path == "model") {
-    nlohmann::json& m = spec["model"];
-    if (m.is_object() && m.contains("preset") && v.is_string())
-      m["preset"] = v;
-    else
-      m = v;
-  } else if (path == "weight_bytes" || path == "activation_bytes") {
-    model_object(spec)[path] = v;
-  } else {
-    spec[path] = v;
-  }
-}
 
 std::string csv_cell(const nlohmann::json& v) {
   std::string s = v.is_string() ? v.get<std::string>() : v.dump();
@@ -64,125 +25,35 @@ std::string csv_cell(const nlohmann::json& v) {
   return q + "\"";
 }
 
+/// A file of a sweep's directory ("" if it cannot be read: a point without a result).
 std::string read_text(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
+  try {
+    return base::read_input_file(path, size_t{64} << 20);
+  } catch (const base::InputError&) {
+    return "";
+  }
 }
+
+/// The times results.csv reads from every strategy of a point's summary.json.
+const char* const kResultFields[] = {"mean_tbt_us",    "attention_us", "allreduce_us",
+                                     "moe_compute_us", "moe_comm_us",  "other_us"};
 
 }  // namespace
-
-SweepAxis parse_axis(const std::string& text) {
-  const size_t eq = text.find('=');
-  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
-    throw mapping::InputError("--axis: expected PATH=V1,V2,... (e.g. compute.peak_tflops=2.5,5,10), got '" + text +
-                              "'");
-  SweepAxis a;
-  a.path = text.substr(0, eq);
-  std::stringstream ss(text.substr(eq + 1));
-  for (std::string v; std::getline(ss, v, ',');) {
-    if (v.empty()) throw mapping::InputError("--axis " + a.path + ": an empty value in '" + text + "'");
-    a.values.push_back(parse_value(v));
-  }
-  return a;
-}
-
-SweepSpec sweep_from_json(const nlohmann::json& j, const std::string& where) {
-  const mapping::JsonFields f(j, where, "");
-  SweepSpec s;
-  if (f.has("base")) {
-    s.base = f.raw("base");
-    if (!s.base.is_object()) f.fail("base", "expected a run spec (an object)");
-  }
-  if (f.has("axes")) {
-    const nlohmann::json& axes = f.raw("axes");
-    if (!axes.is_array()) f.fail("axes", "expected a list of {\"path\", \"values\"}");
-    for (size_t i = 0; i < axes.size(); ++i) {
-      const mapping::JsonFields a(axes[i], where, "axes[" + std::to_string(i) + "]");
-      SweepAxis ax;
-      ax.path = a.string("path");
-      const nlohmann::json& v = a.raw("values");
-      if (!v.is_array() || v.empty()) a.fail("values", "expected a non-empty list");
-      ax.values.assign(v.begin(), v.end());
-      a.no_unknown_keys();
-      s.axes.push_back(ax);
-    }
-  }
-  if (f.has("points")) {
-    const nlohmann::json& p = f.raw("points");
-    if (!p.is_array()) f.fail("points", "expected a list of {path: value} objects");
-    for (const auto& x : p) {
-      if (!x.is_object() || x.empty()) f.fail("points", "every point must be a non-empty {path: value} object");
-      s.points.push_back(x);
-    }
-  }
-  s.baseline = f.string("baseline", s.baseline);
-  f.no_unknown_keys();
-  if (s.axes.empty() && s.points.empty()) f.fail("axes", "a sweep needs at least one axis or point");
-  return s;
-}
-
-nlohmann::json sweep_to_json(const SweepSpec& s) {
-  nlohmann::json axes = nlohmann::json::array();
-  for (const SweepAxis& a : s.axes) axes.push_back({{"path", a.path}, {"values", a.values}});
-  return {{"base", s.base}, {"axes", axes}, {"points", s.points}, {"baseline", s.baseline}};
-}
-
-std::vector<SweepPoint> expand(const SweepSpec& s) {
-  std::vector<nlohmann::json> combos{nlohmann::json::object()};
-  for (const SweepAxis& a : s.axes) {
-    std::vector<nlohmann::json> next;
-    for (const nlohmann::json& c : combos)
-      for (const nlohmann::json& v : a.values) {
-        next.push_back(c);
-        next.back()[a.path] = v;
-      }
-    combos = std::move(next);
-  }
-  if (s.axes.empty()) combos.clear();
-  combos.insert(combos.end(), s.points.begin(), s.points.end());
-  if (combos.size() > 100000)
-    throw mapping::InputError("sweep: " + std::to_string(combos.size()) + " points; at most 100000");
-  std::vector<SweepPoint> out;
-  for (size_t i = 0; i < combos.size(); ++i) {
-    SweepPoint p;
-    char id[32];
-    std::snprintf(id, sizeof id, "p%04zu", i);
-    p.id = id;
-    p.values = combos[i];
-    p.spec = s.base;
-    const std::string where = "sweep point " + p.id;
-    // The hardware axis first, then run fields, then hardware paths on top of the hardware.
-    if (p.values.contains("hardware")) p.spec["hardware"] = p.values["hardware"];
-    std::vector<std::string> sets;
-    for (const auto& [path, v] : p.values.items()) {
-      if (path == "hardware") continue;
-      if (is_run_field(path))
-        set_field(p.spec, path, v);
-      else
-        sets.push_back(path + "=" + (v.is_string() ? nlohmann::json(v).dump() : v.dump()));
-    }
-    try {
-      if (!sets.empty())
-        p.spec["hardware"] = override_hardware(p.spec.value("hardware", nlohmann::json("hdmoe-4x8-5t50g")), sets);
-      if (p.spec.contains("hardware") && p.spec["hardware"].is_object())
-        (void)hw::hardware_from_json(p.spec["hardware"], "hardware");
-      (void)run_spec_from_json(p.spec, "spec");
-    } catch (const mapping::InputError& e) {
-      throw mapping::InputError(where + " (" + p.values.dump() + "): " + e.what());
-    }
-    out.push_back(std::move(p));
-  }
-  return out;
-}
 
 nlohmann::json point_summary(const std::string& dir, const SweepPoint& p) {
   const nlohmann::json meta = nlohmann::json::parse(read_text(dir + "/point.json"), nullptr, false);
   if (meta.is_discarded() || !meta.is_object() || meta.value("spec", nlohmann::json()) != p.spec) return nullptr;
-  nlohmann::json sum = nlohmann::json::parse(read_text(dir + "/summary.json"), nullptr, false);
-  const bool ok = !sum.is_discarded() && sum.is_object() && sum.contains("strategies") && !sum["strategies"].empty();
-  return ok ? sum : nlohmann::json(nullptr);
+  const nlohmann::json sum = nlohmann::json::parse(read_text(dir + "/summary.json"), nullptr, false);
+  if (sum.is_discarded() || !sum.is_object() || !sum.contains("strategies")) return nullptr;
+  const nlohmann::json& st = sum["strategies"];
+  if (!st.is_object() || st.empty()) return nullptr;
+  // Complete: one entry per strategy of the point (when it lists them), each with every time results.csv reads.
+  const nlohmann::json listed = p.spec.value("strategies", nlohmann::json());
+  if (listed.is_array() && listed.size() != st.size()) return nullptr;
+  for (const auto& [name, r] : st.items())
+    for (const char* k : kResultFields)
+      if (!r.is_object() || !r.contains(k) || !r[k].is_number()) return nullptr;
+  return sum;
 }
 
 bool point_done(const std::string& dir, const SweepPoint& p) { return !point_summary(dir, p).is_null(); }
@@ -208,10 +79,10 @@ std::string results_csv(const SweepSpec& s, const std::vector<SweepPoint>& point
     const nlohmann::json sum = point_summary(dir, p);
     if (sum.is_null()) {
       const std::string err = read_text(dir + "/error.txt");
-      if (!err.empty()) {
-        csv += lead + ",,,,,,,,,," + csv_cell("failed: " + err) + "\n";
-        ++count.failed;
-      }
+      const bool failed = !err.empty();
+      csv += lead + ",,,,,,,,,," +
+             csv_cell(failed ? "failed: " + err : "missing: no complete result in points/" + p.id) + "\n";
+      ++(failed ? count.failed : count.missing);
       continue;
     }
     ++count.complete;

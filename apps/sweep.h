@@ -9,7 +9,14 @@
 #include <string>
 #include <vector>
 
+namespace nmpsim::mapping {
+class Registry;
+}
+
 namespace nmpsim::apps {
+
+/// The most points a sweep may have (axes' product plus explicit points).
+inline constexpr size_t kMaxSweepPoints = 100000;
 
 struct SweepAxis {
   std::string path;
@@ -36,14 +43,18 @@ struct SweepPoint {
 /// Every point, each spec checked (run-spec fields and hardware values) so that a bad axis is an
 /// input error before anything runs. Throws InputError naming the point and path.
 std::vector<SweepPoint> expand(const SweepSpec& s);
+/// Resolves every hardware preset or file, model, trace, strategy, policy and accounting the points
+/// name, each distinct value once; throws InputError naming the first point and the value that fails.
+void resolve_values(const std::vector<SweepPoint>& points, const mapping::Registry& registry);
 /// The summary.json of a complete result of exactly this point in `dir` (DIR/points/<id>), else null.
 nlohmann::json point_summary(const std::string& dir, const SweepPoint& p);
 bool point_done(const std::string& dir, const SweepPoint& p);
 
 /// results.csv from every completed point: point, one column per axis, strategy, TBT and phase
-/// times, energy per token, speedup over the baseline; failed points as rows with their error.
+/// times, energy per token, speedup over the baseline; failed points as rows with their error, points
+/// without a complete result (not run yet, interrupted, or a damaged summary.json) as rows marked missing.
 struct SweepTally {
-  size_t complete = 0, failed = 0;  ///< points with a complete result; points that left an error
+  size_t complete = 0, failed = 0, missing = 0;  ///< complete results; points that left an error; neither
 };
 std::string results_csv(const SweepSpec& s, const std::vector<SweepPoint>& points, const std::string& out_dir,
                         SweepTally* tally = nullptr);

@@ -9,6 +9,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "base/cleanup.h"
 #include "mapping/json_fields.h"
 #include "noc/noc_config.h"
 
@@ -76,6 +77,7 @@ std::vector<std::string> run_in_workers(int count, int jobs, const std::vector<s
     int status = 0;
     const pid_t pid = ::waitpid(-1, &status, 0);
     if (pid < 0) throw std::runtime_error(std::string("waiting for a worker: ") + std::strerror(errno));
+    base::cleanup::unregister_child(pid);
     auto it = running.find(pid);
     if (it == running.end()) return;
     const auto [i, file] = it->second;
@@ -105,7 +107,7 @@ std::vector<std::string> run_in_workers(int count, int jobs, const std::vector<s
     if (!file) throw std::runtime_error(std::string("cannot create a worker's result file: ") + std::strerror(errno));
     std::fflush(stdout);
     std::fflush(stderr);
-    const pid_t pid = ::fork();
+    const pid_t pid = base::cleanup::fork_child();  // a fatal signal reaches the workers too
     if (pid < 0) {
       std::fclose(file);
       throw std::runtime_error(std::string("cannot start a worker process: ") + std::strerror(errno));

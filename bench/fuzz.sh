@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-600}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(hw_json model_json placement_json trace_json run_spec cli)
+[ ${#targets[@]} -eq 0 ] && targets=(hw_json model_json placement_json trace_json run_spec cli sweep_spec router_description cache_entry gzip_trace)
 bash fuzz/build.sh build/fuzz "$(command -v clang++)" || exit 1
 printf '%-16s %12s %10s %10s %8s %s\n' target executions cov ft corpus verdict
 for t in "${targets[@]}"; do

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/input_file.h"
+
 namespace nmpsim::hw {
 
 using mapping::JsonFields;
@@ -375,8 +377,7 @@ HardwareSpec load_hardware(const std::string& preset_or_file) {
   const auto names = preset_names();
   if (std::find(names.begin(), names.end(), preset_or_file) != names.end()) return preset(preset_or_file);
   const bool looks_like_file = preset_or_file.find('/') != std::string::npos ||
-                               preset_or_file.find(".json") != std::string::npos ||
-                               static_cast<bool>(std::ifstream(preset_or_file));
+                               preset_or_file.find(".json") != std::string::npos || base::names_a_file(preset_or_file);
   if (!looks_like_file)
     throw SpecError("unknown hardware preset '" + preset_or_file + "' (nmpsim hw --list-presets lists them)");
   return load_hardware_file(preset_or_file);

@@ -1,18 +1,14 @@
 #include "mapping/json_fields.h"
 
-#include <sys/stat.h>
-#include <zlib.h>
-
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
-namespace nmpsim::mapping {
+#include "base/input_file.h"
 
-namespace {
-constexpr size_t kMaxInputBytes = size_t{1} << 30;  // 1 GiB of (decompressed) text
-}  // namespace
+namespace nmpsim::mapping {
 
 JsonFields::JsonFields(const nlohmann::json& obj, std::string where, std::string path)
     : obj_(obj), where_(std::move(where)), path_(std::move(path)) {
@@ -140,37 +136,54 @@ std::string describe_json(const nlohmann::json& v) {
   }
 }
 
-std::string read_text_file(const std::string& path) {
-  struct stat st {};
-  if (stat(path.c_str(), &st) != 0) throw InputError(path + ": cannot open file: " + std::strerror(errno));
-  if (S_ISDIR(st.st_mode)) throw InputError(path + ": is a directory, not a file");
-  if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode) && !S_ISCHR(st.st_mode))
-    throw InputError(path + ": not a regular file");
-  // zlib reads gzip-compressed and plain files alike (a plain file passes through unchanged).
-  gzFile f = gzopen(path.c_str(), "rb");
-  if (!f) throw InputError(path + ": cannot open file: " + std::strerror(errno ? errno : ENOENT));
-  std::string text;
-  char buf[1 << 16];
-  int n;
-  while ((n = gzread(f, buf, sizeof buf)) > 0) {
-    if (text.size() > kMaxInputBytes) {
-      gzclose(f);
-      throw InputError(path + ": larger than " + std::to_string(kMaxInputBytes >> 20) + " MiB");
-    }
-    text.append(buf, static_cast<size_t>(n));
-  }
-  int err = Z_OK;
-  const char* why = n < 0 ? gzerror(f, &err) : nullptr;
-  const std::string reason = why ? why : "";
-  gzclose(f);
-  if (n < 0) throw InputError(path + ": cannot read file: " + (err == Z_ERRNO ? std::strerror(errno) : reason));
-  return text;
-}
+std::string read_text_file(const std::string& path) { return base::read_input_file(path); }
 
-nlohmann::json parse_json_text(const std::string& text, const std::string& where) {
+void check_no_nul(const std::string& text, const std::string& where) {
   const size_t nul = text.find('\0');
   if (nul != std::string::npos)
     throw InputError(where + ": malformed JSON: a NUL byte at offset " + std::to_string(nul));
+}
+
+void check_underflow(double v, const std::string& text, const std::string& where) {
+  if (v != 0) return;
+  const size_t exp = text.find_first_of("eE");
+  if (text.substr(0, exp).find_first_of("123456789") != std::string::npos)
+    throw InputError(where + ": malformed JSON: number underflow: " + text.substr(0, 40) +
+                     " is too small to represent");
+}
+
+namespace {
+/// Every number of the text written with an exponent, checked for underflow (the parser reads
+/// "1e-400" as 0 silently). Strings are skipped.
+void check_json_numbers(const std::string& text, const std::string& where) {
+  const size_t n = text.size();
+  for (size_t i = 0; i < n; ++i) {
+    const char c = text[i];
+    if (c == '"') {
+      for (++i; i < n && text[i] != '"'; ++i)
+        if (text[i] == '\\') ++i;
+      continue;
+    }
+    if (c != '-' && (c < '0' || c > '9')) continue;
+    size_t j = i;
+    bool exponent = false;
+    while (j < n && (std::isdigit(static_cast<unsigned char>(text[j])) || text[j] == '.' || text[j] == 'e' ||
+                     text[j] == 'E' || text[j] == '+' || text[j] == '-')) {
+      exponent = exponent || text[j] == 'e' || text[j] == 'E';
+      ++j;
+    }
+    if (exponent) {
+      const std::string token = text.substr(i, j - i);
+      check_underflow(std::strtod(token.c_str(), nullptr), token, where);
+    }
+    i = j - 1;
+  }
+}
+}  // namespace
+
+nlohmann::json parse_json_text(const std::string& text, const std::string& where) {
+  check_no_nul(text, where);
+  check_json_numbers(text, where);
   // Depth and duplicate keys are checked as the parser goes (nlohmann's parser does neither).
   std::vector<std::set<std::string>> keys;
   auto check = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {

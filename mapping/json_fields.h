@@ -9,20 +9,12 @@
 #include <stdexcept>
 #include <string>
 
+#include "base/errors.h"
+
 namespace nmpsim::mapping {
 
-/// `s` on one line: control characters (a newline in a user's name or key) become '?'.
-inline std::string one_line(std::string s) {
-  for (char& c : s)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  return s;
-}
-
-/// Thrown for any malformed input file; what() is the whole message, always one line.
-class InputError : public std::runtime_error {
- public:
-  explicit InputError(const std::string& what) : std::runtime_error(one_line(what)) {}
-};
+using base::InputError;
+using base::one_line;
 
 /// The accepted range of a numeric input field, with its unit (docs/FORMATS.md lists them all).
 struct NumberRange {
@@ -92,6 +84,11 @@ std::string read_text_file(const std::string& path);
 /// Parses JSON text strictly: no NUL bytes, no duplicate keys in an object, at most kMaxJsonDepth levels,
 /// numbers that fit a double, nothing after the value. Errors are one line starting with `where`.
 nlohmann::json parse_json_text(const std::string& text, const std::string& where);
+/// Throws InputError "<where>: malformed JSON: a NUL byte at offset N" if `text` holds a NUL byte.
+void check_no_nul(const std::string& text, const std::string& where);
+/// Throws InputError if the number written `text` is not zero but was read as `v` == 0 (it underflows:
+/// "1e-400" is not the 0 that often means "the default").
+void check_underflow(double v, const std::string& text, const std::string& where);
 /// read_text_file + parse_json_text.
 nlohmann::json read_json_file(const std::string& path);
 

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <map>
 
+#include "base/input_file.h"
 #include "mapping/json_fields.h"
 
 namespace nmpsim::mapping {
@@ -73,7 +74,7 @@ void ModelSpec::validate(const std::string& where) const {
            std::to_string(v) + ")");
   };
   in(experts, 1, 4096, "experts");
-  in(top_k, 1, experts, "top_k");
+  in(top_k, 1, std::min(experts, kMaxTopK), "top_k");
   in(moe_layers, 1, 1024, "moe_layers");
   in(dense_layers, 0, 1024, "dense_layers");
   in(hidden, 1, 1 << 18, "hidden");
@@ -104,7 +105,7 @@ ModelSpec model_from_json(const nlohmann::json& j, const std::string& where) {
   if (!is_valid_name(m.name))
     f.fail("name", "'" + m.name + "' is not a name (1-64 letters, digits, '.', '_', '+', '-')");
   m.experts = static_cast<int>(f.integer("experts", 1, 4096));
-  m.top_k = static_cast<int>(f.integer("top_k", 1, m.experts));
+  m.top_k = static_cast<int>(f.integer("top_k", 1, std::min(m.experts, kMaxTopK)));
   m.moe_layers = static_cast<int>(f.integer("moe_layers", 1, 1024));
   m.dense_layers = static_cast<int>(f.integer("dense_layers", 0, 1024, 0));
   m.hidden = static_cast<int>(f.integer("hidden", 1, 1 << 18));
@@ -137,8 +138,7 @@ ModelSpec load_model(const std::string& preset_or_file) {
   const auto names = model_preset_names();
   if (std::find(names.begin(), names.end(), preset_or_file) != names.end()) return model_preset(preset_or_file);
   const bool looks_like_file = preset_or_file.find('/') != std::string::npos ||
-                               preset_or_file.find(".json") != std::string::npos ||
-                               static_cast<bool>(std::ifstream(preset_or_file));
+                               preset_or_file.find(".json") != std::string::npos || base::names_a_file(preset_or_file);
   if (!looks_like_file) return model_preset(preset_or_file);  // "unknown model preset ..." with the list
   return model_from_json(read_json_file(preset_or_file), preset_or_file);
 }

@@ -9,6 +9,11 @@
 
 namespace nmpsim::mapping {
 
+/// The most experts a token may be routed to. Deployed MoE models route to 1-8 (Mixtral 2, DeepSeek-V3
+/// and Qwen3 8; the presets); 64 leaves room for studies and bounds a token's work in the synthetic
+/// trace generator and the dispatch plan (docs/FORMATS.md "Limits").
+inline constexpr int kMaxTopK = 64;
+
 struct AttentionSpec {
   std::string kind = "gqa";  ///< "gqa" (multi/grouped-query) or "mla" (DeepSeek multi-head latent)
   int heads = 32;

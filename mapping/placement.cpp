@@ -110,6 +110,8 @@ long long json_index(const nlohmann::json& v, long long lo, long long hi, const 
 }
 
 void read_rows(const nlohmann::json& layers, Placement& p, const std::string& where) {
+  std::vector<long long> row_of(static_cast<size_t>(p.nodes), -1);  // the last row that named each node
+  long long row_id = 0;
   for (size_t l = 0; l < layers.size(); ++l) {
     const std::string at = where + ": layers[" + std::to_string(l) + "]";
     if (!layers[l].is_array() || static_cast<int>(layers[l].size()) != p.experts)
@@ -118,13 +120,17 @@ void read_rows(const nlohmann::json& layers, Placement& p, const std::string& wh
     for (int e = 0; e < p.experts; ++e) {
       const std::string row = at + " expert " + std::to_string(e);
       const nlohmann::json& pairs = layers[l][static_cast<size_t>(e)];
+      ++row_id;
       if (!pairs.is_array())
         throw InputError(row + ": expected a list of [node, share] pairs, got " + describe_json(pairs));
       for (const auto& pair : pairs) {
         if (!pair.is_array() || pair.size() != 2 || !pair[1].is_number())
           throw InputError(row + ": entries must be [node, share], got " + describe_json(pair));
         const int n = static_cast<int>(json_index(pair[0], 0, p.nodes - 1, row, "node"));
-        p.at(static_cast<int>(l), e, n) += pair[1].get<double>();
+        if (row_of[static_cast<size_t>(n)] == row_id)
+          throw InputError(row + ": node " + std::to_string(n) + " appears twice (one [node, share] pair per node)");
+        row_of[static_cast<size_t>(n)] = row_id;
+        p.at(static_cast<int>(l), e, n) = pair[1].get<double>();
       }
     }
   }

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "base/input_file.h"
+#include "base/output_files.h"
 #include "mapping/json_fields.h"
 #include "mapping/strategy.h"
 
@@ -51,17 +53,40 @@ std::string PlacementCache::path_for(const nlohmann::json& key) const {
   return dir_ + "/placement-" + fnv1a_hex(key.dump()) + ".json";
 }
 
+namespace {
+/// Binds an entry's placement to its key: an entry edited by hand (or damaged) no longer matches.
+std::string entry_checksum(const nlohmann::json& key, const nlohmann::json& placement) {
+  return fnv1a_hex(key.dump() + "\n" + placement.dump());
+}
+
+/// The placement has the dimensions its key says it was built for.
+bool fits_key(const Placement& p, const nlohmann::json& key) {
+  const nlohmann::json& m = key.value("model", nlohmann::json::object());
+  const nlohmann::json& mesh = key.value("hardware", nlohmann::json::object()).value("mesh", nlohmann::json::array());
+  if (!m.is_object() || !mesh.is_array() || mesh.size() != 2) return false;
+  return p.experts == m.value("experts", -1) && p.layers() == m.value("moe_layers", -1) &&
+         p.nodes == mesh[0].get<int>() * mesh[1].get<int>();
+}
+}  // namespace
+
 std::optional<Placement> PlacementCache::find(const nlohmann::json& key) const {
   const auto m = memory_.find(key.dump());
   if (m != memory_.end()) return m->second;
   if (dir_.empty()) return std::nullopt;
   const std::string path = path_for(key);
-  std::ifstream probe(path);
-  if (!probe) return std::nullopt;
+  if (!base::names_a_file(path)) return std::nullopt;
   try {
-    const nlohmann::json j = read_json_file(path);
+    const nlohmann::json j = parse_json_text(base::read_input_file(path, size_t{256} << 20), path);
     if (!j.is_object() || !j.contains("key") || j["key"] != key || !j.contains("placement")) return std::nullopt;
-    return placement_from_json(j["placement"], path);
+    const bool intact = j.value("checksum", std::string()) == entry_checksum(key, j["placement"]);
+    std::optional<Placement> p;
+    if (intact) p = placement_from_json(j["placement"], path);
+    if (!p || !fits_key(*p, key)) {
+      if (warn_)
+        warn_("warning: the cached placement " + path + " does not match what it was stored with: solving again");
+      return std::nullopt;
+    }
+    return p;
   } catch (const std::exception&) {
     return std::nullopt;  // unreadable or stale: solve again (and overwrite)
   }
@@ -71,18 +96,16 @@ void PlacementCache::store(const nlohmann::json& key, const Placement& p) {
   memory_[key.dump()] = p;
   if (dir_.empty()) return;
   const std::string path = path_for(key);
-  const std::string tmp = path + ".tmp." + std::to_string(static_cast<long long>(getpid()));
-  std::error_code ec;
-  std::filesystem::create_directories(dir_, ec);
-  bool ok = !ec;
-  if (ok) {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << nlohmann::json{{"key", key}, {"placement", placement_to_json(p)}}.dump() << "\n";
-    out.close();
-    ok = static_cast<bool>(out) && std::rename(tmp.c_str(), path.c_str()) == 0;
-  }
-  if (!ok) {
-    std::remove(tmp.c_str());
+  try {
+    std::error_code ec;
+    std::filesystem::create_directories(dir_, ec);
+    const nlohmann::json placement = placement_to_json(p);
+    base::write_file(
+        path,
+        nlohmann::json{{"key", key}, {"placement", placement}, {"checksum", entry_checksum(key, placement)}}.dump() +
+            "\n",
+        "placement cache");
+  } catch (const std::exception&) {
     if (warn_ && !warned_) warn_("warning: cannot write the placement cache in '" + dir_ + "' (solves are not kept)");
     warned_ = true;
   }

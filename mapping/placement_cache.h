@@ -1,7 +1,8 @@
 // A cache of solved placements on disk, keyed by every input they were built from
 // (StrategyContext::cache_key), so that rerunning an experiment does not solve again. One JSON file per
-// key: {"key": ..., "placement": ...}; a file whose stored key differs (a hash collision) or that
-// cannot be read is a miss. Writes are atomic (temporary file + rename), so parallel runs share it.
+// key: {"key": ..., "placement": ..., "checksum": FNV-1a of both}; a file whose stored key differs (a
+// hash collision), whose checksum or dimensions do not match its key (edited or damaged: a warning) or
+// that cannot be read is a miss. Writes are all or nothing (base::write_file), so parallel runs share it.
 #pragma once
 
 #include <functional>

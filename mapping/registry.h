@@ -47,6 +47,9 @@ struct AccountingFactory {
   std::function<nlohmann::json(const nlohmann::json& options, const std::string& where)> resolve;
   /// The placement's result under this accounting: one step, every layer of the model in order.
   std::function<StrategyResult(const Placement& p, const AccountingInputs& in, const nlohmann::json& options)> account;
+  /// Options whose value must name a strategy (registered, or one of the run's placements), or be
+  /// "none" (checked once the run's strategies are known).
+  std::vector<std::string> strategy_options = {};
 };
 
 class Registry {

@@ -6,6 +6,7 @@
 
 #include "mapping/data_files.h"
 #include "mapping/json_fields.h"
+#include "mapping/moe_model.h"
 #include "mapping/rng.h"
 
 namespace nmpsim::mapping {
@@ -43,71 +44,6 @@ RoutingTrace RoutingTrace::slice(size_t first, size_t count) const {
   return s;
 }
 
-namespace {
-
-/// Layer keys must be "0".."L-1": returns L, or throws naming the first key that is not a layer.
-int trace_layer_count(const nlohmann::json& j, const std::string& where) {
-  const int layers = static_cast<int>(j.size());
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    const std::string& k = it.key();
-    const bool digits = !k.empty() && k.size() <= 6 && k.find_first_not_of("0123456789") == std::string::npos &&
-                        (k == "0" || k[0] != '0');
-    if (!digits || std::stoi(k) >= layers) {
-      std::string shown;
-      for (char c : k.substr(0, 40)) shown += static_cast<unsigned char>(c) < 0x20 ? '?' : c;
-      throw InputError(where + ": unexpected key \"" + shown + "\" (layers are keys \"0\" to \"" +
-                       std::to_string(layers - 1) + "\")");
-    }
-  }
-  return layers;
-}
-
-}  // namespace
-
-RoutingTrace trace_from_json(const nlohmann::json& j, const std::string& where, int experts, int top_k) {
-  if (!j.is_object() || j.empty())
-    throw InputError(where + ": expected an object mapping layer numbers to token lists, got " + describe_json(j));
-  const int layers = trace_layer_count(j, where);
-  size_t tokens = 0;
-  for (int l = 0; l < layers; ++l) {
-    const std::string key = std::to_string(l);
-    const auto& toks = j[key];
-    if (!toks.is_array() || toks.empty())
-      throw InputError(where + ": layer " + key + ": expected a non-empty list of tokens, got " + describe_json(toks));
-    if (l == 0) tokens = toks.size();
-    if (toks.size() != tokens)
-      throw InputError(where + ": layer " + key + " has " + std::to_string(toks.size()) + " tokens, layer 0 has " +
-                       std::to_string(tokens));
-  }
-  check_trace_size(layers, tokens, top_k, where);
-  RoutingTrace t(layers, experts, top_k, tokens, where);
-  for (int l = 0; l < layers; ++l) {
-    const auto& toks = j[std::to_string(l)];
-    for (size_t i = 0; i < tokens; ++i) {
-      const auto& ids = toks[i];
-      const std::string at = where + ": layer " + std::to_string(l) + " token " + std::to_string(i) + ": ";
-      if (!ids.is_array() || static_cast<int>(ids.size()) != top_k)
-        throw InputError(at + "expected " + std::to_string(top_k) + " expert ids (top-k), got " + describe_json(ids));
-      uint16_t* out = t.mutable_experts_of(l, i);
-      for (int k = 0; k < top_k; ++k) {
-        if (!ids[k].is_number_integer())
-          throw InputError(at + "expert id: expected an integer, got " + describe_json(ids[k]));
-        const bool huge = ids[k].is_number_unsigned() && ids[k].get<unsigned long long>() > 65535;
-        if (huge || ids[k].get<long long>() < 0 || ids[k].get<long long>() >= experts) {
-          const std::string id = ids[k].is_number_unsigned() ? std::to_string(ids[k].get<unsigned long long>())
-                                                             : std::to_string(ids[k].get<long long>());
-          throw InputError(at + "expert id " + id + " out of range [0, " + std::to_string(experts) + ")");
-        }
-        const long long e = ids[k].get<long long>();
-        for (int q = 0; q < k; ++q)
-          if (out[q] == e) throw InputError(at + "expert id " + std::to_string(e) + " appears twice");
-        out[k] = static_cast<uint16_t>(e);
-      }
-    }
-  }
-  return t;
-}
-
 void check_trace_size(int layers, size_t tokens, int top_k, const std::string& where) {
   const double bytes = double(layers) * double(tokens) * top_k * sizeof(uint16_t);
   if (bytes > kMaxTraceBytes)
@@ -118,7 +54,7 @@ void check_trace_size(int layers, size_t tokens, int top_k, const std::string& w
 
 RoutingTrace load_trace(const std::string& name_or_path, int experts, int top_k) {
   const std::string path = resolve_trace_path(name_or_path);
-  RoutingTrace t = trace_from_json(read_json_file(path), path, experts, top_k);
+  RoutingTrace t = trace_from_text(read_text_file(path), path, experts, top_k);
   t.set_source(name_or_path);
   return t;
 }
@@ -138,7 +74,8 @@ void SyntheticTraceConfig::validate() const {
   auto fail = [](const std::string& m) { throw InputError("synthetic trace: " + m); };
   if (layers < 1) fail("layers must be at least 1");
   if (experts < 1 || experts > 65535) fail("experts must be in [1, 65535]");
-  if (top_k < 1 || top_k > experts) fail("top_k must be in [1, experts]");
+  if (top_k < 1 || top_k > std::min(experts, kMaxTopK))
+    fail("top_k must be in [1, min(experts, " + std::to_string(kMaxTopK) + ")]");
   if (tokens < 1) fail("tokens must be at least 1");
   if (!(zipf_s >= 0 && zipf_s <= 10)) fail("skew (zipf_s) must be in [0, 10]");
   if (!(coactivation >= 0 && coactivation <= 1)) fail("coactivation must be in [0, 1]");
@@ -181,6 +118,10 @@ RoutingTrace synthetic_trace(const SyntheticTraceConfig& cfg) {
     shuffle(successor[l]);
   }
   std::vector<int> prev_first(cfg.tokens, -1);
+  // taken(e, k): e is one of the token's first k experts; a stamp per expert makes it O(1) (the
+  // experts are added in order, so "stamped for this token" is "among the first k").
+  std::vector<uint64_t> stamp(static_cast<size_t>(E), 0);
+  uint64_t token_stamp = 0;
   for (int l = 0; l < L; ++l) {
     for (size_t i = 0; i < cfg.tokens; ++i) {
       const size_t scenario = i * static_cast<size_t>(cfg.scenarios) / cfg.tokens;
@@ -191,7 +132,8 @@ RoutingTrace synthetic_trace(const SyntheticTraceConfig& cfg) {
         return order[std::min(r, static_cast<size_t>(E - 1))];
       };
       uint16_t* out = t.mutable_experts_of(l, i);
-      auto taken = [&](int e, int upto) { return std::find(out, out + upto, e) != out + upto; };
+      ++token_stamp;
+      auto taken = [&](int e, int) { return stamp[static_cast<size_t>(e)] == token_stamp; };
       for (int k = 0; k < K; ++k) {
         int e;
         if (k == 0 && l > 0 && prev_first[i] >= 0 && rng.uniform() < cfg.layer_correlation) {
@@ -204,6 +146,7 @@ RoutingTrace synthetic_trace(const SyntheticTraceConfig& cfg) {
           while (taken(e, k)) e = (e + 1) % E;  // heavy skew: fall back to the next free id
         }
         out[k] = static_cast<uint16_t>(e);
+        stamp[static_cast<size_t>(e)] = token_stamp;
       }
       prev_first[i] = out[0];
     }

@@ -43,10 +43,14 @@ class RoutingTrace {
 /// token has exactly `top_k` distinct ids in [0, experts). Errors name file, layer, token.
 RoutingTrace load_trace(const std::string& name_or_path, int experts, int top_k);
 RoutingTrace trace_from_json(const nlohmann::json& j, const std::string& where, int experts, int top_k);
+/// The same from the JSON text, read straight into expert ids (no JSON document is built: a trace
+/// costs its text plus 2 bytes per id; mapping/trace_reader.cpp).
+RoutingTrace trace_from_text(const std::string& text, const std::string& where, int experts, int top_k);
 nlohmann::json trace_to_json(const RoutingTrace& t);
 
-/// Largest trace held in memory: 2 GiB of expert ids.
-inline constexpr size_t kMaxTraceBytes = size_t{2} << 30;
+/// Largest trace held in memory: 512 MiB of expert ids (256M ids: 4M Mixtral tokens, 550k DeepSeek-V3
+/// tokens; a run holds it twice, ~1 GiB, and generates or parses it in about 10 s).
+inline constexpr size_t kMaxTraceBytes = size_t{512} << 20;
 /// Throws InputError naming `where` if a trace of this size exceeds kMaxTraceBytes.
 void check_trace_size(int layers, size_t tokens, int top_k, const std::string& where);
 

@@ -7,8 +7,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <sstream>
 #include <string>
@@ -17,8 +20,10 @@
 namespace nmpsim::testing {
 
 struct CliRun {
-  int code = -1;   ///< exit status; -1 if killed by a signal
-  int signal = 0;  ///< the signal that killed it, if any
+  int code = -1;            ///< exit status; -1 if killed by a signal
+  int signal = 0;           ///< the signal that killed it, if any
+  bool timed_out = false;   ///< killed by CliOptions::timeout_s
+  bool group_left = false;  ///< a process of its process group was still alive after it ended
   std::string stdout_text, stderr_text;
   std::string out;  ///< stdout + stderr
 };
@@ -28,6 +33,11 @@ struct CliOptions {
   std::string stdout_path;         ///< send stdout here instead of capturing it (e.g. /dev/full)
   long long file_size_limit = -1;  ///< RLIMIT_FSIZE in bytes (-1: unchanged)
   std::vector<std::string> env;    ///< extra NAME=VALUE entries
+  double timeout_s = 0;            ///< kill the run (SIGKILL) after this long (0: wait for ever)
+  int signal = 0;                  ///< send this signal to nmpsim ...
+  double signal_after_s = 0;       ///< ... after this long
+  /// Called in the test while nmpsim runs, just before `signal` is sent (e.g. to look at its files).
+  std::function<void()> before_signal = {};
 };
 
 inline std::string read_all(const std::string& path) {
@@ -58,6 +68,7 @@ inline CliRun run_nmpsim(const std::vector<std::string>& args, const CliOptions&
   envp.push_back(nullptr);
   const pid_t pid = fork();
   if (pid == 0) {
+    setpgid(0, 0);  // its own process group: the test can tell whether any of its workers outlives it
     int stdout_fd = out_fd;
     if (!o.stdout_path.empty()) stdout_fd = open(o.stdout_path.c_str(), O_WRONLY);
     dup2(stdout_fd, 1);
@@ -70,13 +81,34 @@ inline CliRun run_nmpsim(const std::vector<std::string>& args, const CliOptions&
     execve(argv[0], argv.data(), envp.data());
     _exit(127);
   }
+  setpgid(pid, pid);
   int status = 0;
-  waitpid(pid, &status, 0);
+  bool timed_out = false, signalled = false;
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    if (waitpid(pid, &status, WNOHANG) == pid) break;
+    const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (o.signal && !signalled && t >= o.signal_after_s) {
+      if (o.before_signal) o.before_signal();
+      kill(pid, o.signal);
+      signalled = true;
+    }
+    if (o.timeout_s > 0 && t >= o.timeout_s && !timed_out) {
+      kill(-pid, SIGKILL);
+      timed_out = true;
+    }
+    usleep(5000);
+  }
+  usleep(20000);
+  const bool group_left = kill(-pid, 0) == 0;
+  if (group_left) kill(-pid, SIGKILL);
   close(out_fd);
   close(err_fd);
   CliRun r;
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   r.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  r.timed_out = timed_out;
+  r.group_left = group_left;
   r.stdout_text = read_all(out_tmpl);
   r.stderr_text = read_all(err_tmpl);
   r.out = r.stdout_text + r.stderr_text;

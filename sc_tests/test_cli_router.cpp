@@ -215,7 +215,7 @@ TEST(CliNocCurve, AnRtlRouterBesideItsModelGivesTheSameCurveAsJsonAndPng) {
 TEST(CliNocCurve, BadCurveOptionsAreOneLineExitTwo) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"--curve", "0.5:0.1:0.1"}, "needs FROM <= TO and STEP > 0"},
-      {{"--curve", "0.1:abc:0.1"}, "'abc' is not an offered load in [0, 1]"},
+      {{"--curve", "0.1:abc:0.1"}, "--curve: expected a number, got 'abc'"},
       {{"--curve", "0.1,1.5"}, "'1.5' is not an offered load"},
       {{"--curve", "0:1:0.001"}, "gives more than 200 loads"},
       {{"--curve", "0.1", "--injection-rate", "0.2"}, "--curve replaces --injection-rate"},

@@ -214,7 +214,7 @@ TEST(CliDefaults, WafersSplitAttentionOverFourDiesAndWideGroupsWarn) {
   // DeepSeek-V2-Lite at batch 16 on B200-class dies: 2 us of start-up against 2.7 us of attention per layer.
   EXPECT_NE(r.out.find("warning: ep: the compute start-up"), std::string::npos) << r.out;
   // The plots that explain: per-kind link maps next to the total.
-  for (const char* png : {"links_ep.png", "links_ep_dispatch.png", "links_ep_collectives.png", "node_load.png"})
+  for (const char* png : {"links_ep.png", "links-dispatch_ep.png", "links-collectives_ep.png", "node_load.png"})
     EXPECT_TRUE(std::filesystem::exists(dir + "/" + png)) << png;
   const CliRun wide = run_nmpsim({"run",
                                   "--hw",

@@ -50,9 +50,11 @@ void register_authors_accounting(Registry& r) {
       "the HD-MoE authors' released accounting (FLOPs-only compute, TP analytic at 4 B/element, store-and-forward "
       "mesh at 1 B/element with aggregators, constant C per layer; data/reference/hdmoe/ACCOUNTING.md)",
       {{"eval_intermediate", "0", "expert intermediate size when evaluating (0: the model's; their Qwen2 runs: 18944)"},
-       {"random_mesh_for", "ep", "the strategy whose devices get a new random mesh cell per layer (their EP)"}},
+       {"random_mesh_for", "ep",
+        "the strategy of the run whose devices get a new random mesh cell per layer (their EP), or none"}},
       resolve,
-      account});
+      account,
+      {"random_mesh_for"}});
 }
 
 }  // namespace nmpsim::methods::hdmoe

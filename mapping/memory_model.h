@@ -1,0 +1,41 @@
+// What a run costs in memory, from its input sizes, before any of it is built: the model behind the
+// "needs about X GiB" refusals (docs/FORMATS.md "Limits and what they cost"). The coefficients are
+// non-negative least-squares fits of peak resident memory measured on 62 flow-fidelity runs, the larger
+// of the TP and EP fits per term (docs/PERFORMANCE.md "Memory per input"): it estimates 0.75x to 3x of
+// what a run takes (high for EP at large batches), so it refuses only what would not fit.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace nmpsim::mapping {
+
+struct RunSize {
+  long long nodes = 0;       ///< N: mesh nodes
+  long long attn_group = 0;  ///< G: nodes per attention tensor-parallel group
+  long long batch = 0;       ///< B: tokens per step
+  long long moe_layers = 0;  ///< L
+  long long experts = 0;     ///< E
+  long long strategies = 1;  ///< S: placements held at once
+  double trace_ids = 0;      ///< layers x tokens x top-k of the routing trace
+  bool cycle = false;        ///< cycle fidelity (SystemC model per worker)
+  long long workers = 1;     ///< cycle fidelity: simulations at once, each its own process
+};
+
+struct MemoryTerm {
+  std::string what;  ///< "2.0 GiB for 4096 nodes x attention groups of 4096 (1.4 KB each)"
+  double bytes = 0;
+};
+
+struct MemoryEstimate {
+  double bytes = 0;
+  std::vector<MemoryTerm> terms;  ///< largest first
+};
+
+MemoryEstimate estimate_run_memory(const RunSize& s);
+
+/// Throws InputError "<where>: the run needs about X (largest: <term>), more than the Y budget (<source>)"
+/// when the estimate exceeds base::memory_budget_bytes().
+void check_run_memory(const RunSize& s, const std::string& where);
+
+}  // namespace nmpsim::mapping

@@ -1,0 +1,210 @@
+// Inputs that are checked before any work (sizes, names, UTF-8, sweep values), nonsense that is never
+// accepted quietly, and files that are not what they claim (FIFOs, gzip with garbage, edited cache
+// entries): hardening round 2, classes 3, 4, 5 and 7. Every refusal is one line, exit code 2, nothing
+// written.
+#include <sys/stat.h>
+#include <zlib.h>
+
+#include "hardening_util.h"
+
+namespace nmpsim {
+namespace {
+
+using namespace nmpsim::hardening;  // NOLINT: the table's types and check()
+
+const std::string kBase = "run --fidelity flow --steps 1 --batch 8 --no-plots --out {D}/out";
+const std::string kRun = kBase + " --strategy tp";
+const std::string kSweep = "sweep --fidelity flow --steps 1 --strategy tp --no-plots --out {D}/s";
+
+/// `text` gzip-compressed into `name`, with `tail` appended after the gzip data.
+std::function<void(const std::string&)> gzip_file(const std::string& name, const std::string& text,
+                                                  const std::string& tail = "") {
+  return [=](const std::string& d) {
+    gzFile f = gzopen((d + "/" + name).c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    for (size_t at = 0; at < text.size(); at += 1 << 20)
+      gzwrite(f, text.data() + at, static_cast<unsigned>(std::min<size_t>(1 << 20, text.size() - at)));
+    gzclose(f);
+    std::ofstream(d + "/" + name, std::ios::app | std::ios::binary) << tail;
+  };
+}
+
+/// A gzip file whose data is `bytes` zero bytes (a "gzip bomb": a few MB that decompress to GBs).
+std::function<void(const std::string&)> gzip_zeros(const std::string& name, size_t bytes) {
+  return [=](const std::string& d) {
+    gzFile f = gzopen((d + "/" + name).c_str(), "wb9");
+    ASSERT_NE(f, nullptr);
+    const std::string chunk(size_t{1} << 20, '0');
+    for (size_t done = 0; done < bytes; done += chunk.size())
+      gzwrite(f, chunk.data(), static_cast<unsigned>(chunk.size()));
+    gzclose(f);
+  };
+}
+
+void make_fifo(const std::string& d) { ASSERT_EQ(mkfifo((d + "/fifo").c_str(), 0644), 0); }
+
+std::string values(int n) {
+  std::string v;
+  for (int i = 1; i <= n; ++i) v += (i > 1 ? "," : "") + std::to_string(i);
+  return v;
+}
+
+const std::string kTinyModel =
+    R"({"name": "tiny", "experts": 8, "top_k": 2, "moe_layers": 2, "hidden": 256, "intermediate": 512,
+        "attention": {"kind": "gqa", "heads": 4, "kv_heads": 4, "head_dim": 64}})";
+
+TEST(CliInputs, SizesAndTextAreCheckedBeforeAnyWork) {
+  CliOptions quick;
+  quick.timeout_s = 60;
+  for (const Case& c : std::vector<Case>{
+           {"axes_1e9",
+            "sweep --out {D}/s --axis batch=" + values(1000) + " --axis context=" + values(1000) +
+                " --axis seed=" + values(1000),
+            2,
+            "sweep: the axes make more than 100000 points",
+            {},
+            quick},
+           {"axis_trailing_comma", kSweep + " --axis batch=8,", 2, "--axis batch: an empty item in '8,'"},
+           {"utf8_set", kRun + " --set", 2, "is not valid UTF-8", {}, {}, {"name=\xff"}},
+           {"utf8_axis", kSweep + " --axis", 2, "is not valid UTF-8", {}, {}, {"model=\xc3"}},
+           {"utf8_strategy_opt", kRun + " --strategy-opt", 2, "is not valid UTF-8", {}, {}, {"tp.x=\xed\xa0\x80"}},
+           {"utf8_out", "run --fidelity flow --strategy tp --out", 2, "is not valid UTF-8", {}, {}, {"{D}/o\xff"}},
+           {"gzip_bomb", kRun + " --trace {D}/t.json.gz", 2, "t.json.gz: decompresses to more than 1024 MiB",
+            gzip_zeros("t.json.gz", (size_t{1} << 30) + (size_t{1} << 20)), quick},
+           {"gzip_trailing_garbage", kRun + " --trace {D}/t.json.gz", 2,
+            "t.json.gz: 7 bytes of garbage after the gzip data",
+            gzip_file("t.json.gz", R"({"0": [[0, 1]]})", "garbage")},
+           {"gzip_truncated", kRun + " --trace {D}/t.json.gz", 2, "the compressed stream ends early",
+            [](const std::string& d) {
+              gzip_file("full.gz", std::string(100000, ' ') + R"({"0": [[0, 1]]})")(d);
+              std::string bytes = testing::read_all(d + "/full.gz");
+              fs::remove(d + "/full.gz");
+              write(d + "/t.json.gz", bytes.substr(0, bytes.size() / 2));
+            }},
+       })
+    check(c);
+}
+
+TEST(CliInputs, TinyInputsThatAskForHugeWorkAreRefused) {
+  CliOptions quick;
+  quick.timeout_s = 60;
+  for (const Case& c : std::vector<Case>{
+           {"top_4096", kRun + " --model {D}/m.json", 2, "m.json: top_k: must be in [1, 64] (got 4096)",
+            file("m.json", R"({"experts": 4096, "top_k": 4096, "moe_layers": 2, "hidden": 64, "intermediate": 64})"),
+            quick},
+           {"synthetic_2gib",
+            kRun + " --synthetic-tokens 16777216",
+            2,
+            "synthetic trace (--synthetic-tokens)",
+            {},
+            quick},
+       })
+    check(c);
+}
+
+TEST(CliInputs, EverySweepValueIsResolvedBeforeThePointsRun) {
+  for (const Case& c : std::vector<Case>{
+           {"unknown_strategy", kSweep + " --axis strategy=tp,nope", 2,
+            "sweep point p0001: strategy 'nope': unknown strategy"},
+           {"unknown_preset", kSweep + " --axis hardware=hdmoe-4x4-5t50g,nope", 2,
+            "sweep point p0001: hardware 'nope': unknown hardware preset 'nope'"},
+           {"unknown_model", kSweep + " --axis model=mixtral-8x7b,nope", 2, "sweep point p0001: model 'nope'"},
+           {"unknown_trace", kSweep + " --axis trace=synthetic,{D}/none.json", 2, "sweep point p0001: trace"},
+           {"unknown_policy", "sweep --spec {D}/sw.json --out {D}/s", 2,
+            "sweep point p0001: policy 'nope': unknown policy",
+            file("sw.json",
+                 R"({"base": {"fidelity": "flow", "strategies": ["tp"]}, "axes": [{"path": "batch", "values": [8]}],
+                               "points": [{"policies": [{"name": "nope"}]}]})")},
+           {"duplicate_axis", kSweep + " --axis batch=8 --axis batch=16", 2, "sweep: axis 'batch' is given twice"},
+           {"strategy_and_strategies", kSweep + " --axis strategy=tp --axis strategies=ep", 2,
+            "axis 'strategies' is given twice"},
+           {"point_and_collect", kSweep + " --axis batch=8 --point 0 --collect", 2,
+            "--point and --collect are different jobs"},
+           {"emit_and_point", kSweep + " --axis batch=8 --point 0 --emit-jobs {D}/j", 2,
+            "--point and --emit-jobs are different jobs"},
+           {"jobs_with_point", kSweep + " --axis batch=8 --point 0 --jobs 2", 2, "--jobs: --point runs one point"},
+           {"collect_with_axis", "sweep --out {D}/s --collect --axis batch=8", 2, "--collect merges the points"},
+       })
+    check(c);
+}
+
+TEST(CliInputs, ACollectedSweepNeverCallsADamagedPointComplete) {
+  const std::string dir = ::testing::TempDir() + "/hardening/collect";
+  fs::remove_all(dir);
+  const CliRun r = run_nmpsim(words(replace_dir(kSweep, dir) + " --axis batch=8,16,24"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::string s0 = dir + "/s/points/p0000/summary.json", s1 = dir + "/s/points/p0001/summary.json";
+  const std::string text = testing::read_all(s0);
+  write(s0, text.substr(0, text.size() / 2));  // truncated
+  nlohmann::json j = nlohmann::json::parse(testing::read_all(s1));
+  j["strategies"]["tp"].erase("mean_tbt_us");  // valid JSON, but a result is missing
+  write(s1, j.dump());
+  const CliRun c = run_nmpsim(words("sweep --collect --no-plots --out " + dir + "/s"));
+  EXPECT_EQ(c.code, 1) << c.out;
+  EXPECT_NE(c.out.find("3 points, 1 complete (0 run now), 0 failed, 2 without a result"), std::string::npos) << c.out;
+  const std::string csv = testing::read_all(dir + "/s/results.csv");
+  EXPECT_NE(csv.find("p0000,8,,,,,,,,,,missing: no complete result in points/p0000"), std::string::npos) << csv;
+  // Running the sweep again runs exactly the two damaged points.
+  const CliRun again = run_nmpsim(words(replace_dir(kSweep, dir) + " --axis batch=8,16,24"));
+  EXPECT_EQ(again.code, 0) << again.out;
+  EXPECT_NE(again.out.find("3 points, 3 complete (2 run now)"), std::string::npos) << again.out;
+}
+
+TEST(CliInputs, NonsenseIsNeverAcceptedQuietly) {
+  CliOptions quick;
+  quick.timeout_s = 60;  // a FIFO nobody writes must not block
+  for (const Case& c : std::vector<Case>{
+           {"spec_nul_path", "run --spec {D}/s.json --out {D}/o", 2, "the file name 't.json' contains a NUL byte",
+            file("s.json", R"({"trace": {"file": "t.json\u0000x"}})")},
+           {"row_node_twice", kBase + " --strategy {D}/p.json", 2, "layers[0] expert 0: node 3 appears twice",
+            file("p.json",
+                 R"({"experts": 8, "nodes": 32, "layers": [[[[3, 0.5], [3, 0.5]], [], [], [], [], [], [], []]]})")},
+           {"weight_bytes_underflow", kRun + " --weight-bytes 1e-400", 2,
+            "--weight-bytes: '1e-400' is too small to represent"},
+           {"skew_nan", kRun + " --skew nan", 2, "--skew: expected a number, got 'nan'"},
+           {"spec_weight_underflow", "run --spec {D}/s.json --out {D}/o", 2, "s.json: malformed JSON: number underflow",
+            file("s.json", R"({"model": {"preset": "mixtral-8x7b", "weight_bytes": 1e-400}})")},
+           {"accounting_opt_value",
+            kBase + " --strategy tp --accounting hdmoe-authors --accounting-opt hdmoe-authors.random_mesh_for=nope", 2,
+            "random_mesh_for: the string \"nope\" names no strategy"},
+           {"curve_trailing_comma", "noc --mesh 2x2 --curve 0.1,", 2, "--curve: an empty item in '0.1,'"},
+           {"rtl_nodes_twice", "noc --mesh 2x2 --router mixed --rtl-nodes 1,1", 2,
+            "--rtl-nodes: node 1 is listed twice"},
+           {"hotspot_fraction_alone", "noc --mesh 2x2 --hotspot-fraction 0.5", 2,
+            "--hotspot-fraction needs --traffic hotspot"},
+           {"cache_dir_empty", kRun + " --cache-dir", 2, "--cache-dir: empty path", {}, {}, {""}},
+           {"fifo_hw", kRun + " --hw {D}/fifo", 2, "fifo: malformed JSON", make_fifo, quick},
+           {"fifo_model", kRun + " --model {D}/fifo", 2, "fifo: malformed JSON", make_fifo, quick},
+           {"fifo_trace", kRun + " --trace {D}/fifo", 2, "fifo: malformed JSON", make_fifo, quick},
+           {"fifo_strategy", kBase + " --strategy {D}/fifo", 2, "fifo: malformed JSON", make_fifo, quick},
+           {"fifo_spec", "run --spec {D}/fifo --out {D}/o", 2, "fifo: malformed JSON", make_fifo, quick},
+           {"curve_subnormal", "noc --mesh 2x2 --warmup-cycles 10 --cycles 100 --curve 1e-320", 0, "", {}, quick},
+       })
+    check(c);
+}
+
+TEST(CliInputs, AnEditedPlacementCacheEntryIsSolvedAgain) {
+  const std::string dir = ::testing::TempDir() + "/hardening/cache";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  write(dir + "/m.json", kTinyModel);
+  const std::string run = "run --fidelity flow --steps 1 --batch 16 --no-plots --strategy hdmoe-node --model " + dir +
+                          "/m.json --hw hdmoe-4x4-5t50g --cache-dir " + dir + "/cache --out ";
+  const CliRun first = run_nmpsim(words(run + dir + "/a"));
+  ASSERT_EQ(first.code, 0) << first.out;
+  std::vector<fs::path> entries;
+  for (const auto& e : fs::directory_iterator(dir + "/cache")) entries.push_back(e.path());
+  ASSERT_EQ(entries.size(), 1u);
+  nlohmann::json entry = nlohmann::json::parse(testing::read_all(entries[0].string()));
+  for (auto& layer : entry["placement"]["layers"])
+    for (auto& row : layer) row = nlohmann::json::parse("[[0, 1.0]]");  // every expert on node 0
+  write(entries[0].string(), entry.dump());
+  const CliRun second = run_nmpsim(words(run + dir + "/b"));
+  ASSERT_EQ(second.code, 0) << second.out;
+  EXPECT_NE(second.stderr_text.find("does not match what it was stored with: solving again"), std::string::npos)
+      << second.out;
+  EXPECT_EQ(testing::read_all(dir + "/a/layers.csv"), testing::read_all(dir + "/b/layers.csv"));
+}
+
+}  // namespace
+}  // namespace nmpsim

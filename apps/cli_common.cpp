@@ -42,13 +42,13 @@ std::string printable(const std::string& s) {
   return s.size() > 40 ? out + "..." : out;
 }
 
-/// Whether `s` contains "%word%" (a letter or underscore between two percent signs).
+/// Whether `s` contains one of the placeholders Boost.Program_options 1.74 substitutes into its error
+/// messages ("%option%", "%value%", ...): its substitution loop never ends when a replacement contains
+/// the placeholder it replaces. Other "%...%" text (a Slurm file name pattern such as %j%A) is fine.
 bool has_placeholder(const std::string& s) {
-  for (size_t at = s.find('%'); at != std::string::npos; at = s.find('%', at + 1)) {
-    size_t end = at + 1;
-    while (end < s.size() && (std::isalpha(static_cast<unsigned char>(s[end])) || s[end] == '_')) ++end;
-    if (end > at + 1 && end < s.size() && s[end] == '%') return true;
-  }
+  for (const char* p :
+       {"%option%", "%original_token%", "%value%", "%prefix%", "%canonical_option%", "%invalid_line%", "%parameter%"})
+    if (s.find(p) != std::string::npos) return true;
   return false;
 }
 
@@ -72,7 +72,13 @@ std::string first_positional(const std::vector<std::string>& args, const po::opt
 void check_numbers(const po::parsed_options& parsed, const po::options_description& desc) {
   for (const po::option& o : parsed.options) {
     const po::option_description* d = desc.find_nothrow(o.string_key, false);
-    if (!d || !dynamic_cast<const po::typed_value<double>*>(d->semantic().get())) continue;
+    if (!d) continue;
+    const auto* semantic = d->semantic().get();
+    const bool text = dynamic_cast<const po::typed_value<std::string>*>(semantic) ||
+                      dynamic_cast<const po::typed_value<std::vector<std::string>>*>(semantic);
+    for (const std::string& v : o.value)
+      if (text && v.empty()) throw UsageError("--" + o.string_key + ": empty value");
+    if (!dynamic_cast<const po::typed_value<double>*>(semantic)) continue;
     for (const std::string& v : o.value) (void)base::parse_number(v, "--" + o.string_key);
   }
 }
@@ -86,10 +92,9 @@ po::variables_map parse_options(const std::vector<std::string>& args, const po::
       throw UsageError("argument " + std::to_string(i + 1) +
                        " is not valid UTF-8 (names, values and file names must be)");
   for (const auto& a : args) {
-    // Boost.Program_options 1.74 formats its errors by replacing "%name%" placeholders in a loop that
-    // never ends when a replacement contains a placeholder itself: such arguments never reach it.
     if (has_placeholder(a))
-      throw UsageError("argument '" + printable(a) + "': contains a %word% sequence, which is not accepted");
+      throw UsageError("argument '" + printable(a) +
+                       "': contains a %option%-like placeholder of Boost.Program_options, which is not accepted");
     // Option names are lower-case words; anything else is unknown.
     if (a.size() > 2 && a[0] == '-' && a[1] == '-') {
       const std::string name = a.substr(2, a.find('=') == std::string::npos ? std::string::npos : a.find('=') - 2);
@@ -116,8 +121,9 @@ po::variables_map parse_options(const std::vector<std::string>& args, const po::
 }
 
 std::string placement_cache_dir(const boost::program_options::variables_map& vm, const std::string& given_dir) {
+  if (vm.count("cache-dir") && vm.count("no-cache")) throw UsageError("--cache-dir and --no-cache: give one of them");
   if (vm.count("no-cache")) return "";
-  if (vm.count("cache-dir") && given_dir.empty()) throw UsageError("--cache-dir: empty path (use --no-cache)");
+  if (vm.count("cache-dir") && given_dir.empty()) throw UsageError("--cache-dir: empty value (use --no-cache)");
   if (!given_dir.empty()) return given_dir;
   if (const char* d = std::getenv("NMPSIM_CACHE_DIR"); d && *d) return d;
   if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/nmpsim";

@@ -159,8 +159,13 @@ int cmd_hw(const std::vector<std::string>& args) {
       sets.empty() ? hw::load_hardware(name) : hw::hardware_from_json(override_hardware(name, sets), "--set");
   const uint64_t weight_bytes = checked_count(weight_mib, "exercise-weight-mib", 0, 1 << 20) << 20;
   const uint64_t msg = checked_count(message_bytes, "exercise-message-bytes", 0, 1LL << 32);
-  if (!vm.count("exercise") && (vm.count("vcd") || vm.count("json")))
-    throw UsageError("--vcd and --json need --exercise");
+  if (!vm.count("exercise"))
+    for (const char* k : {"vcd", "json", "exercise-weight-mib", "exercise-message-bytes"})
+      if (!vm[k].empty() && !vm[k].defaulted()) throw UsageError(std::string("--") + k + " needs --exercise");
+  const bool describes =
+      vm.count("describe") || vm.count("fit-levels") || (!vm.count("print-json") && !vm.count("exercise"));
+  if (!vm["virtual-levels"].defaulted() && !describes)
+    throw UsageError("--virtual-levels: shapes the hierarchy --describe and --fit-levels print (give one of them)");
   if (vm.count("exercise")) check_exercise_size(spec, weight_bytes, msg);
   if (!vcd.empty()) base::OutputFiles::check_file(vcd, "--vcd");
   if (!json_path.empty()) base::OutputFiles::check_file(json_path, "--json");
@@ -169,12 +174,18 @@ int cmd_hw(const std::vector<std::string>& args) {
   std::FILE* rep = stdout;
   for (const std::string* p : {&vcd, &json_path})
     if (!p->empty() && base::OutputFiles::is_stdout(*p)) rep = stderr;
+  // Fitting simulates every kind of all-to-all of the hierarchy at six sizes on the flow model: 5.6 s at
+  // 256 nodes, minutes at 1024.
+  constexpr int kMaxFitNodes = 256;
+  if (vm.count("fit-levels") && spec.topology.nodes() > kMaxFitNodes)
+    throw UsageError("--fit-levels: " + std::to_string(spec.topology.nodes()) + " nodes; at most " +
+                     std::to_string(kMaxFitNodes) + " (it simulates every kind of all-to-all at six sizes)");
   for (const char* k : {"print-json", "describe", "fit-levels"})
     if (rep == stderr && vm.count(k))
       throw UsageError(std::string("--") + k + " and an output to standard output cannot share it");
   if (vm.count("print-json")) std::cout << hw::to_json(spec).dump(2) << "\n";
   const int vlevels = static_cast<int>(checked_count(virtual_levels, "virtual-levels", 0, 8));
-  if (vm.count("describe") || vm.count("fit-levels") || (!vm.count("print-json") && !vm.count("exercise"))) {
+  if (describes) {
     const mapping::Hierarchy h = mapping::make_hierarchy(spec.topology, vlevels, "--virtual-levels");
     std::cout << spec.describe();
     print_hierarchy(spec, h, vm.count("fit-levels") > 0);

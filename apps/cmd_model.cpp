@@ -50,6 +50,10 @@ int cmd_model(const std::vector<std::string>& args) {
     std::cout << desc;
     return kExitOk;
   }
+  if (vm.count("list-presets"))
+    for (const char* k : {"model", "weight-bytes", "describe", "print-json"})
+      if (vm.count(k) && !vm[k].defaulted())
+        throw UsageError(std::string("--list-presets lists every preset: --") + k + " goes without it");
   if (vm.count("list-presets")) {
     for (const std::string& n : mapping::model_preset_names()) std::printf("%s\n", n.c_str());
     return kExitOk;

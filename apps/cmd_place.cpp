@@ -132,7 +132,7 @@ int cmd_place(const std::vector<std::string>& args) {
     return kExitOk;
   }
   const std::string name = vm["strategy"].as<std::string>();
-  if (split_list(name).size() != 1 || name == "all" || !registry.strategy(name))
+  if (split_list(name, "--strategy").size() != 1 || name == "all" || !registry.strategy(name))
     throw UsageError("--strategy: expected one registered strategy (nmpsim place --list-strategies), got '" + name +
                      "'");
   if (vm.count("policy")) throw UsageError("--policy: runtime policies act during nmpsim run, not place");
@@ -150,6 +150,9 @@ int cmd_place(const std::vector<std::string>& args) {
     if (!quiet) std::fprintf(stderr, "%s\n", line.c_str());
   };
   if (!fit.empty()) {
+    for (const char* k : {"out", "convergence", "strategy", "strategy-opt"})
+      if (given(vm, k))
+        throw UsageError(std::string("--") + k + ": --fit-gamma builds no placement (it only prints gamma)");
     spec.strategies = {StrategySpec::named("tp")};  // gamma fitting builds its own sample placements
     return fit_gamma(prepare_experiment(spec, opt), fit);
   }

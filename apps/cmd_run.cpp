@@ -202,6 +202,11 @@ int cmd_run(const std::vector<std::string>& args) {
   legacy.alias(vm, so);
   so.apply(vm, spec, registry);
   legacy.apply(vm, spec);
+  const bool cycle = spec.fidelity == mapping::Fidelity::kCycle && spec.accounting.name.empty();
+  if (vm.count("jobs") && (!cycle || !vcd.empty()))
+    throw UsageError(std::string("--jobs: ") + (cycle
+                                                    ? "with --vcd one process runs every strategy in turn"
+                                                    : "only cycle fidelity simulates strategies in worker processes"));
 
   mapping::PlacementCache placements(placement_cache_dir(vm, cache), [&](const std::string& w) {
     if (!quiet) std::fprintf(stderr, "%s\n", w.c_str());

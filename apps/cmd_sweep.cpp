@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
 
 #include "apps/cli_common.h"
 #include "apps/commands.h"
@@ -30,13 +31,14 @@ namespace {
 /// Runs one point in this process and writes its outputs (all or nothing); on failure writes
 /// error.txt instead. Returns "" or the error.
 std::string run_point(const SweepPoint& p, const std::string& dir, const mapping::Registry& reg,
-                      const std::string& cache_dir) {
+                      const std::string& cache_dir, int concurrent_runs) {
   try {
     mapping::PlacementCache cache(cache_dir, [](const std::string&) {});
     ExperimentOptions opt;
     opt.registry = &reg;
     opt.cache = &cache;
     opt.jobs = 1;  // the sweep's workers already use the cores
+    opt.concurrent_runs = concurrent_runs;
     Experiment x;
     x.prepared = prepare_experiment(run_spec_from_json(p.spec, "sweep point " + p.id), opt);
     x.reports = run_prepared(x.prepared, opt);
@@ -75,17 +77,19 @@ std::string shell_word(const std::string& s, const std::string& what) {
 
 /// FILE and FILE.slurm can be written, and every name that goes into them can be quoted.
 void check_emit_target(const std::string& file, const std::string& out_dir) {
-  const base::OutputTarget t = base::resolve_output(file, "--emit-jobs");
-  if (t.kind != base::TargetKind::kNew && t.kind != base::TargetKind::kRegular)
-    throw UsageError("--emit-jobs: '" + file + "' is not a regular file (FILE and FILE.slurm are written)");
-  base::OutputFiles::check_file(file + ".slurm", "--emit-jobs");
+  for (const std::string& f : {file, file + ".slurm"}) {
+    const base::OutputTarget t = base::resolve_output(f, "--emit-jobs");
+    if (t.kind != base::TargetKind::kNew && t.kind != base::TargetKind::kRegular)
+      throw UsageError("--emit-jobs: '" + f + "' is not a regular file (FILE and FILE.slurm are written)");
+  }
   (void)shell_word(file + ".slurm", "--emit-jobs");
   (void)shell_word(std::filesystem::absolute(out_dir).lexically_normal().string(), "--out");
 }
 
 /// FILE (one command per point, for GNU parallel) and FILE.slurm (a job array), both or neither. Every
 /// string from the user is one quoted word; `extra` are options the points must run with.
-void emit_jobs(const std::string& file, const std::string& out_dir, size_t points, const std::string& extra) {
+void emit_jobs(base::OutputFiles& out, const std::string& file, const std::string& out_dir, size_t points,
+               const std::string& extra) {
   check_emit_target(file, out_dir);
   const std::string self = shell_word(std::filesystem::canonical("/proc/self/exe").string(), "the nmpsim binary");
   const std::string dir = shell_word(std::filesystem::absolute(out_dir).lexically_normal().string(), "--out");
@@ -93,7 +97,6 @@ void emit_jobs(const std::string& file, const std::string& out_dir, size_t point
   std::string lines;
   for (size_t k = 0; k < points; ++k)
     lines += self + " sweep --quiet --out " + dir + extra + " --point " + std::to_string(k) + "\n";
-  base::OutputFiles out;
   out.write(file, lines, "--emit-jobs");
   out.write(file + ".slurm",
             "#!/bin/bash\n# Slurm job array, one sweep point per task: sbatch " + slurm +
@@ -102,7 +105,6 @@ void emit_jobs(const std::string& file, const std::string& out_dir, size_t point
                 "\n#SBATCH --cpus-per-task=1\n#SBATCH --job-name=nmpsim-sweep\nexec " + self + " sweep --quiet --out " +
                 dir + extra + " --point \"$SLURM_ARRAY_TASK_ID\"\n",
             "--emit-jobs");
-  out.commit();
 }
 
 struct Progress {
@@ -161,7 +163,7 @@ std::pair<size_t, size_t> run_pending(const std::vector<SweepPoint>& points, con
       static_cast<int>(todo.size()), jobs > 0 ? jobs : available_cores(), names,
       [&](int k) {
         const SweepPoint& p = points[todo[static_cast<size_t>(k)]];
-        return run_point(p, out_dir + "/points/" + p.id, registry, cache_dir);
+        return run_point(p, out_dir + "/points/" + p.id, registry, cache_dir, jobs > 0 ? jobs : available_cores());
       },
       [&](int) {
         ++prog.done;
@@ -199,6 +201,22 @@ int collect(const SweepSpec& s, const std::vector<SweepPoint>& points, const std
   return tally.failed || tally.missing ? kExitCheckFailed : kExitOk;
 }
 
+/// The point directories of an earlier sweep into DIR that this one does not have (a sweep with fewer
+/// points): their files are removed, and the directory when nothing else is in it.
+void remove_stale_points(const std::string& out_dir, const std::vector<SweepPoint>& points) {
+  std::set<std::string> ids;
+  for (const SweepPoint& p : points) ids.insert(p.id);
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(out_dir + "/points", ec)) {
+    const std::string id = e.path().filename().string();
+    const bool point_dir = id.size() > 1 && id[0] == 'p' && id.find_first_not_of("0123456789", 1) == std::string::npos;
+    if (!point_dir || ids.count(id) || !e.is_directory(ec) || e.is_symlink(ec)) continue;
+    for (const char* f : {"summary.json", "summary.csv", "point.json", "error.txt"})
+      std::filesystem::remove(e.path() / f, ec);
+    std::filesystem::remove(e.path(), ec);  // only if empty: never a user's files
+  }
+}
+
 /// --point, --collect and --emit-jobs are three different jobs: one of them at most, and only the
 /// options that job reads.
 void check_modes(const po::variables_map& vm, long long point, int jobs) {
@@ -213,8 +231,7 @@ void check_modes(const po::variables_map& vm, long long point, int jobs) {
     throw UsageError(std::string("--jobs: ") +
                      (is_point     ? "--point runs one point"
                       : is_collect ? "--collect runs nothing"
-                                   : "--emit-jobs runs nothing") +
-                     " (the emitted jobs run at GNU parallel's -j or Slurm's pace)");
+                                   : "--emit-jobs runs nothing (its jobs run at GNU parallel's -j or Slurm's pace)"));
   if (is_collect && vm.count("axis"))
     throw UsageError("--collect merges the points of DIR/sweep.json or --spec: it takes no --axis");
   if (is_collect && (vm.count("no-cache") || vm.count("cache-dir")))
@@ -261,9 +278,9 @@ int cmd_sweep(const std::vector<std::string>& args) {
   so.add_workload(desc);
   const po::variables_map vm = parse_options(args, desc);
   if (vm.count("help")) {
-    std::cout
-        << desc
-        << "\nOutputs: docs/FORMATS.md \"nmpsim sweep --out DIR\". Exit codes: 0 ok, 1 a point failed, 2 bad input.\n";
+    std::cout << desc
+              << "\nOutputs: docs/FORMATS.md \"nmpsim sweep --out DIR\". Exit codes: 0 ok, 1 a point failed (or, for "
+                 "--collect, has no result), 2 bad input.\n";
     return kExitOk;
   }
   const bool quiet = vm.count("quiet") > 0;
@@ -280,27 +297,28 @@ int cmd_sweep(const std::vector<std::string>& args) {
   const std::string cache_dir = placement_cache_dir(vm, cache);
   if (point >= 0) {
     const SweepPoint& p = points[static_cast<size_t>(point)];
-    resolve_values({p}, registry);
-    const std::string err = run_point(p, out_dir + "/points/" + p.id, registry, cache_dir);
+    resolve_values(s, points, registry, 1, &p);
+    const std::string err = run_point(p, out_dir + "/points/" + p.id, registry, cache_dir, 1);
     if (!err.empty()) std::fprintf(stderr, "nmpsim sweep: point %s: %s\n", p.id.c_str(), err.c_str());
     return err.empty() ? kExitOk : kExitCheckFailed;
   }
   if (vm.count("collect")) return collect(s, points, out_dir, !vm.count("no-plots"), quiet, 0);
-  resolve_values(points, registry);  // every value named, before the first point runs
-  std::string extra;                 // emitted jobs: the options the points run with, quoted
+  resolve_values(s, points, registry, jobs > 0 ? jobs : available_cores());  // before the first point runs
+  std::string extra;  // emitted jobs: the options the points run with, quoted
   if (!emit.empty()) {
     check_emit_target(emit, out_dir);
     if (vm.count("no-cache")) extra += " --no-cache";
     if (vm.count("cache-dir")) extra += " --cache-dir " + shell_word(cache, "--cache-dir");
   }
   {
-    base::OutputFiles out;
+    base::OutputFiles out;  // sweep.json, and with --emit-jobs its two files: all three or none
     out.make_dir(out_dir, "--out");
     out.write(saved, sweep_to_json(s).dump(2) + "\n", "--out");
+    if (!emit.empty()) emit_jobs(out, emit, out_dir, points.size(), extra);
     out.commit();
   }
+  remove_stale_points(out_dir, points);
   if (!emit.empty()) {
-    emit_jobs(emit, out_dir, points.size(), extra);
     if (!quiet)
       std::printf(
           "nmpsim sweep: %zu points written to %s (parallel -j N < %s) and %s.slurm (sbatch); then nmpsim "

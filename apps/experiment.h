@@ -5,6 +5,8 @@
 #pragma once
 
 #include <functional>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -37,6 +39,8 @@ struct ExperimentOptions {
   /// Cycle fidelity: write every delivered message of each strategy to
   /// DIR/messages-STRATEGY.csv (empty: none).
   std::string message_log_dir;
+  /// Runs of this kind at once on the machine (a sweep's -j): each may plan on 1/N of the memory budget.
+  int concurrent_runs = 1;
 };
 
 struct PreparedExperiment {
@@ -51,6 +55,20 @@ struct PreparedExperiment {
 
 /// Loads, checks and builds everything; throws InputError (one line, naming the field) on bad input.
 PreparedExperiment prepare_experiment(const RunSpec& spec, const ExperimentOptions& opt);
+
+/// What check_experiment keeps between calls (by the specs of what it loaded).
+struct InputMemo {
+  std::map<std::string, std::pair<hw::HardwareSpec, mapping::AnalyticalHardware>> hardware;
+  std::map<std::string, mapping::ModelSpec> models;
+  std::map<std::string, size_t> trace_tokens;            ///< a trace file's tokens, by file and model
+  std::set<std::string> groups;                          ///< hardware and attention group sizes checked
+  std::map<std::string, mapping::Placement> placements;  ///< placement files, by path
+};
+/// Everything prepare_experiment checks but nothing it builds: hardware, model, trace (a file read
+/// once per memo, a synthetic one not generated), memory, groups, policies, strategies (registered,
+/// with options they accept, or placement files that fit). A sweep calls it for every point before
+/// the first runs. Throws InputError as prepare_experiment does.
+void check_experiment(const RunSpec& spec, const ExperimentOptions& opt, InputMemo& memo);
 /// Simulates every placement; one StrategyReport per placement, in order.
 std::vector<StrategyReport> run_prepared(const PreparedExperiment& e, const ExperimentOptions& opt);
 /// One line per likely unintended setup seen in the results (e.g. a compute start-up that is more than

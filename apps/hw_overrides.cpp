@@ -1,6 +1,7 @@
 #include "apps/hw_overrides.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include "hw/hardware_spec.h"
 #include "mapping/json_fields.h"
@@ -19,7 +20,9 @@ void set_one(nlohmann::json& j, const std::string& text) {
   const size_t eq = text.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
     throw mapping::InputError("--set: expected PATH=VALUE (e.g. compute.peak_tflops=10), got '" + text + "'");
-  const std::string path = text.substr(0, eq);
+  const std::string path = text.substr(0, eq), value = text.substr(eq + 1);
+  if (std::isspace(static_cast<unsigned char>(value.front())) || std::isspace(static_cast<unsigned char>(value.back())))
+    throw mapping::InputError("--set " + path + ": the value must be given without spaces around it");
   nlohmann::json* at = &j;
   size_t start = 0;
   while (start <= path.size()) {
@@ -52,7 +55,12 @@ nlohmann::json override_hardware(const nlohmann::json& hardware, const std::vect
   if (sets.empty()) return hardware;
   std::string name = j.value("name", std::string("hardware")), changed;
   const nlohmann::json mesh0 = j.value("mesh", nlohmann::json::object());
+  std::vector<std::string> paths;
   for (const std::string& s : sets) {
+    const std::string path = s.substr(0, s.find('='));
+    if (std::find(paths.begin(), paths.end(), path) != paths.end())
+      throw mapping::InputError("--set " + path + " is given twice");
+    paths.push_back(path);
     set_one(j, s);
     name += "+" + s;
     changed += (changed.empty() ? "" : ", ") + s;
@@ -69,6 +77,15 @@ nlohmann::json override_hardware(const nlohmann::json& hardware, const std::vect
     }
   j["name"] = name;
   j["description"] = j.value("description", std::string()) + " (overridden: " + changed + ")";
+  // A link level the topology does not have (die-to-die links of a one-die chip) takes no value.
+  const mapping::Topology t = hw::hardware_from_json(j, "--set").topology;
+  for (const std::string& s : sets)
+    for (const auto& [level, used] :
+         {std::pair{"links.die_to_die.", t.dies() > 1}, {"links.wafer_to_wafer.", t.wafers() > 1}})
+      if (!used && s.rfind(level, 0) == 0)
+        throw mapping::InputError("--set " + s.substr(0, s.find('=')) + ": this hardware has no " +
+                                  std::string(level).substr(6, std::string(level).size() - 7) +
+                                  " links (set die or wafer sizes to make several)");
   return j;
 }
 

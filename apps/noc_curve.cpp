@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -94,7 +95,12 @@ std::vector<double> parse_curve_rates(const std::string& text) {
       rates.push_back(from + i * step);
     }
   } else {
-    for (const std::string& item : base::split_items(text, "--curve")) rates.push_back(rate_of(item));
+    for (const std::string& item : base::split_items(text, "--curve")) {
+      const double r = rate_of(item);
+      if (std::find(rates.begin(), rates.end(), r) != rates.end())
+        throw UsageError("--curve: the load " + item + " is listed twice");
+      rates.push_back(r);
+    }
     if (rates.size() > 200) throw UsageError("--curve: give 1 to 200 loads");
   }
   return rates;

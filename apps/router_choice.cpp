@@ -76,6 +76,12 @@ RouterChoice parse_router_choice(const std::string& router, const std::string& r
   RouterChoice rc;
   const size_t colon = router.find(':');
   rc.kind = router.substr(0, colon);
+  // Pin-level routers are SystemC modules clocked every cycle: elaborating 64x64 of them takes ~8 s and
+  // ~140 MB; 256x256 would take minutes before the first cycle (docs/PERFORMANCE.md).
+  constexpr int kMaxPinRouters = 4096;
+  if (rc.kind != "engine" && noc.nodes() > kMaxPinRouters)
+    throw UsageError("--router " + router + ": " + std::to_string(noc.nodes()) + " pin-level routers; at most " +
+                     std::to_string(kMaxPinRouters) + " (64x64) are built (the engine takes up to 256x256)");
   rc.router_kind = noc.router_kind;
   if (colon != std::string::npos) {
     rc.rtl_name = router.substr(colon + 1);

@@ -1,25 +1,21 @@
 #include "apps/spec_options.h"
 
+#include <cctype>
 #include <fstream>
 #include <limits>
 
 #include "apps/cli_common.h"
 #include "apps/hw_overrides.h"
 #include "base/input_file.h"
+#include "base/parse.h"
 #include "mapping/data_files.h"
 
 namespace po = boost::program_options;
 
 namespace nmpsim::apps {
 
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> out;
-  for (size_t at = 0; at <= text.size();) {
-    const size_t comma = std::min(text.find(',', at), text.size());
-    if (comma > at) out.push_back(text.substr(at, comma - at));
-    at = comma + 1;
-  }
-  return out;
+std::vector<std::string> split_list(const std::string& text, const std::string& what) {
+  return base::split_items(text, what);
 }
 
 void parse_named_option(const std::string& text, const std::string& option, nlohmann::json& options) {
@@ -27,8 +23,13 @@ void parse_named_option(const std::string& text, const std::string& option, nloh
   if (dot == std::string::npos || eq == std::string::npos || dot == 0 || eq < dot + 2)
     throw UsageError("--" + option + ": expected NAME.KEY=VALUE, got '" + text + "'");
   const std::string name = text.substr(0, dot), key = text.substr(dot + 1, eq - dot - 1), value = text.substr(eq + 1);
+  if (value.empty() || std::isspace(static_cast<unsigned char>(value.front())) ||
+      std::isspace(static_cast<unsigned char>(value.back())))
+    throw UsageError("--" + option + " " + name + "." + key + ": the value must be given, without spaces around it");
   nlohmann::json v = nlohmann::json::parse(value, nullptr, /*allow_exceptions=*/false);
   if (v.is_discarded()) v = value;  // not JSON: a string such as bo or previous
+  if (options.contains(name) && options[name].contains(key))
+    throw UsageError("--" + option + " " + name + "." + key + " is given twice");
   options[name][key] = v;
 }
 
@@ -139,7 +140,10 @@ void SpecOptions::apply(const po::variables_map& vm, RunSpec& s, const mapping::
   if (vm.count("strategy") && (given(vm, "strategy") || !vm.count("spec"))) {
     s.strategies.clear();
     s.all_strategies = false;
-    for (const std::string& item : split_list(strategy_)) {
+    const std::vector<std::string> items = split_list(strategy_, "--strategy");
+    for (const std::string& item : items) {
+      if (item == "all" && items.size() > 1)
+        throw UsageError("--strategy: 'all' is every registered strategy: list no others beside it");
       if (item == "all")
         s.all_strategies = true;
       else
@@ -154,7 +158,7 @@ void SpecOptions::apply(const po::variables_map& vm, RunSpec& s, const mapping::
   }
   merge_options(strategy_opts_, "strategy", s.strategies);
   for (const std::string& list : policies_)
-    for (const std::string& name : split_list(list)) s.policies.push_back(PolicySpec::named(name));
+    for (const std::string& name : split_list(list, "--policy")) s.policies.push_back(PolicySpec::named(name));
   merge_options(policy_opts_, "policy", s.policies);
   if (given(vm, "accounting")) s.accounting = PolicySpec::named(accounting_);
   std::vector<PolicySpec> accounting;
@@ -171,6 +175,9 @@ void SpecOptions::apply_workload(const po::variables_map& vm, RunSpec& s) const 
   if (given(vm, "activation-bytes")) s.activation_bytes = activation_bytes_;
   if (given(vm, "seed")) s.seed = s.trace.synthetic.seed = checked_count(seed_, "seed", 0);
   if (given(vm, "trace")) s.trace.file = trace_ == "synthetic" ? "" : trace_;
+  if (!s.trace.file.empty())
+    for (const char* k : {"synthetic-tokens", "skew", "coactivation", "layer-correlation", "scenarios", "drift"})
+      if (given(vm, k)) throw UsageError(std::string("--") + k + ": applies to the synthetic trace, not --trace FILE");
   mapping::SyntheticTraceConfig& syn = s.trace.synthetic;
   if (given(vm, "synthetic-tokens")) syn.tokens = checked_count(synthetic_tokens_, "synthetic-tokens", 1, 1 << 24);
   if (given(vm, "skew")) syn.zipf_s = skew_;

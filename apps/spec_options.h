@@ -40,7 +40,8 @@ class SpecOptions {
 /// Whether `key` was given on the command line (not just defaulted).
 bool given(const boost::program_options::variables_map& vm, const char* key);
 /// Splits "a,b,c" into its non-empty items.
-std::vector<std::string> split_list(const std::string& text);
+/// "a,b" split at commas; an empty item is an error naming `what`.
+std::vector<std::string> split_list(const std::string& text, const std::string& what);
 /// Parses NAME.KEY=VALUE (VALUE as JSON when it parses, else as a string) into `options[NAME][KEY]`.
 void parse_named_option(const std::string& text, const std::string& option, nlohmann::json& options);
 

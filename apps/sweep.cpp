@@ -43,8 +43,13 @@ const char* const kResultFields[] = {"mean_tbt_us",    "attention_us", "allreduc
 nlohmann::json point_summary(const std::string& dir, const SweepPoint& p) {
   const nlohmann::json meta = nlohmann::json::parse(read_text(dir + "/point.json"), nullptr, false);
   if (meta.is_discarded() || !meta.is_object() || meta.value("spec", nlohmann::json()) != p.spec) return nullptr;
-  const nlohmann::json sum = nlohmann::json::parse(read_text(dir + "/summary.json"), nullptr, false);
-  if (sum.is_discarded() || !sum.is_object() || !sum.contains("strategies")) return nullptr;
+  nlohmann::json sum;
+  try {  // strictly: a damaged file (a key twice, a number that overflows) is no result
+    sum = mapping::parse_json_text(read_text(dir + "/summary.json"), "summary.json");
+  } catch (const mapping::InputError&) {
+    return nullptr;
+  }
+  if (!sum.is_object() || !sum.contains("strategies")) return nullptr;
   const nlohmann::json& st = sum["strategies"];
   if (!st.is_object() || st.empty()) return nullptr;
   // Complete: one entry per strategy of the point (when it lists them), each with every time results.csv reads.
@@ -52,7 +57,7 @@ nlohmann::json point_summary(const std::string& dir, const SweepPoint& p) {
   if (listed.is_array() && listed.size() != st.size()) return nullptr;
   for (const auto& [name, r] : st.items())
     for (const char* k : kResultFields)
-      if (!r.is_object() || !r.contains(k) || !r[k].is_number()) return nullptr;
+      if (!r.is_object() || !r.contains(k) || !r[k].is_number() || !(r[k].get<double>() >= 0)) return nullptr;
   return sum;
 }
 

@@ -43,9 +43,13 @@ struct SweepPoint {
 /// Every point, each spec checked (run-spec fields and hardware values) so that a bad axis is an
 /// input error before anything runs. Throws InputError naming the point and path.
 std::vector<SweepPoint> expand(const SweepSpec& s);
-/// Resolves every hardware preset or file, model, trace, strategy, policy and accounting the points
-/// name, each distinct value once; throws InputError naming the first point and the value that fails.
-void resolve_values(const std::vector<SweepPoint>& points, const mapping::Registry& registry);
+/// Checks every point as `nmpsim run` would before running it (apps/experiment.h check_experiment:
+/// hardware, model, trace, memory with `concurrent_runs` points at once, groups, policies,
+/// strategies), each distinct point once, plus values an axis lists twice and the baseline; throws
+/// InputError naming the first point that fails and its values. With `only`, that point alone is
+/// checked (the baseline still against all of them).
+void resolve_values(const SweepSpec& s, const std::vector<SweepPoint>& points, const mapping::Registry& registry,
+                    int concurrent_runs, const SweepPoint* only = nullptr);
 /// The summary.json of a complete result of exactly this point in `dir` (DIR/points/<id>), else null.
 nlohmann::json point_summary(const std::string& dir, const SweepPoint& p);
 bool point_done(const std::string& dir, const SweepPoint& p);

@@ -35,9 +35,8 @@ nlohmann::json& model_object(nlohmann::json& spec) {
 void set_field(nlohmann::json& spec, const std::string& path, const nlohmann::json& v) {
   if (path == "strategy" || path == "strategies") {
     nlohmann::json list = nlohmann::json::array();
-    std::stringstream ss(v.is_string() ? v.get<std::string>() : v.dump());
-    for (std::string name; std::getline(ss, name, ',');)
-      if (!name.empty()) list.push_back({{"name", name}});
+    for (const std::string& name : base::split_items(v.is_string() ? v.get<std::string>() : v.dump(), path))
+      list.push_back({{"name", name}});
     spec["strategies"] = list;
   } else if (path == "model") {
     nlohmann::json& m = spec["model"];

@@ -107,6 +107,8 @@ std::string gunzip_if_compressed(std::string bytes, const std::string& where, si
     }
     at = static_cast<size_t>(reinterpret_cast<char*>(z.next_in) - bytes.data());
   }
+  if (text.size() >= 2 && static_cast<unsigned char>(text[0]) == 0x1f && static_cast<unsigned char>(text[1]) == 0x8b)
+    throw InputError(where + ": gzip-compressed twice (decompress it once: gunzip < FILE > FILE.json.gz)");
   return text;
 }
 

@@ -99,7 +99,10 @@ OutputTarget resolve_output(const std::string& path, const std::string& option) 
   if (lstat(path.c_str(), &lst) != 0) {
     if (errno != ENOENT) throw InputError(option + ": cannot write '" + path + "': " + std::strerror(errno));
     require_writable_dir(parent_of(path), path, option);
-    return {TargetKind::kNew, path, path};
+    char* dir = realpath(parent_of(path).c_str(), nullptr);
+    const std::string final = dir ? std::string(dir) + "/" + name_of(path) : path;
+    std::free(dir);
+    return {TargetKind::kNew, path, final};
   }
   struct stat st = lst;
   const bool link = S_ISLNK(lst.st_mode);
@@ -112,23 +115,29 @@ OutputTarget resolve_output(const std::string& path, const std::string& option) 
   if (stream && same_file(st, 1)) return {TargetKind::kStdout, path, path};
   if (stream && same_file(st, 2)) return {TargetKind::kStderr, path, path};
   std::string final = path;
-  if (link) {
-    char* real = realpath(path.c_str(), nullptr);
-    if (real) {
-      final = real;
-      std::free(real);
-    } else if (S_ISREG(st.st_mode)) {
-      throw InputError(option + ": cannot write '" + path + "': " + std::strerror(errno));
-    }
+  char* real = realpath(path.c_str(), nullptr);
+  if (real) {
+    final = real;
+    std::free(real);
+  } else if (S_ISREG(st.st_mode)) {
+    throw InputError(option + ": cannot write '" + path + "': " + std::strerror(errno));
   }
+  const auto dev = static_cast<unsigned long long>(st.st_dev), ino = static_cast<unsigned long long>(st.st_ino);
   if (S_ISREG(st.st_mode)) {
     require_writable_dir(parent_of(final), path, option);
-    return {TargetKind::kRegular, path, final};
+    return {TargetKind::kRegular, path, final, dev, ino};
   }
-  if (S_ISCHR(st.st_mode)) return {TargetKind::kDevice, path, final};
-  if (S_ISFIFO(st.st_mode)) return {TargetKind::kFifo, path, final};
+  if (S_ISCHR(st.st_mode)) return {TargetKind::kDevice, path, final, dev, ino};
+  if (S_ISFIFO(st.st_mode)) return {TargetKind::kFifo, path, final, dev, ino};
   throw InputError(option + ": '" + path + "' is a " + (S_ISBLK(st.st_mode) ? "block device" : "socket") +
                    "; outputs are never written to one");
+}
+
+bool OutputTarget::same_place(const OutputTarget& o) const {
+  if (kind == TargetKind::kStdout || kind == TargetKind::kStderr) return kind == o.kind;
+  if (kind == TargetKind::kDevice && o.kind == TargetKind::kDevice) return false;  // /dev/null twice is fine
+  if (ino != 0 && dev == o.dev && ino == o.ino) return true;                       // one file, by any name or link
+  return !in_place(kind) && !in_place(o.kind) && final == o.final;
 }
 
 void OutputFiles::check_dir(const std::string& dir, const std::string& option) {
@@ -152,8 +161,7 @@ void OutputFiles::check_distinct(const std::vector<std::pair<std::string, std::s
     if (path.empty()) continue;
     const OutputTarget t = resolve_output(path, option);
     for (const auto& [other, u] : seen) {
-      const bool stream = t.kind == u.kind && (t.kind == TargetKind::kStdout || t.kind == TargetKind::kStderr);
-      if (stream || (!in_place(t.kind) && !in_place(u.kind) && t.final == u.final))
+      if (t.same_place(u))
         throw InputError(option + ": '" + path + "' is also where " + other + " '" + u.path +
                          "' goes: name two different files");
     }
@@ -212,9 +220,7 @@ std::string OutputFiles::staging_dir_for(const OutputTarget& t) {
 std::string OutputFiles::stage(const std::string& path, const std::string& option) {
   const OutputTarget t = resolve_output(path, option);
   for (const Staged& s : staged_) {
-    const bool both_stream =
-        t.kind == s.target.kind && (t.kind == TargetKind::kStdout || t.kind == TargetKind::kStderr);
-    if (both_stream || (!in_place(t.kind) && s.target.final == t.final))
+    if (t.same_place(s.target))
       throw InputError(option + ": '" + path + "' is also where '" + s.target.path +
                        "' goes: name two different files");
   }

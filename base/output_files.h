@@ -23,8 +23,11 @@ enum class TargetKind { kNew, kRegular, kStdout, kStderr, kDevice, kFifo };
 
 struct OutputTarget {
   TargetKind kind = TargetKind::kNew;
-  std::string path;   ///< as named
-  std::string final;  ///< after symlinks: what is written or replaced
+  std::string path;                     ///< as named
+  std::string final;                    ///< after symlinks, absolute: what is written or replaced
+  unsigned long long dev = 0, ino = 0;  ///< an existing target's identity (hard links share it)
+  /// Whether two targets are one place: the same file, or both the same standard stream.
+  bool same_place(const OutputTarget& o) const;
 };
 
 /// Resolves an output path named by `option` (see above). Throws InputError "<option>: ...".

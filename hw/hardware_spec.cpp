@@ -271,6 +271,14 @@ HardwareSpec hardware_from_json(const nlohmann::json& j, const std::string& wher
   const JsonFields root(j, where, "");
   s.name = root.string("name", "custom");
   s.description = root.string("description", "");
+  // Names and descriptions reach plot titles, tables and error messages: printable text, bounded.
+  auto printable = [&](const char* key, const std::string& text) {
+    if (text.size() > 4096 || mapping::one_line(text) != text)
+      root.fail(key, "must be printable text of at most 4096 bytes (no control characters)");
+  };
+  printable("name", s.name);
+  printable("description", s.description);
+  if (s.name.empty()) root.fail("name", "must not be empty");
   s.node_kind = root.string("node_kind", "nmp-pe");
   s.attn_tp_default = static_cast<int>(root.integer("attn_tp_default", 0, 1 << 16, 0));
   const JsonFields mesh = root.object("mesh");

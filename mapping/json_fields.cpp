@@ -64,6 +64,14 @@ double JsonFields::number_in(const char* key, double lo, double hi, const char* 
 
 long long JsonFields::integer(const char* key, long long min, long long max) const {
   const auto& v = get(key);
+  if (v.is_number_float()) {  // 1e3 and 1024.0 are integers written as floats
+    const double d = v.get<double>();
+    if (!(d == std::floor(d)) || !std::isfinite(d)) fail(key, "expected an integer, got " + describe_json(v));
+    const auto range = "must be in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
+    if (d < static_cast<double>(min) || d > static_cast<double>(max))
+      fail(key, range + " (got " + number_text(d) + ")");
+    return static_cast<long long>(d);
+  }
   if (!v.is_number_integer()) fail(key, "expected an integer, got " + describe_json(v));
   const auto range = "must be in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
   // Unsigned values above the signed range would wrap: report them as written.

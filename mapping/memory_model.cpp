@@ -53,11 +53,13 @@ MemoryEstimate estimate_run_memory(const RunSize& s) {
 
 void check_run_memory(const RunSize& s, const std::string& where) {
   const MemoryEstimate e = estimate_run_memory(s);
-  const double budget = static_cast<double>(base::memory_budget_bytes());
+  const double runs = static_cast<double>(std::max(1LL, s.concurrent_runs));
+  const double budget = static_cast<double>(base::memory_budget_bytes()) / runs;
   if (e.bytes <= budget) return;
   throw InputError(where + ": the run needs about " + base::bytes_text(e.bytes) + " of memory (" +
                    base::bytes_text(e.terms[0].bytes) + " for " + e.terms[0].what + "), more than its budget of " +
                    base::bytes_text(budget) + " (" + base::memory_budget_source() +
+                   (runs > 1 ? ", shared by " + std::to_string(s.concurrent_runs) + " runs at once" : std::string()) +
                    "; docs/FORMATS.md \"Limits and what they cost\")");
 }
 

@@ -1,8 +1,8 @@
 // What a run costs in memory, from its input sizes, before any of it is built: the model behind the
 // "needs about X GiB" refusals (docs/FORMATS.md "Limits and what they cost"). The coefficients are
-// non-negative least-squares fits of peak resident memory measured on 62 flow-fidelity runs, the larger
-// of the TP and EP fits per term (docs/PERFORMANCE.md "Memory per input"): it estimates 0.75x to 3x of
-// what a run takes (high for EP at large batches), so it refuses only what would not fit.
+// non-negative least-squares fits of peak resident memory measured on 61 flow-fidelity runs, the larger
+// of the TP and EP fits per term (docs/PERFORMANCE.md "Memory per input"): it never estimated less than
+// the measured peak (1.02x to 3.5x above 200 MB), so it refuses only what would not fit.
 #pragma once
 
 #include <string>
@@ -11,15 +11,16 @@
 namespace nmpsim::mapping {
 
 struct RunSize {
-  long long nodes = 0;       ///< N: mesh nodes
-  long long attn_group = 0;  ///< G: nodes per attention tensor-parallel group
-  long long batch = 0;       ///< B: tokens per step
-  long long moe_layers = 0;  ///< L
-  long long experts = 0;     ///< E
-  long long strategies = 1;  ///< S: placements held at once
-  double trace_ids = 0;      ///< layers x tokens x top-k of the routing trace
-  bool cycle = false;        ///< cycle fidelity (SystemC model per worker)
-  long long workers = 1;     ///< cycle fidelity: simulations at once, each its own process
+  long long nodes = 0;            ///< N: mesh nodes
+  long long attn_group = 0;       ///< G: nodes per attention tensor-parallel group
+  long long batch = 0;            ///< B: tokens per step
+  long long moe_layers = 0;       ///< L
+  long long experts = 0;          ///< E
+  long long strategies = 1;       ///< S: placements held at once
+  double trace_ids = 0;           ///< layers x tokens x top-k of the routing trace
+  bool cycle = false;             ///< cycle fidelity (SystemC model per worker)
+  long long workers = 1;          ///< cycle fidelity: simulations at once, each its own process
+  long long concurrent_runs = 1;  ///< runs like this one at once (a sweep's -j): each gets 1/N of the budget
 };
 
 struct MemoryTerm {

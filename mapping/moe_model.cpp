@@ -127,6 +127,12 @@ ModelSpec model_from_json(const nlohmann::json& j, const std::string& where) {
     at.kv_lora_rank = static_cast<int>(a.integer("kv_lora_rank", 0, 1 << 16, 0));
     at.rope_dim = static_cast<int>(a.integer("rope_dim", 0, 4096, 0));
     at.v_head_dim = static_cast<int>(a.integer("v_head_dim", 0, 4096, 0));
+    if (at.kind == "gqa")  // what only latent attention has must not be set for grouped-query attention
+      for (const auto& [key, v] : {std::pair{"q_lora_rank", at.q_lora_rank},
+                                   {"kv_lora_rank", at.kv_lora_rank},
+                                   {"rope_dim", at.rope_dim},
+                                   {"v_head_dim", at.v_head_dim}})
+        if (v != 0) a.fail(key, "applies to mla attention only (attention.kind is gqa)");
     a.no_unknown_keys();
   }
   f.no_unknown_keys();

@@ -126,6 +126,9 @@ void read_rows(const nlohmann::json& layers, Placement& p, const std::string& wh
       for (const auto& pair : pairs) {
         if (!pair.is_array() || pair.size() != 2 || !pair[1].is_number())
           throw InputError(row + ": entries must be [node, share], got " + describe_json(pair));
+        if (!(pair[1].get<double>() > 0))
+          throw InputError(row + ": share " + describe_json(pair[1]) +
+                           " must be above 0 (leave out the nodes without one)");
         const int n = static_cast<int>(json_index(pair[0], 0, p.nodes - 1, row, "node"));
         if (row_of[static_cast<size_t>(n)] == row_id)
           throw InputError(row + ": node " + std::to_string(n) + " appears twice (one [node, share] pair per node)");

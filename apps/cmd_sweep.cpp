@@ -77,10 +77,17 @@ std::string shell_word(const std::string& s, const std::string& what) {
 
 /// FILE and FILE.slurm can be written, and every name that goes into them can be quoted.
 void check_emit_target(const std::string& file, const std::string& out_dir) {
+  const std::filesystem::path dir = std::filesystem::weakly_canonical(std::filesystem::absolute(out_dir));
   for (const std::string& f : {file, file + ".slurm"}) {
     const base::OutputTarget t = base::resolve_output(f, "--emit-jobs");
     if (t.kind != base::TargetKind::kNew && t.kind != base::TargetKind::kRegular)
       throw UsageError("--emit-jobs: '" + f + "' is not a regular file (FILE and FILE.slurm are written)");
+    // Not a file the sweep itself writes in DIR (it would replace the jobs, or they it).
+    const std::filesystem::path target(t.final);
+    const std::string name = target.filename().string();
+    if (target.parent_path() == dir &&
+        (name == "sweep.json" || name == "results.csv" || name == "points" || name.rfind("sweep_", 0) == 0))
+      throw UsageError("--emit-jobs: '" + f + "' is a file of the sweep's own directory (" + name + ")");
   }
   (void)shell_word(file + ".slurm", "--emit-jobs");
   (void)shell_word(std::filesystem::absolute(out_dir).lexically_normal().string(), "--out");
@@ -308,7 +315,9 @@ int cmd_sweep(const std::vector<std::string>& args) {
   if (!emit.empty()) {
     check_emit_target(emit, out_dir);
     if (vm.count("no-cache")) extra += " --no-cache";
-    if (vm.count("cache-dir")) extra += " --cache-dir " + shell_word(cache, "--cache-dir");
+    if (vm.count("cache-dir"))  // absolute: the jobs may run in another directory
+      extra +=
+          " --cache-dir " + shell_word(std::filesystem::absolute(cache).lexically_normal().string(), "--cache-dir");
   }
   {
     base::OutputFiles out;  // sweep.json, and with --emit-jobs its two files: all three or none

@@ -8,6 +8,7 @@
 
 #include "apps/cli_common.h"
 #include "apps/workers.h"
+#include "base/memory_budget.h"
 #include "firmware/cycle_executor.h"
 #include "hw/system.h"
 #include "mapping/flow_executor.h"
@@ -178,6 +179,18 @@ void resolve_policies(PreparedExperiment& e, const ExperimentOptions& opt) {
   a.options = f->resolve(a.options, "accounting " + a.name + " options");
 }
 
+/// No placement can hold the model when its MoE weights exceed the memory of all nodes together:
+/// refused before the trace is generated or read.
+void check_model_fits(const PreparedExperiment& e) {
+  const double weights = e.model.moe_layer_bytes() * e.model.moe_layers;
+  const double total = static_cast<double>(e.hardware.memory.capacity_bytes) * e.hardware.topology.nodes();
+  if (weights > total)
+    throw InputError("model " + e.model.name + ": " + base::bytes_text(weights) + " of MoE weights do not fit in " +
+                     std::to_string(e.hardware.topology.nodes()) + " nodes of " +
+                     base::bytes_text(static_cast<double>(e.hardware.memory.capacity_bytes)) + " (hardware " +
+                     e.hardware.name + ")");
+}
+
 /// profile_tokens and first_token within a trace of `tokens` tokens.
 void check_token_range(const RunSpec& spec, size_t tokens) {
   if (spec.profile_tokens > tokens)
@@ -267,6 +280,7 @@ PreparedExperiment prepare_experiment(const RunSpec& spec, const ExperimentOptio
   e.spec = spec;
   load_hardware(e);
   load_model(e);
+  check_model_fits(e);
   check_memory_before(e, opt, 0);
   load_trace(e);
   check_memory_before(e, opt, double(e.trace.tokens()) * e.trace.layers() * e.trace.top_k());
@@ -309,6 +323,7 @@ void check_experiment(const RunSpec& spec, const ExperimentOptions& opt, InputMe
     memo.models.emplace(model_key, e.model);
   }
   e.model = memo.models.at(model_key);
+  check_model_fits(e);
   check_memory_before(e, opt, 0);
   // The trace: a file is read once (its token count kept); a synthetic one is checked, not generated.
   const TraceSpec& t = spec.trace;

@@ -186,6 +186,15 @@ void forget_inherited() {
   for (int i = 0; i < kMaxChildren; ++i) g_children[i] = 0;
 }
 
+SignalsDeferred::SignalsDeferred() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int s : kSignals) sigaddset(&set, s);
+  pthread_sigmask(SIG_BLOCK, &set, &old_);
+}
+
+SignalsDeferred::~SignalsDeferred() { pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
+
 pid_t fork_child() {
   const Blocked blocked;
   const pid_t pid = fork();

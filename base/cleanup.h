@@ -9,6 +9,7 @@
 // learn what to clean up.
 #pragma once
 
+#include <signal.h>
 #include <sys/types.h>
 
 #include <string>
@@ -38,6 +39,20 @@ void forget_inherited();
 /// (forget_inherited) and the parent registers the child before either can take a signal. Returns
 /// fork()'s value.
 pid_t fork_child();
+
+/// While it lives, SIGINT, SIGTERM and SIGHUP wait (blocked, pending); when it ends they are delivered
+/// to whatever handler is installed then. For library calls that install their own SIGINT handler and
+/// swallow the signal (COIN-OR Clp's initialSolve does), so that an interrupt still ends the process.
+class SignalsDeferred {
+ public:
+  SignalsDeferred();
+  ~SignalsDeferred();
+  SignalsDeferred(const SignalsDeferred&) = delete;
+  SignalsDeferred& operator=(const SignalsDeferred&) = delete;
+
+ private:
+  sigset_t old_;
+};
 
 /// Installs the handlers for SIGINT, SIGTERM and SIGHUP. Idempotent.
 void install_signal_handlers();

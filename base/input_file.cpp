@@ -62,6 +62,14 @@ std::string read_input_file(const std::string& path, size_t max_bytes) {
     if (n == 0) break;
     if (bytes.size() + static_cast<size_t>(n) > max_bytes)
       throw InputError(path + ": larger than " + mib(max_bytes) + "; inputs are limited to " + mib(max_bytes));
+    // Inputs are text or gzip: a NUL byte in text is an error found now, not after reading 1 GiB of
+    // /dev/zero.
+    const bool gzip =
+        !bytes.empty() ? static_cast<unsigned char>(bytes[0]) == 0x1f : static_cast<unsigned char>(buf[0]) == 0x1f;
+    const void* nul = gzip ? nullptr : std::memchr(buf, 0, static_cast<size_t>(n));
+    if (nul)
+      throw InputError(path + ": not a text file: a NUL byte at offset " +
+                       std::to_string(bytes.size() + static_cast<size_t>(static_cast<const char*>(nul) - buf)));
     bytes.append(buf, static_cast<size_t>(n));
   }
   return gunzip_if_compressed(std::move(bytes), path, max_bytes);

@@ -107,8 +107,9 @@ OutputTarget resolve_output(const std::string& path, const std::string& option) 
   struct stat st = lst;
   const bool link = S_ISLNK(lst.st_mode);
   if (link && stat(path.c_str(), &st) != 0)
-    throw InputError(option + ": '" + path + "' is a symlink to " +
-                     (errno == ENOENT ? std::string("a missing file") : std::strerror(errno)) +
+    throw InputError(option + ": '" + path + "' is a symlink " +
+                     (errno == ENOENT ? std::string("to a missing file")
+                                      : "that cannot be followed (" + std::string(std::strerror(errno)) + ")") +
                      "; it is not replaced (name its target, or remove it)");
   if (S_ISDIR(st.st_mode)) throw InputError(option + ": cannot write '" + path + "': it is a directory");
   const bool stream = S_ISREG(st.st_mode) || S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode);

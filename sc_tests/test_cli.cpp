@@ -555,7 +555,7 @@ TEST(CliRun, BadInputsAreOneLineExitTwo) {
       {"run --trace " + dir + "/t_bad.json", "expert id 9 out of range"},
       {"run --trace " + dir + "/t_k.json", "expected 2 expert ids (top-k)"},
       {"run --strategy " + dir + "/p_bad.json --hw hdmoe-4x4-5t50g", "expected 8 expert rows"},
-      {"run --hw " + dir + "/hw_small.json --strategy tp", "needs"},
+      {"run --hw " + dir + "/hw_small.json --strategy tp", "of MoE weights do not fit in 16 nodes"},
       {"run --batch 0", "--batch: must be in"},
       {"run --fidelity exact", "--fidelity: expected cycle or flow"},
       {"run --attn-tp 5", "must divide the 32 nodes"},

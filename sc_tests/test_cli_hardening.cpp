@@ -141,7 +141,7 @@ TEST(CliHardening, BadInputIsNeverAcceptedQuietly) {
   for (const Case& c : std::vector<Case>{
            {"duplicate_key", kRun + " --hw {D}/hw.json", 2, "hw.json: malformed JSON: key \"compute\" appears twice",
             file("hw.json", R"({"compute": {}, "compute": {}})")},
-           {"nul_and_garbage", kRun + " --trace {D}/t.json", 2, "t.json: malformed JSON: a NUL byte at offset 14",
+           {"nul_and_garbage", kRun + " --trace {D}/t.json", 2, "t.json: not a text file: a NUL byte at offset 14",
             file("t.json", std::string(R"({"0": [[0,1]]})") + std::string(1, '\0') + "garbage")},
            {"node_id_2_32", kBase + " --strategy {D}/p.json", 2, "node_map: entry 4294967296 out of range [0, 32)",
             [](const std::string& d) {
@@ -228,7 +228,7 @@ TEST(CliHardening, NothingIsLeftBehindWhenOutputsCannotBeWritten) {
             "--out: directory '/nonexistent' does not exist"},
            {"placement_does_not_fit",
             "place --quiet --strategy hdmoe --hw {D}/hw.json --convergence {D}/c.csv --out {D}/p.json", 2,
-            "hdmoe: the experts of mixtral-8x7b do not fit in 16 nodes' memory",
+            "model mixtral-8x7b: 86.5 GiB of MoE weights do not fit in 16 nodes of 1.0 GiB",
             hw_with("/memory/capacity_bytes", 1 << 30)},
            // summary.csv cannot be written (a directory is in the way): no summary.json either.
            {"summary_csv_blocked", kRun + " --quiet", 2, "cannot write '{D}/out/summary.csv'",

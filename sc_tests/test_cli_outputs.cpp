@@ -197,6 +197,11 @@ TEST(CliOutputs, DevicesFifosSymlinksAndStandardOutputAreNeverReplaced) {
            {"emit_slurm_fifo", "sweep --axis batch=8 --fidelity flow --strategy tp --out {D}/s --emit-jobs {D}/jobs", 2,
             "--emit-jobs: '{D}/jobs.slurm' is not a regular file",
             [](const std::string&d) { ASSERT_EQ(mkfifo((d + "/jobs.slurm").c_str(), 0644), 0); }},
+           {"emit_into_results",
+            "sweep --axis batch=8 --fidelity flow --strategy tp --out {D}/s --emit-jobs "
+            "{D}/s/results.csv",
+            2, "is a file of the sweep's own directory (results.csv)",
+            [](const std::string&d) { fs::create_directories(d + "/s"); }},
            {"sweep_emit_dev_null",
             "sweep --axis batch=8 --fidelity flow --strategy tp --out {D}/s --emit-jobs /dev/null", 2,
             "--emit-jobs: '/dev/null' is not a regular file"},
@@ -253,7 +258,7 @@ TEST(CliOutputs, EmittedScriptsQuoteEveryNameAndRunUnderBashAndGnuParallel) {
   const CliRun collect = run_nmpsim({"sweep", "--collect", "--no-plots", "--out", root + "/" + out});
   EXPECT_EQ(collect.code, 0) << collect.out;
   EXPECT_NE(collect.out.find("2 points, 2 complete"), std::string::npos) << collect.out;
-  EXPECT_NE(testing::read_all(root + "/" + jobs).find(" --cache-dir 'c $(touch PWNED5)' "), std::string::npos)
+  EXPECT_NE(testing::read_all(root + "/" + jobs).find("/c $(touch PWNED5)' "), std::string::npos)
       << "the points do not use the --cache-dir given";
   // A newline cannot be quoted for GNU parallel or a comment: refused, nothing written.
   for (const Case& c : std::vector<Case>{
@@ -336,6 +341,22 @@ TEST(CliOutputs, SignalsStopWorkersAndLeaveNothingBehind) {
             killed_by(SIGHUP)},
        })
     check(c);
+  // COIN-OR Clp installs its own SIGINT handler while it solves: an interrupt then still ends the run.
+  const std::string milp = "place --strategy hdmoe --evaluations 30 --time-limit 0.3 --quiet --out {D}/p.json";
+  for (double at : {0.1, 0.15, 0.2, 0.25}) {
+    CliOptions o;
+    o.signal = SIGINT;
+    o.signal_after_s = at;
+    check(Case{"sigint_place_" + std::to_string(static_cast<int>(at * 100)),
+               milp,
+               -1,
+               "",
+               {},
+               o,
+               {},
+               true,
+               killed_by(SIGINT)});
+  }
 }
 
 TEST(CliOutputs, ARerunReplacesEveryOutputOfTheEarlierRun) {

@@ -70,16 +70,18 @@ TEST(CliSweep, AGridOfHardwareFieldsRunsEveryPointAndResumes) {
 }
 
 TEST(CliSweep, AFailedPointIsARowWithItsErrorAndTheOthersStillRun) {
-  // 1 MiB of memory per node cannot hold Mixtral's experts: that point fails, the other runs.
+  // 5.9 GB of memory per node holds Mixtral's experts across the 16 nodes but not TP's share of them
+  // with the attention weights and the KV cache (a placement's memory check, run by the point): that
+  // point fails, the other runs.
   const std::string dir = ::testing::TempDir() + "/sweep_fail";
   std::filesystem::remove_all(dir);
   const CliRun r =
-      run_nmpsim({"sweep", "--axis", "memory.capacity_bytes=1048576,8589934592", "--strategy", "tp", "--fidelity",
+      run_nmpsim({"sweep", "--axis", "memory.capacity_bytes=5900000000,8589934592", "--strategy", "tp", "--fidelity",
                   "flow", "--batch", "16", "--steps", "1", "--hw", "hdmoe-4x4-5t50g", "--no-plots", "--out", dir});
   EXPECT_EQ(r.code, 1) << r.out;  // a point failed
   EXPECT_NE(r.out.find("2 points, 1 complete (1 run now), 1 failed"), std::string::npos) << r.out;
   const std::string csv = read_all(dir + "/results.csv");
-  EXPECT_NE(csv.find("p0000,1048576,,,,,,,,,,\"failed: "), std::string::npos) << csv;
+  EXPECT_NE(csv.find("p0000,5900000000,,,,,,,,,,\"failed: "), std::string::npos) << csv;
   EXPECT_NE(csv.find("p0001,8589934592,tp,"), std::string::npos) << csv;
   EXPECT_NE(read_all(dir + "/points/p0000/error.txt").find("needs"), std::string::npos);
 }

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <map>
 
+#include "base/cleanup.h"
 #include "mapping/json_fields.h"
 #include "methods/hdmoe/node_balance_milp.h"
 
@@ -163,7 +164,10 @@ std::vector<double> solve_relaxation(OsiClpSolverInterface& si, double& bound) {
   barrier.setSolveType(ClpSolve::useBarrier);
   si.messageHandler()->setLogLevel(0);
   si.setSolveOptions(barrier);
-  si.initialSolve();
+  {
+    const base::cleanup::SignalsDeferred deferred;  // Clp's own SIGINT handler would swallow an interrupt
+    si.initialSolve();
+  }
   ClpSolve dual;
   dual.setSolveType(ClpSolve::useDual);
   dual.setPresolveType(ClpSolve::presolveOff);
@@ -205,7 +209,10 @@ void branch_and_bound(CbcModel& model, const std::vector<double>& x0, double x0_
   model.addHeuristic(&rins);
   // The start point is feasible by construction (milp::point); CBC's check would re-solve the LP.
   model.setBestSolution(x0.data(), static_cast<int>(x0.size()), x0_obj * (1 + 1e-9), false);
-  model.branchAndBound();
+  {
+    const base::cleanup::SignalsDeferred deferred;  // an interrupt ends the process after the solve
+    model.branchAndBound();
+  }
 }
 
 /// Index of the candidate with the lowest objective under the model (the first among equals).

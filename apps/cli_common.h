@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "mapping/json_fields.h"
+#include "mapping/base_names.h"
 
 namespace nmpsim::apps {
 

@@ -6,11 +6,11 @@
 #include "apps/cli_common.h"
 #include "apps/commands.h"
 #include "apps/hw_overrides.h"
+#include "apps/spec_options.h"
 #include "base/output_files.h"
-#include "firmware/cycle_executor.h"
+#include "hw/analytical.h"
 #include "hw/system.h"
-#include "mapping/hierarchy.h"
-#include "methods/hiermoe/level_fit.h"
+#include "methods/register_all.h"
 
 namespace po = boost::program_options;
 
@@ -79,22 +79,6 @@ void check_exercise_size(const hw::HardwareSpec& spec, uint64_t weight_bytes, ui
                      " of each are simulated at once; 0 bytes: no all-to-all)");
 }
 
-/// The hierarchy's levels (HierMoE ranks), and with `fit` the fitted alpha-beta cost of every kind of
-/// all-to-all on the flow-level NoC model.
-void print_hierarchy(const hw::HardwareSpec& spec, const mapping::Hierarchy& h, bool fit) {
-  std::printf("  hierarchy: D = %d", h.dimensions());
-  for (const auto& l : h.levels)
-    std::printf("; %s: %d groups of %d nodes", l.name.c_str(), l.groups, h.nodes() / l.groups);
-  std::printf("%s\n", h.levels.empty() ? " (no level; --virtual-levels N adds quadrant levels)" : "");
-  if (!fit) return;
-  const methods::hiermoe::LevelFit f = methods::hiermoe::fit_levels(firmware::to_analytical(spec), h);
-  std::printf("  all-to-all costs (flow-level NoC, t = alpha + n beta, n = one group's bytes):\n");
-  std::printf("    %-22s %12s %10s %18s %8s\n", "kind", "participants", "alpha_us", "beta_ns_per_kbyte", "R^2");
-  for (const auto& k : f.kinds)
-    std::printf("    %-22s %12d %10.4g %18.4g %8.5f\n", k.kind.c_str(), k.participants, k.cost.alpha_s * 1e6,
-                k.cost.beta_s_per_byte * 1e12, k.r2);
-}
-
 nlohmann::json exercise_json(const hw::HardwareSpec& spec, int nodes, const ExerciseResult& r) {
   const hw::EnergyReport& e = r.energy;
   return {
@@ -114,12 +98,15 @@ nlohmann::json exercise_json(const hw::HardwareSpec& spec, int nodes, const Exer
 int cmd_hw(const std::vector<std::string>& args) {
   std::string preset, file, vcd, json_path;
   std::vector<std::string> sets;
-  long long weight_mib = 64, message_bytes = 8192, virtual_levels = 0;
+  std::vector<std::string> report_opts;
+  std::string report;
+  long long weight_mib = 64, message_bytes = 8192;
   po::options_description desc(
       "nmpsim hw: hardware presets and descriptions\n\n"
       "Usage: nmpsim hw --list-presets\n"
-      "       nmpsim hw --hw PRESET|FILE [--set PATH=VALUE ...] [--describe] [--print-json] [--exercise "
-      "...]\n\nOptions");
+      "       nmpsim hw --list-reports\n"
+      "       nmpsim hw --hw PRESET|FILE [--set PATH=VALUE ...] [--describe] [--print-json] [--report NAME "
+      "[--report-opt KEY=VALUE ...]] [--exercise ...]\n\nOptions");
   // clang-format off
   desc.add_options()
     ("help", "show this help")
@@ -130,12 +117,12 @@ int cmd_hw(const std::vector<std::string>& args) {
     ("set", po::value(&sets)->composing(),
      "PATH=VALUE: override one field by its JSON path (as --print-json shows), e.g. compute.peak_tflops=10 "
      "(repeatable)")
-    ("describe", "print the system: nodes, hierarchy levels, bandwidths, compute/bandwidth ratios (default)")
+    ("describe", "print the system: nodes, bandwidths, compute/bandwidth ratios (default)")
     ("print-json", "print the full description as JSON (a starting point for your own file)")
-    ("virtual-levels", po::value(&virtual_levels)->default_value(virtual_levels),
-     "--describe: recursive 2x2 quadrant levels inside the finest real group (HierMoE's hierarchy)")
-    ("fit-levels", "fit alpha and beta of every kind of all-to-all of the hierarchy on the flow-level NoC, print them "
-                   "with R^2")
+    ("list-reports", "print the reports the methods provide (--report), with their options")
+    ("report", po::value(&report), "print a method's report on the hardware, e.g. hierarchy (--list-reports)")
+    ("report-opt", po::value(&report_opts)->composing(),
+     "KEY=VALUE: an option of the --report (VALUE as JSON when it parses, else a string); repeatable")
     ("exercise", "simulate a small workload: every node streams weights through a GEMV, then an all-to-all")
     ("exercise-weight-mib", po::value(&weight_mib)->default_value(weight_mib), "--exercise: MiB of weights per node")
     ("exercise-message-bytes", po::value(&message_bytes)->default_value(message_bytes),
@@ -146,6 +133,12 @@ int cmd_hw(const std::vector<std::string>& args) {
   const po::variables_map vm = parse_options(args, desc);
   if (vm.count("help")) {
     std::cout << desc;
+    return kExitOk;
+  }
+  mapping::Registry registry;
+  methods::register_all(registry);
+  if (vm.count("list-reports")) {
+    std::cout << "hardware reports (--report NAME, --report-opt KEY=VALUE):\n" << registry.describe_hardware_reports();
     return kExitOk;
   }
   if (vm.count("list-presets")) {
@@ -162,10 +155,12 @@ int cmd_hw(const std::vector<std::string>& args) {
   if (!vm.count("exercise"))
     for (const char* k : {"vcd", "json", "exercise-weight-mib", "exercise-message-bytes"})
       if (!vm[k].empty() && !vm[k].defaulted()) throw UsageError(std::string("--") + k + " needs --exercise");
-  const bool describes =
-      vm.count("describe") || vm.count("fit-levels") || (!vm.count("print-json") && !vm.count("exercise"));
-  if (!vm["virtual-levels"].defaulted() && !describes)
-    throw UsageError("--virtual-levels: shapes the hierarchy --describe and --fit-levels print (give one of them)");
+  const bool describes = vm.count("describe") || (!vm.count("print-json") && !vm.count("exercise") && report.empty());
+  const mapping::HardwareReport* hw_report = report.empty() ? nullptr : registry.hardware_report(report);
+  if (!report.empty() && !hw_report) throw UsageError("--report: unknown report '" + report + "' (--list-reports)");
+  if (!report_opts.empty() && report.empty()) throw UsageError("--report-opt needs --report");
+  nlohmann::json report_options = nlohmann::json::object();
+  for (const std::string& o : report_opts) parse_named_option(report + "." + o, "--report-opt", report_options);
   if (vm.count("exercise")) check_exercise_size(spec, weight_bytes, msg);
   if (!vcd.empty()) base::OutputFiles::check_file(vcd, "--vcd");
   if (!json_path.empty()) base::OutputFiles::check_file(json_path, "--json");
@@ -174,22 +169,14 @@ int cmd_hw(const std::vector<std::string>& args) {
   std::FILE* rep = stdout;
   for (const std::string* p : {&vcd, &json_path})
     if (!p->empty() && base::OutputFiles::is_stdout(*p)) rep = stderr;
-  // Fitting simulates every kind of all-to-all of the hierarchy at six sizes on the flow model: 5.6 s at
-  // 256 nodes, minutes at 1024.
-  constexpr int kMaxFitNodes = 256;
-  if (vm.count("fit-levels") && spec.topology.nodes() > kMaxFitNodes)
-    throw UsageError("--fit-levels: " + std::to_string(spec.topology.nodes()) + " nodes; at most " +
-                     std::to_string(kMaxFitNodes) + " (it simulates every kind of all-to-all at six sizes)");
-  for (const char* k : {"print-json", "describe", "fit-levels"})
+  for (const char* k : {"print-json", "describe", "report"})
     if (rep == stderr && vm.count(k))
       throw UsageError(std::string("--") + k + " and an output to standard output cannot share it");
   if (vm.count("print-json")) std::cout << hw::to_json(spec).dump(2) << "\n";
-  const int vlevels = static_cast<int>(checked_count(virtual_levels, "virtual-levels", 0, 8));
-  if (describes) {
-    const mapping::Hierarchy h = mapping::make_hierarchy(spec.topology, vlevels, "--virtual-levels");
-    std::cout << spec.describe();
-    print_hierarchy(spec, h, vm.count("fit-levels") > 0);
-  }
+  if (describes) std::cout << spec.describe();
+  if (hw_report)
+    std::cout << hw_report->report(hw::to_analytical(spec), report_options.value(report, nlohmann::json::object()),
+                                   "--report " + report);
   if (!vm.count("exercise")) return kExitOk;
 
   base::OutputFiles out;  // the VCD and the JSON, both or neither

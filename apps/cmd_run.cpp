@@ -11,6 +11,7 @@
 #include "apps/cli_common.h"
 #include "apps/commands.h"
 #include "apps/experiment.h"
+#include "apps/method_flags.h"
 #include "apps/router_choice.h"
 #include "apps/spec_options.h"
 #include "base/output_files.h"
@@ -31,9 +32,9 @@ const std::vector<std::string> kRunOutputs = {"summary.json",        "summary.cs
 
 /// Every output of the run, all or nothing (a failure leaves the directory as it was); `logs` is the
 /// scratch directory the message logs were written to ("" for none).
-std::string write_outputs(const Experiment& x, const std::string& out_dir, bool plots, const std::string& logs,
-                          base::OutputFiles& out) {
-  out.write(out_dir + "/summary.json", summary_json(x.prepared, x.reports).dump(2) + "\n", "--out");
+std::string write_outputs(const Experiment& x, const mapping::Registry& registry, const std::string& out_dir,
+                          bool plots, const std::string& logs, base::OutputFiles& out) {
+  out.write(out_dir + "/summary.json", summary_json(x.prepared, x.reports, &registry).dump(2) + "\n", "--out");
   out.write(out_dir + "/summary.csv", summary_csv(x.reports, double(x.prepared.cfg.shape.batch) * x.prepared.cfg.steps),
             "--out");
   out.write(out_dir + "/layers.csv", layers_csv(x.reports), "--out");
@@ -56,48 +57,6 @@ std::string write_outputs(const Experiment& x, const std::string& out_dir, bool 
   out.commit();
   return note;
 }
-
-/// The legacy HD-MoE and CB options of `nmpsim run`, as policy and strategy options of the spec.
-struct LegacyOptions {
-  long long cb_regions = 0, prebroadcast = 0, targets = 4;
-  std::string predict = "previous", admit = "flow";
-  double accuracy = 1.0;
-
-  void add_to(po::options_description& desc) {
-    // clang-format off
-    desc.add_options()
-      ("cb-regions", po::value(&cb_regions)->default_value(cb_regions),
-       "same as --strategy-opt cb.regions=N (0 = 2 for <= 8 experts, else 8)")
-      ("prebroadcast", po::value(&prebroadcast)->default_value(prebroadcast),
-       "same as --policy hdmoe-prebroadcast --policy-opt hdmoe-prebroadcast.experts=N (0 = off)")
-      ("prebroadcast-targets", po::value(&targets)->default_value(targets), "pre-broadcast: copies go to this many least-loaded nodes (0 = all)")
-      ("predict", po::value(&predict)->default_value(predict), "pre-broadcast: predict from the 'previous' layer or the 'trace'")
-      ("prediction-accuracy", po::value(&accuracy)->default_value(accuracy, "1"), "--predict trace: weight of the true frequencies")
-      ("prebroadcast-admit", po::value(&admit)->default_value(admit),
-       "pre-broadcast: 'flow' admits what pays on the flow model of the layer, 'window' the paper's Eq. 17 rule");
-    // clang-format on
-  }
-  /// Before SpecOptions::apply: --cb-regions becomes a strategy option.
-  void alias(const po::variables_map& vm, SpecOptions& so) const {
-    if (given(vm, "cb-regions"))
-      so.add_strategy_option("cb.regions=" + std::to_string(checked_count(cb_regions, "cb-regions", 0, 1 << 16)));
-  }
-  void apply(const po::variables_map& vm, RunSpec& s) const {
-    const uint64_t n = checked_count(prebroadcast, "prebroadcast", 0, 1 << 16);
-    if (n == 0) {
-      for (const char* k : {"prebroadcast-targets", "predict", "prediction-accuracy", "prebroadcast-admit"})
-        if (given(vm, k)) throw UsageError(std::string("--") + k + " needs --prebroadcast N");
-      return;
-    }
-    PolicySpec p = PolicySpec::named("hdmoe-prebroadcast");
-    p.options = {{"experts", n},
-                 {"targets", checked_count(targets, "prebroadcast-targets", 0, 1 << 16)},
-                 {"predict", predict},
-                 {"accuracy", accuracy},
-                 {"admit", admit}};
-    s.policies.push_back(p);
-  }
-};
 
 void print_table(std::FILE* rep, const Experiment& x, const std::string& out_dir, const std::string& plot_note) {
   const PreparedExperiment& e = x.prepared;
@@ -157,7 +116,6 @@ int cmd_run(const std::vector<std::string>& args) {
   methods::register_all(registry);
   std::string out_dir = "nmpsim-out", vcd, spec_file, cache, router = "engine", rtl_nodes;
   SpecOptions so;
-  LegacyOptions legacy;
   po::options_description desc(
       "nmpsim run: time-between-tokens of an MoE model on NMP or wafer-scale hardware\n\n"
       "Usage: nmpsim run [options]     (defaults: HD-MoE 4x8 mesh, Mixtral-8x7B, synthetic trace, every strategy)\n"
@@ -178,10 +136,10 @@ int cmd_run(const std::vector<std::string>& args) {
     ("no-plots", "do not draw PNG plots")
     ("quiet", "print nothing but errors");
   // clang-format on
-  so.add_strategies(desc, registry, "tp,ep,cb,hdmoe-node,hdmoe");  // HD-MoE's comparison on its chip
+  so.add_strategies(desc, registry, registry.default_strategies());  // the registered default comparison
   so.add_run_shape(desc, 32, /*simulation=*/true);
   so.add_workload(desc);
-  legacy.add_to(desc);
+  const MethodFlags flags(registry, desc, /*outputs=*/false, /*policies=*/true);
   const po::variables_map vm = parse_options(args, desc);
   if (vm.count("help")) {
     std::cout << desc
@@ -199,9 +157,9 @@ int cmd_run(const std::vector<std::string>& args) {
   }
   const bool quiet = vm.count("quiet") > 0;
   RunSpec spec = spec_file.empty() ? RunSpec{} : load_run_spec(spec_file);
-  legacy.alias(vm, so);
+  flags.strategy_options(vm, strategy_names(vm, spec, registry), so);
   so.apply(vm, spec, registry);
-  legacy.apply(vm, spec);
+  flags.policies(vm, spec);
   const bool cycle = spec.fidelity == mapping::Fidelity::kCycle && spec.accounting.name.empty();
   if (vm.count("jobs") && (!cycle || !vcd.empty()))
     throw UsageError(std::string("--jobs: ") + (cycle
@@ -244,7 +202,7 @@ int cmd_run(const std::vector<std::string>& args) {
   steps = x.prepared.cfg.steps;
   x.reports = run_prepared(x.prepared, opt);
   if (tty && !quiet) std::fprintf(stderr, "\r%70s\r", "");
-  const std::string plot_note = write_outputs(x, out_dir, !vm.count("no-plots"), logs, out);
+  const std::string plot_note = write_outputs(x, registry, out_dir, !vm.count("no-plots"), logs, out);
   if (!quiet) print_table(rep, x, out_dir, plot_note);
   if (!quiet)
     for (const std::string& w : setup_warnings(x.prepared, x.reports)) std::fprintf(stderr, "%s\n", w.c_str());

@@ -44,7 +44,7 @@ std::string run_point(const SweepPoint& p, const std::string& dir, const mapping
     x.reports = run_prepared(x.prepared, opt);
     base::OutputFiles out;
     out.make_dir(dir, "--out");
-    out.write(dir + "/summary.json", summary_json(x.prepared, x.reports).dump(2) + "\n");
+    out.write(dir + "/summary.json", summary_json(x.prepared, x.reports, &reg).dump(2) + "\n");
     out.write(dir + "/summary.csv", summary_csv(x.reports, double(x.prepared.cfg.shape.batch) * x.prepared.cfg.steps));
     out.write(dir + "/point.json", nlohmann::json{{"id", p.id}, {"values", p.values}, {"spec", p.spec}}.dump(2) + "\n");
     out.remove_stale(dir, {"error.txt"});
@@ -135,9 +135,9 @@ SweepSpec resolve_spec(const po::variables_map& vm, const SpecOptions& so, const
   SweepSpec s;
   bool from_file = true;
   if (!spec_file.empty())
-    s = sweep_from_json(mapping::read_json_file(spec_file), spec_file);
+    s = sweep_from_json(base::read_json_file(spec_file), spec_file);
   else if ((vm.count("collect") || point >= 0) && axes.empty())
-    s = sweep_from_json(mapping::read_json_file(saved), saved);
+    s = sweep_from_json(base::read_json_file(saved), saved);
   else
     from_file = false;
   for (const std::string& a : axes) s.axes.push_back(parse_axis(a));
@@ -280,7 +280,7 @@ int cmd_sweep(const std::vector<std::string>& args) {
     ("no-plots", "do not draw PNG plots")
     ("quiet", "print nothing but errors");
   // clang-format on
-  so.add_strategies(desc, registry, "tp,ep,cb,hdmoe-node,hdmoe");
+  so.add_strategies(desc, registry, registry.default_strategies());
   so.add_run_shape(desc, 32, /*simulation=*/true);
   so.add_workload(desc);
   const po::variables_map vm = parse_options(args, desc);

@@ -10,15 +10,15 @@
 #include "apps/workers.h"
 #include "base/memory_budget.h"
 #include "firmware/cycle_executor.h"
+#include "flow/flow_executor.h"
 #include "hw/system.h"
-#include "mapping/flow_executor.h"
-#include "mapping/json_fields.h"
+#include "mapping/base_names.h"
 #include "mapping/layer_runner.h"
 #include "mapping/memory_model.h"
 
 namespace nmpsim::apps {
 
-using mapping::describe_json;
+using base::describe_json;
 using mapping::InputError;
 
 namespace {
@@ -87,21 +87,8 @@ void load_trace(PreparedExperiment& e) {
   t.fingerprint = fp;
 }
 
-mapping::StrategyContext strategy_context(const PreparedExperiment& e, const mapping::AnalyticalHardware& ah,
-                                          const ExperimentOptions& opt, const mapping::RoutingTrace& profile) {
-  mapping::StrategyContext ctx(e.model, ah, profile);
-  ctx.batch = e.cfg.shape.batch;
-  ctx.context = e.cfg.shape.context;
-  ctx.attn_tp = e.cfg.attn_tp;
-  ctx.memory_capacity_bytes = static_cast<double>(e.hardware.memory.capacity_bytes);
-  ctx.seed = e.spec.seed;
-  ctx.cache = opt.cache;
-  ctx.note = opt.note;
-  return ctx;
-}
-
 mapping::Placement placement_from_file(StrategySpec& st, const mapping::ModelSpec& m, int nodes) {
-  const std::string text = mapping::read_text_file(st.placement_file);
+  const std::string text = base::read_text_file(st.placement_file);
   const std::string fp = mapping::fnv1a_hex(text);
   if (!st.fingerprint.empty() && st.fingerprint != fp)
     throw InputError(st.placement_file + ": the placement changed since the spec was written");
@@ -142,7 +129,7 @@ void build_placements(PreparedExperiment& e, const ExperimentOptions& opt) {
     for (const std::string& n : opt.registry->strategy_names()) s.strategies.push_back(StrategySpec::named(n));
     s.all_strategies = false;
   }
-  const mapping::AnalyticalHardware ah = firmware::to_analytical(e.hardware);
+  const mapping::AnalyticalHardware ah = hw::to_analytical(e.hardware);
   const mapping::StrategyContext base = strategy_context(e, ah, opt, e.profile);
   const int nodes = e.hardware.topology.nodes();
   for (StrategySpec& st : s.strategies) {
@@ -260,6 +247,9 @@ void check_strategies(PreparedExperiment& e, const ExperimentOptions& opt, Input
         throw InputError(st.placement_file + ": placement is for " + std::to_string(named.nodes) +
                          " nodes, the hardware has " + std::to_string(e.hardware.topology.nodes()));
       named.check_against(e.model, st.placement_file);
+      // Its attention layout fits the run's groups and its dispatch planner (if any) its options.
+      (void)opt.registry->make_planner(named, e.hardware.topology,
+                                       mapping::groups_for(named, e.hardware.topology, e.cfg.attn_tp));
     } else {
       const mapping::PlacementStrategy* ps = opt.registry->strategy(st.name);
       if (!ps)
@@ -273,6 +263,19 @@ void check_strategies(PreparedExperiment& e, const ExperimentOptions& opt, Input
 }
 
 }  // namespace
+
+mapping::StrategyContext strategy_context(const PreparedExperiment& e, const mapping::AnalyticalHardware& ah,
+                                          const ExperimentOptions& opt, const mapping::RoutingTrace& profile) {
+  mapping::StrategyContext ctx(e.model, ah, profile);
+  ctx.batch = e.cfg.shape.batch;
+  ctx.context = e.cfg.shape.context;
+  ctx.attn_tp = e.cfg.attn_tp;
+  ctx.memory_capacity_bytes = static_cast<double>(e.hardware.memory.capacity_bytes);
+  ctx.seed = e.spec.seed;
+  ctx.cache = opt.cache;
+  ctx.note = opt.note;
+  return ctx;
+}
 
 PreparedExperiment prepare_experiment(const RunSpec& spec, const ExperimentOptions& opt) {
   if (!opt.registry) throw std::logic_error("prepare_experiment: no registry");
@@ -314,7 +317,7 @@ void check_experiment(const RunSpec& spec, const ExperimentOptions& opt, InputMe
   const std::string hw_key = spec.hardware.dump();
   if (!memo.hardware.count(hw_key)) {
     load_hardware(e);
-    memo.hardware.emplace(hw_key, std::make_pair(e.hardware, firmware::to_analytical(e.hardware)));
+    memo.hardware.emplace(hw_key, std::make_pair(e.hardware, hw::to_analytical(e.hardware)));
   }
   e.hardware = memo.hardware.at(hw_key).first;
   const std::string model_key = nlohmann::json{spec.model, spec.weight_bytes, spec.activation_bytes}.dump();

@@ -56,6 +56,10 @@ struct PreparedExperiment {
 /// Loads, checks and builds everything; throws InputError (one line, naming the field) on bad input.
 PreparedExperiment prepare_experiment(const RunSpec& spec, const ExperimentOptions& opt);
 
+/// The context the strategies of a prepared experiment build in (no strategy options yet).
+mapping::StrategyContext strategy_context(const PreparedExperiment& e, const mapping::AnalyticalHardware& ah,
+                                          const ExperimentOptions& opt, const mapping::RoutingTrace& profile);
+
 /// What check_experiment keeps between calls (by the specs of what it loaded).
 struct InputMemo {
   std::map<std::string, std::pair<hw::HardwareSpec, mapping::AnalyticalHardware>> hardware;
@@ -88,6 +92,9 @@ struct Experiment {
 Experiment run_experiment(const RunSpec& spec, const ExperimentOptions& opt);
 
 /// summary.json: {"spec": complete spec, "config": headline settings, "strategies": {name: results}}.
-nlohmann::json summary_json(const PreparedExperiment& e, const std::vector<StrategyReport>& reports);
+/// With `registry`, the statistics of policies registered with stats_at_top are also at the top of
+/// each strategy's entry.
+nlohmann::json summary_json(const PreparedExperiment& e, const std::vector<StrategyReport>& reports,
+                            const mapping::Registry* registry = nullptr);
 
 }  // namespace nmpsim::apps

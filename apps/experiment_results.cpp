@@ -56,13 +56,18 @@ double static_energy_pj(const hw::HardwareSpec& hw, const mapping::StrategyResul
   return (hw.compute.static_w + hw.memory.background_w) * hw.topology.nodes() * seconds * 1e12;
 }
 
-nlohmann::json summary_json(const PreparedExperiment& e, const std::vector<StrategyReport>& reports) {
+nlohmann::json summary_json(const PreparedExperiment& e, const std::vector<StrategyReport>& reports,
+                            const mapping::Registry* registry) {
+  std::vector<std::string> top;  // policies whose statistics also go at the top
+  if (registry)
+    for (const std::string& n : registry->policy_names())
+      if (registry->policy(n)->stats_at_top) top.push_back(n);
   double tp_tbt = 0;
   for (const auto& r : reports)
     if (r.result.strategy == "tp") tp_tbt = r.result.mean_tbt_s();
   const double tokens = double(e.cfg.shape.batch) * e.cfg.steps;
   nlohmann::json strategies = nlohmann::json::object();
-  for (const auto& r : reports) strategies[r.result.strategy] = strategy_json(r, tp_tbt, tokens);
+  for (const auto& r : reports) strategies[r.result.strategy] = strategy_json(r, tp_tbt, tokens, top);
   const int group = e.cfg.attn_tp > 0 ? e.cfg.attn_tp : e.hardware.topology.nodes();
   return {{"spec", run_spec_to_json(e.spec)},
           {"config",

@@ -11,9 +11,9 @@
 #include "apps/experiment.h"
 #include "apps/workers.h"
 #include "firmware/cycle_executor.h"
+#include "flow/flow_executor.h"
 #include "hw/system.h"
-#include "mapping/flow_executor.h"
-#include "mapping/json_fields.h"
+#include "mapping/base_names.h"
 #include "mapping/layer_runner.h"
 #include "mapping/memory_model.h"
 
@@ -36,6 +36,15 @@ mapping::PolicyList make_policies(const PreparedExperiment& e, const ExperimentO
     list.emplace_back(name, f->create(r.at("options"), "placement " + pl.strategy + ": runtime policy " + name));
   }
   return list;
+}
+
+/// `in` with the dispatch planner placement `p` names (kept alive by `planner`; none: direct dispatch).
+mapping::RunInputs with_planner(const mapping::RunInputs& in, const ExperimentOptions& opt, const mapping::Placement& p,
+                                std::unique_ptr<mapping::DispatchPlanner>& planner) {
+  planner = opt.registry->make_planner(p, in.hw.topology, mapping::groups_for(p, in.hw.topology, in.cfg.attn_tp));
+  mapping::RunInputs out = in;
+  out.planner = planner.get();
+  return out;
 }
 
 /// Every message the NoC delivers while it lives, written to `path` by write() (`path` is in a scratch
@@ -66,7 +75,7 @@ class MessageLog {
   std::vector<noc::Delivery> rows_;
 };
 
-/// A strategy's name is a file name already (mapping::is_valid_name): distinct names, distinct files.
+/// A strategy's name is a file name already (base::is_valid_name): distinct names, distinct files.
 std::string message_log_path(const ExperimentOptions& opt, const std::string& strategy) {
   if (opt.message_log_dir.empty()) return "";
   return (std::filesystem::path(opt.message_log_dir) / ("messages-" + strategy + ".csv")).string();
@@ -89,7 +98,8 @@ StrategyReport run_cycle_one(hw::System& sys, const PreparedExperiment& e, const
     if (opt.on_layer) opt.on_layer(p.strategy, s, l);
   };
   const noc::Network::ReplayCounters replay0 = sys.mesh().network().replay_counters();
-  mapping::StrategyResult r = mapping::run_placement(ex, in, p, policies, progress);
+  std::unique_ptr<mapping::DispatchPlanner> planner;
+  mapping::StrategyResult r = mapping::run_placement(ex, with_planner(in, opt, p, planner), p, policies, progress);
   const noc::Network::ReplayCounters& replay1 = sys.mesh().network().replay_counters();
   r.simulator["noc_sessions"] = {{"sessions", replay1.sessions - replay0.sessions},
                                  {"replayed", replay1.replayed - replay0.replayed},
@@ -149,8 +159,7 @@ std::vector<StrategyReport> run_cycle_in_workers(const PreparedExperiment& e, co
 /// its name and its solver's statistics.
 bool same_simulation(const mapping::Placement& a, const mapping::Placement& b) {
   return a.experts == b.experts && a.nodes == b.nodes && a.share == b.share && a.node_map == b.node_map &&
-         a.tp_rings == b.tp_rings && a.token_rings == b.token_rings && a.token_domain == b.token_domain &&
-         a.runtime == b.runtime;
+         a.tp_rings == b.tp_rings && a.dispatch == b.dispatch && a.runtime == b.runtime;
 }
 
 /// For each placement, the first one (itself included) that makes the same simulation.
@@ -178,13 +187,14 @@ std::vector<StrategyReport> simulate(const PreparedExperiment& e, const Experime
   if (e.spec.fidelity == mapping::Fidelity::kFlow) {
     for (size_t i : which) {
       const mapping::Placement& p = e.placements[i];
-      mapping::FlowExecutor ex(in.hw);
+      flow::FlowExecutor ex(in.hw);
       mapping::PolicyList policies = make_policies(e, opt, p);
       auto progress = [&](int s, int l) {
         if (opt.on_layer) opt.on_layer(p.strategy, s, l);
       };
-      mapping::StrategyResult r = mapping::run_placement(ex, in, p, policies, progress);
-      mapping::record_sessions(r, ex);
+      std::unique_ptr<mapping::DispatchPlanner> planner;
+      mapping::StrategyResult r = mapping::run_placement(ex, with_planner(in, opt, p, planner), p, policies, progress);
+      flow::record_sessions(r, ex);
       out.push_back(StrategyReport{std::move(r), std::nullopt});
     }
     return out;
@@ -193,7 +203,7 @@ std::vector<StrategyReport> simulate(const PreparedExperiment& e, const Experime
 }
 
 std::vector<StrategyReport> run_simulation(const PreparedExperiment& e, const ExperimentOptions& opt) {
-  const mapping::AnalyticalHardware ah = firmware::to_analytical(e.hardware);
+  const mapping::AnalyticalHardware ah = hw::to_analytical(e.hardware);
   const mapping::RunInputs in{e.model, e.trace, ah, e.cfg};
   std::vector<StrategyReport> out;
   if (!e.spec.accounting.name.empty()) {

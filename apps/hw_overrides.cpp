@@ -4,7 +4,7 @@
 #include <cctype>
 
 #include "hw/hardware_spec.h"
-#include "mapping/json_fields.h"
+#include "mapping/base_names.h"
 
 namespace nmpsim::apps {
 

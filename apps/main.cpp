@@ -12,7 +12,7 @@
 #include "apps/cli_common.h"
 #include "apps/commands.h"
 #include "base/cleanup.h"
-#include "mapping/json_fields.h"
+#include "mapping/base_names.h"
 #include "noc/noc_config.h"
 
 namespace {

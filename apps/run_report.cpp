@@ -95,7 +95,8 @@ EnergyPj energy_from_json(const nlohmann::json& j) {
   return e;
 }
 
-nlohmann::json strategy_json(const StrategyReport& s, double baseline_tbt_s, double tokens) {
+nlohmann::json strategy_json(const StrategyReport& s, double baseline_tbt_s, double tokens,
+                             const std::vector<std::string>& top) {
   const mapping::StrategyResult& r = s.result;
   nlohmann::json layers = nlohmann::json::array();
   const auto mean = r.mean_layers();
@@ -123,8 +124,8 @@ nlohmann::json strategy_json(const StrategyReport& s, double baseline_tbt_s, dou
   j["node_token_work"] = r.node_token_work;
   j["node_expert_us_per_step"] = expert_us;
   j["policies"] = r.policies;
-  // HierMoE's levels, duplication rates and d* are also at the top, where issue 15 asks for them.
-  if (r.policies.contains("hiermoe")) j["hiermoe"] = r.policies.at("hiermoe");
+  for (const std::string& name : top)  // policies registered with stats_at_top
+    if (r.policies.contains(name)) j[name] = r.policies.at(name);
   j["wall_seconds"] = r.wall_s;
   if (!r.simulator.empty()) j["simulator"] = r.simulator;
   if (s.energy) {

@@ -31,7 +31,9 @@ struct StrategyReport {
 
 /// One strategy's entry of summary.json ("strategies": {"<name>": ...}); times in microseconds per
 /// decode step. `baseline_tbt_s` > 0 adds speedup_vs_tp. `tokens` = batch x steps (energy per token).
-nlohmann::json strategy_json(const StrategyReport& s, double baseline_tbt_s, double tokens);
+/// `top`: policies whose statistics are also put at the top level, under their names.
+nlohmann::json strategy_json(const StrategyReport& s, double baseline_tbt_s, double tokens,
+                             const std::vector<std::string>& top = {});
 /// One row per strategy: TBT and its breakdown by phase family.
 /// `tokens`: tokens the run decoded (batch x steps), for the energy per token column.
 std::string summary_csv(const std::vector<StrategyReport>& reports, double tokens);

@@ -2,12 +2,12 @@
 
 #include <limits>
 
-#include "mapping/json_fields.h"
+#include "mapping/base_names.h"
 
 namespace nmpsim::apps {
 
+using base::JsonFields;
 using mapping::InputError;
-using mapping::JsonFields;
 
 namespace {
 
@@ -140,7 +140,7 @@ RunSpec run_spec_from_json(const nlohmann::json& j, const std::string& where) {
 }
 
 RunSpec load_run_spec(const std::string& path) {
-  const nlohmann::json j = mapping::read_json_file(path);
+  const nlohmann::json j = base::read_json_file(path);
   // A run's summary.json carries its complete spec: rerun it directly.
   if (j.is_object() && j.contains("spec") && j.contains("strategies"))
     return run_spec_from_json(j["spec"], path + ": spec");

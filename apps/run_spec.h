@@ -47,7 +47,7 @@ struct TraceSpec {
 };
 
 struct RunSpec {
-  nlohmann::json hardware = "hdmoe-4x8-5t50g";  ///< a preset name or a full description (object)
+  nlohmann::json hardware = "nmp-4x8-5t50g";  ///< a preset name or a full description (object)
   /// A preset name or model JSON file (string), or a full model description (object, docs/FORMATS.md).
   nlohmann::json model = "mixtral-8x7b";
   double weight_bytes = 0, activation_bytes = 0;  ///< 0: the model's own
@@ -62,8 +62,8 @@ struct RunSpec {
   int attn_tp = 0;
   uint64_t first_token = 0;
   mapping::Fidelity fidelity = mapping::Fidelity::kCycle;
-  /// Empty: simulate at `fidelity`; else a registered accounting charges time instead (e.g.
-  /// "hdmoe-authors"), with its options.
+  /// Empty: simulate at `fidelity`; else a registered accounting charges time instead (e.g. a paper's
+  /// released formulas), with its options.
   PolicySpec accounting;
   uint64_t seed = 1;  ///< seed of the synthetic trace and of randomised searches
 };

@@ -67,13 +67,15 @@ void SpecOptions::add_strategies(po::options_description& desc, const mapping::R
   strategy_ = default_strategy;
   std::string names;
   for (const std::string& n : r.strategy_names()) names += (names.empty() ? "" : " | ") + n;
+  auto* strategy_value = po::value(&strategy_);
+  if (!default_strategy.empty()) strategy_value->default_value(strategy_);
   // clang-format off
   desc.add_options()
-    ("strategy", po::value(&strategy_)->default_value(strategy_),
+    ("strategy", strategy_value,
      ("placements, comma-separated: " + names + " | a placement JSON file; all = every registered strategy "
       "(--list-strategies describes them and their options)").c_str())
     ("strategy-opt", po::value(&strategy_opts_)->composing(),
-     "a strategy option, NAME.KEY=VALUE (e.g. hdmoe.gamma=2, cb.regions=4); repeatable")
+     "a strategy option, NAME.KEY=VALUE (e.g. cb.regions=4; --list-strategies lists them); repeatable")
     ("policy", po::value(&policies_)->composing(),
      "runtime policies for every strategy's run, comma-separated (--list-policies); repeatable")
     ("policy-opt", po::value(&policy_opts_)->composing(), "a policy option, NAME.KEY=VALUE; repeatable")
@@ -99,7 +101,7 @@ void SpecOptions::add_run_shape(po::options_description& desc, long long default
     ("fidelity", po::value(&fidelity_)->default_value(fidelity_),
      "cycle (SystemC model with the cycle-level NoC) | flow (analytical flow-level model, fast)")
     ("accounting", po::value(&accounting_),
-     "charge time by a registered accounting instead of simulating (--list-accountings), e.g. hdmoe-authors")
+     "charge time by a registered accounting instead of simulating (--list-accountings lists them)")
     ("accounting-opt", po::value(&accounting_opts_)->composing(), "an accounting option, NAME.KEY=VALUE; repeatable")
     ("list-accountings", "describe every registered accounting and its options, then exit");
   // clang-format on

@@ -28,7 +28,7 @@ class SpecOptions {
  private:
   void apply_workload(const boost::program_options::variables_map& vm, RunSpec& s) const;
   void apply_shape(const boost::program_options::variables_map& vm, RunSpec& s) const;
-  std::string hw_ = "hdmoe-4x8-5t50g", model_ = "mixtral-8x7b", trace_ = "synthetic", strategy_, fidelity_ = "cycle";
+  std::string hw_ = "nmp-4x8-5t50g", model_ = "mixtral-8x7b", trace_ = "synthetic", strategy_, fidelity_ = "cycle";
   double weight_bytes_ = 0, activation_bytes_ = 0;
   long long seed_ = 1, synthetic_tokens_ = 4096, scenarios_ = 1;
   double skew_ = 0.8, coactivation_ = 0.3, layer_correlation_ = 0.4, drift_ = 0.0;

@@ -10,7 +10,7 @@
 #include "apps/run_spec.h"
 #include "apps/subprocess.h"
 #include "base/input_file.h"
-#include "mapping/json_fields.h"
+#include "mapping/base_names.h"
 #include "mapping/moe_model.h"
 
 namespace nmpsim::apps {
@@ -45,7 +45,7 @@ nlohmann::json point_summary(const std::string& dir, const SweepPoint& p) {
   if (meta.is_discarded() || !meta.is_object() || meta.value("spec", nlohmann::json()) != p.spec) return nullptr;
   nlohmann::json sum;
   try {  // strictly: a damaged file (a key twice, a number that overflows) is no result
-    sum = mapping::parse_json_text(read_text(dir + "/summary.json"), "summary.json");
+    sum = base::parse_json_text(read_text(dir + "/summary.json"), "summary.json");
   } catch (const mapping::InputError&) {
     return nullptr;
   }

@@ -6,7 +6,7 @@
 #include "apps/experiment.h"
 #include "apps/run_spec.h"
 #include "apps/sweep.h"
-#include "mapping/json_fields.h"
+#include "mapping/base_names.h"
 #include "mapping/registry.h"
 
 namespace nmpsim::apps {

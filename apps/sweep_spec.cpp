@@ -8,7 +8,7 @@
 #include "apps/sweep.h"
 #include "base/parse.h"
 #include "hw/hardware_spec.h"
-#include "mapping/json_fields.h"
+#include "mapping/base_names.h"
 
 namespace nmpsim::apps {
 
@@ -66,7 +66,7 @@ SweepAxis parse_axis(const std::string& text) {
 }
 
 SweepSpec sweep_from_json(const nlohmann::json& j, const std::string& where) {
-  const mapping::JsonFields f(j, where, "");
+  const base::JsonFields f(j, where, "");
   SweepSpec s;
   if (f.has("base")) {
     s.base = f.raw("base");
@@ -76,7 +76,7 @@ SweepSpec sweep_from_json(const nlohmann::json& j, const std::string& where) {
     const nlohmann::json& axes = f.raw("axes");
     if (!axes.is_array()) f.fail("axes", "expected a list of {\"path\", \"values\"}");
     for (size_t i = 0; i < axes.size(); ++i) {
-      const mapping::JsonFields a(axes[i], where, "axes[" + std::to_string(i) + "]");
+      const base::JsonFields a(axes[i], where, "axes[" + std::to_string(i) + "]");
       SweepAxis ax;
       ax.path = a.string("path");
       const nlohmann::json& v = a.raw("values");
@@ -167,7 +167,7 @@ std::vector<SweepPoint> expand(const SweepSpec& s) {
     }
     try {
       if (!sets.empty())
-        p.spec["hardware"] = override_hardware(p.spec.value("hardware", nlohmann::json("hdmoe-4x8-5t50g")), sets);
+        p.spec["hardware"] = override_hardware(p.spec.value("hardware", nlohmann::json("nmp-4x8-5t50g")), sets);
       if (p.spec.contains("hardware") && p.spec["hardware"].is_object())
         (void)hw::hardware_from_json(p.spec["hardware"], "hardware");
       (void)run_spec_from_json(p.spec, "spec");

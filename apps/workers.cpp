@@ -10,7 +10,7 @@
 #include <stdexcept>
 
 #include "base/cleanup.h"
-#include "mapping/json_fields.h"
+#include "mapping/base_names.h"
 #include "noc/noc_config.h"
 
 namespace nmpsim::apps {

@@ -17,8 +17,8 @@ trap 'rm -rf "$tmp"' EXIT
 col() { awk -F, -v s="$2" -v k="$3" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } $1 == s { print $c[k] }' "$1/summary.csv"; }
 
 if want 1; then
-echo "== 1. link-balance convergence (deepseek-v2-lite, hdmoe-4x8-10t25g, best cost in us after N evaluations)"
-"$BIN" place --hw hdmoe-4x8-10t25g --model deepseek-v2-lite --strategy hdmoe --batch 64 --evaluations 150 \
+echo "== 1. link-balance convergence (deepseek-v2-lite, nmp-4x8-10t25g, best cost in us after N evaluations)"
+"$BIN" place --hw nmp-4x8-10t25g --model deepseek-v2-lite --strategy hdmoe --batch 64 --evaluations 150 \
   --convergence "$tmp/conv.csv" --out "$tmp/ds.json" | tail -2
 awk -F, 'NR == 1 || $1 == 1 || $1 == 10 || $1 == 25 || $1 == 50 || $1 == 100 || $1 == 150' "$tmp/conv.csv"
 fi
@@ -26,7 +26,7 @@ fi
 if want 2; then
 echo
 echo "== 2. node balance only vs node + link balance, cycle fidelity, batch 64"
-for hw in hdmoe-4x8-5t50g hdmoe-4x8-10t25g; do
+for hw in nmp-4x8-5t50g nmp-4x8-10t25g; do
   "$BIN" run --hw "$hw" --model deepseek-v2-lite --strategy hdmoe-node,hdmoe --batch 64 --steps 2 --no-plots --quiet \
     --out "$tmp/nl"
   printf '%-18s MoE comm: node %.1f us, node+link %.1f us (%.2fx); expert imbalance (node) %.1f us\n' "$hw" \
@@ -66,20 +66,20 @@ echo "== 3. dynamic pre-broadcast, deepseek-v2-lite, cycle fidelity, 1 step: TBT
 echo "   (w = the paper's Eq. 17 window admission, f = ours: only what pays on the flow model of the layer)"
 echo "| placement, hardware, eval seed | static TBT us | 2 prev w | 2 prev f | 5 prev w | 5 prev f | 2 trace w | 2 trace f | 5 trace w | 5 trace f |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
-for hw in hdmoe-4x8-2.5t75g hdmoe-4x8-5t50g; do
+for hw in nmp-4x8-2.5t75g nmp-4x8-5t50g; do
   "$BIN" place --hw "$hw" --model deepseek-v2-lite --strategy hdmoe --batch 512 --seed 1 --out "$tmp/p_$hw.json" > /dev/null
   for seed in 2 3; do pbrow "HD-MoE (seed 1), $hw, seed $seed" "$hw" "$seed" "$tmp/p_$hw.json" 512; done
 done
-pbrow "EP, hdmoe-4x8-2.5t75g, seed 1, batch 256" hdmoe-4x8-2.5t75g 1 ep 256
+pbrow "EP, nmp-4x8-2.5t75g, seed 1, batch 256" nmp-4x8-2.5t75g 1 ep 256
 fi
 
 if want 4; then
 echo
 echo "== 4. Mixtral, placement built on MT-Bench 'math', evaluated on 'coding' and 'writing' (cycle, batch 64)"
-"$BIN" place --hw hdmoe-4x8-5t50g --model mixtral-8x7b --trace mtbench-math --strategy hdmoe \
+"$BIN" place --hw nmp-4x8-5t50g --model mixtral-8x7b --trace mtbench-math --strategy hdmoe \
   --batch 64 --out "$tmp/mx.json" > /dev/null
 for cat in math coding writing; do
-  "$BIN" run --hw hdmoe-4x8-5t50g --model mixtral-8x7b --trace "mtbench-${cat}" \
+  "$BIN" run --hw nmp-4x8-5t50g --model mixtral-8x7b --trace "mtbench-${cat}" \
     --strategy "tp,ep,$tmp/mx.json" --batch 64 --steps 2 --prebroadcast 2 --no-plots --quiet --out "$tmp/m"
   printf '%-8s TBT us: tp %.0f  ep %.0f  hdmoe(math)+dynamic %.0f\n' "$cat" "$(col "$tmp/m" tp mean_tbt_us)" \
     "$(col "$tmp/m" ep mean_tbt_us)" "$(col "$tmp/m" hdmoe mean_tbt_us)"

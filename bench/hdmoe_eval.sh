@@ -31,7 +31,7 @@ for model in $MODELS; do
   skew=0.3
   [ "$model" = mixtral-8x7b ] && trace=$TRACE
   [ "$model" = qwen2-57b-a14b ] && skew=0.6
-  for hw in hdmoe-4x8-2.5t75g hdmoe-4x8-5t50g hdmoe-4x8-10t25g hdmoe-4x4-5t50g hdmoe-8x8-5t50g; do
+  for hw in nmp-4x8-2.5t75g nmp-4x8-5t50g nmp-4x8-10t25g nmp-4x4-5t50g nmp-8x8-5t50g; do
     "$BIN" run --hw "$hw" --model "$model" --trace "$trace" --skew "$skew" --batch 64 --steps 2 --fidelity "$FID" \
       --strategy tp,ep,cb,hdmoe-node,hdmoe --no-plots --quiet --out "$tmp/r"
     row "$model $hw" "$tmp/r"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # HD-MoE node balance at full size (docs/RESULTS.md "HD-MoE node balance at full size"): the MILP of
 # every MoE layer of Mixtral-8x7B (real MT-Bench trace), DeepSeek-V2-Lite and Qwen2-57B-A14B (synthetic,
-# the skews of bench/hdmoe_eval.sh) on hdmoe-4x8-5t50g, batch 64, at the default 1 s per layer.
+# the skews of bench/hdmoe_eval.sh) on nmp-4x8-5t50g, batch 64, at the default 1 s per layer.
 # Prints per model: whether branch and bound ran and on which model, time per layer, branch nodes,
 # gap to the bound, CBC's own gap, and the modelled objective against EP; writes every layer's row to
 # OUT/milp_layers.csv. Not a test (timings depend on the machine).
@@ -20,7 +20,7 @@ for model in mixtral-8x7b deepseek-v2-lite qwen2-57b-a14b; do
   skew=0.3
   [ "$model" = mixtral-8x7b ] && trace=mtbench-math
   [ "$model" = qwen2-57b-a14b ] && skew=0.6
-  "$BIN" place --hw hdmoe-4x8-5t50g --model "$model" --trace "$trace" --skew "$skew" --batch 64 \
+  "$BIN" place --hw nmp-4x8-5t50g --model "$model" --trace "$trace" --skew "$skew" --batch 64 \
     --strategy hdmoe-node --strategy-opt hdmoe-node.selection_batches=0 --time-limit "$LIMIT" --quiet --out "$tmp/p.json"
   python3 - "$model" "$tmp/p.json" "$OUT/milp_layers.csv" <<'PY'
 import json, sys

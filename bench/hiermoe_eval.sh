@@ -15,7 +15,7 @@ echo "| hardware | model | batch | all-to-all us: ep / 2dh / hiermoe / hiermoe-f
 echo "|---|---|---|---|---|---|---|---|---|"
 # hardware:attn-tp:virtual levels:models
 for setup in wsc-4wafer-8x8:16:1:deepseek-v3,qwen3-235b-a22b wsc-8x8:16:2:deepseek-v3,qwen3-235b-a22b \
-  hdmoe-8x8-5t50g:16:2:deepseek-v2-lite,qwen2-57b-a14b; do
+  nmp-8x8-5t50g:16:2:deepseek-v2-lite,qwen2-57b-a14b; do
   IFS=: read -r hw tp vl models <<< "$setup"
   for model in ${models//,/ }; do
     for batch in 64 256 1024; do

@@ -16,7 +16,7 @@ echo "| hardware | model | batch | all-to-all us: no swap / swap g=10 / swap g=1
 echo "|---|---|---|---|---|---|---|"
 # hardware:attn-tp:virtual levels:models
 SETUPS=${2:-"wsc-4wafer-8x8:16:1:deepseek-v3 wsc-8x8:16:2:deepseek-v3,qwen3-235b-a22b
-  hdmoe-8x8-5t50g:16:2:deepseek-v2-lite,qwen2-57b-a14b"}
+  nmp-8x8-5t50g:16:2:deepseek-v2-lite,qwen2-57b-a14b"}
 for setup in $SETUPS; do
   IFS=: read -r hw tp vl models <<< "$setup"
   for model in ${models//,/ }; do

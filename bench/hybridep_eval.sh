@@ -14,7 +14,7 @@ echo "| hardware | model | batch | TBT us: EP / resident / stream | MoE comm us:
 echo "|---|---|---|---|---|---|---|---|---|---|"
 # hardware:attn-tp:EP sizes:models
 for setup in wsc-4wafer-8x8:16:1,1:deepseek-v3,qwen3-235b-a22b,mixtral-8x22b wsc-8x8:16:1:deepseek-v3,qwen3-235b-a22b,mixtral-8x22b \
-  hdmoe-8x8-5t50g:4:1:deepseek-v2-lite,qwen2-57b-a14b; do
+  nmp-8x8-5t50g:4:1:deepseek-v2-lite,qwen2-57b-a14b; do
   IFS=: read -r hw tp ep models <<< "$setup"
   for model in ${models//,/ }; do
     for batch in 64 256 1024 4096; do

@@ -23,7 +23,7 @@ measure() {  # measure NAME ARGS...
   read -r kb sec < <(tail -1 "$tmp/time")
   printf '%s\t%.1f\t%s\t%s\n' "$name" "$(echo "$kb / 1024" | bc -l)" "$sec" "$code"
 }
-flow=(run --fidelity flow --no-plots --quiet --steps 1 --no-cache --hw hdmoe-4x8-5t50g --out "$tmp/o")
+flow=(run --fidelity flow --no-plots --quiet --steps 1 --no-cache --hw nmp-4x8-5t50g --out "$tmp/o")
 printf 'case\tpeak_rss_mib\twall_s\texit\n'
 for strat in tp ep; do
   for m in 16 32 64; do
@@ -64,6 +64,6 @@ for m in 64 128 256; do
   measure "noc ${m}x$m 1100 cycles" noc --mesh ${m}x$m --cycles 1000 --warmup-cycles 100 --injection-rate 0.01 --quiet
 done
 for m in 16 32; do
-  measure "hw exercise ${m}x$m" hw --hw hdmoe-4x8-5t50g --set mesh.width=$m --set mesh.height=$m --set die.width=$m \
+  measure "hw exercise ${m}x$m" hw --hw nmp-4x8-5t50g --set mesh.width=$m --set mesh.height=$m --set die.width=$m \
     --set die.height=$m --exercise --exercise-weight-mib 1 --exercise-message-bytes 64
 done

@@ -6,17 +6,20 @@
 # the --before binary, and read from files by both (a time-limited MILP need not repeat itself).
 # Compares summary.csv (less wall_seconds), layers.csv and links.csv byte for byte; prints one line per
 # run and a verdict; exit 1 on any difference.
-# Usage: bench/same_results.sh --before BIN --after BIN [--out DIR] [--only LABEL,...]
+# --before-sed EXPR rewrites the configurations' arguments for the --before binary (a sed expression,
+# e.g. 's/nmp-/hdmoe-/g' for a binary from before a preset was renamed).
+# Usage: bench/same_results.sh --before BIN --after BIN [--out DIR] [--only LABEL,...] [--before-sed EXPR]
 set -uo pipefail
 cd "$(dirname "$0")/.."
-BEFORE="" AFTER="" OUT="" ONLY=""
+BEFORE="" AFTER="" OUT="" ONLY="" BEFORE_SED=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --before) BEFORE=$2; shift 2 ;;
     --after) AFTER=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
     --only) ONLY=",$2,"; shift 2 ;;
-    *) echo "usage: $0 --before BIN --after BIN [--out DIR] [--only LABEL,...]" >&2; exit 2 ;;
+    --before-sed) BEFORE_SED=$2; shift 2 ;;
+    *) echo "usage: $0 --before BIN --after BIN [--out DIR] [--only LABEL,...] [--before-sed EXPR]" >&2; exit 2 ;;
   esac
 done
 for b in "$BEFORE" "$AFTER"; do
@@ -41,9 +44,11 @@ while read -r label args; do
   n=$((n + 1))
   [ -n "$ONLY" ] && [[ "$ONLY" != *",$label,"* ]] && continue
   placement="$OUT/placements/$label.json"
+  before_args=$args
+  [ -n "$BEFORE_SED" ] && before_args=$(sed -e "$BEFORE_SED" <<< "$args")
   if [ ! -f "$placement" ]; then
     # shellcheck disable=SC2086  # the configuration's arguments are words
-    "$BEFORE" place --strategy hdmoe $args --quiet --out "$placement" || { echo "$label: place failed" >&2; exit 1; }
+    "$BEFORE" place --strategy hdmoe $before_args --quiet --out "$placement" || { echo "$label: place failed" >&2; exit 1; }
   fi
   for fid in flow cycle; do
     strategies="tp,ep,cb,$placement"
@@ -52,10 +57,10 @@ while read -r label args; do
       strategies=tp,ep,cb
     fi
     for side in before after; do
-      bin=$BEFORE
-      [ "$side" = after ] && bin=$AFTER
+      bin=$BEFORE side_args=$before_args
+      [ "$side" = after ] && bin=$AFTER side_args=$args
       # shellcheck disable=SC2086
-      "$bin" run $args --steps 1 --strategy "$strategies" --fidelity "$fid" --no-plots --quiet \
+      "$bin" run $side_args --steps 1 --strategy "$strategies" --fidelity "$fid" --no-plots --quiet \
         --out "$OUT/$side/$fid/$label" || { echo "$label $fid $side: run failed" >&2; exit 1; }
     done
     count=$(($(wc -l < "$OUT/before/$fid/$label/summary.csv") - 1))

@@ -17,7 +17,7 @@ void DramSpec::validate(const std::string& where) const {
   auto fail = [&](const std::string& field, const std::string& why) {
     throw std::invalid_argument(where + "." + field + ": " + why);
   };
-  auto in = [&](double v, const mapping::NumberRange& range, const char* field) {
+  auto in = [&](double v, const base::NumberRange& range, const char* field) {
     if (!range.contains(v)) fail(field, range.violation(v));
   };
   if (kind != "hb-dram" && kind != "hbm") fail("kind", "must be \"hb-dram\" or \"hbm\", got \"" + kind + "\"");

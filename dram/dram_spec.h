@@ -5,19 +5,19 @@
 #include <cstdint>
 #include <string>
 
-#include "mapping/json_fields.h"
+#include "base/json_fields.h"
 
 namespace nmpsim::dram {
 
 /// Accepted ranges of the DRAM fields (docs/FORMATS.md): physical bounds wide enough for any device.
 namespace dram_ranges {
-inline constexpr mapping::NumberRange kCapacity{1 << 20, double(1ULL << 50), "bytes"};
-inline constexpr mapping::NumberRange kPeakGbps{1e-3, 1e6, "GB/s"};
-inline constexpr mapping::NumberRange kTimingNs{0, 1e4, "ns"};
-inline constexpr mapping::NumberRange kRowCycleNs{1e-3, 1e4, "ns"};
-inline constexpr mapping::NumberRange kRefresh{0, 0.9, ""};
-inline constexpr mapping::NumberRange kPjPerBit{0, 1e3, "pJ/bit"};
-inline constexpr mapping::NumberRange kActivatePj{0, 1e7, "pJ"};
+inline constexpr base::NumberRange kCapacity{1 << 20, double(1ULL << 50), "bytes"};
+inline constexpr base::NumberRange kPeakGbps{1e-3, 1e6, "GB/s"};
+inline constexpr base::NumberRange kTimingNs{0, 1e4, "ns"};
+inline constexpr base::NumberRange kRowCycleNs{1e-3, 1e4, "ns"};
+inline constexpr base::NumberRange kRefresh{0, 0.9, ""};
+inline constexpr base::NumberRange kPjPerBit{0, 1e3, "pJ/bit"};
+inline constexpr base::NumberRange kActivatePj{0, 1e7, "pJ"};
 }  // namespace dram_ranges
 
 struct DramSpec {

@@ -15,9 +15,10 @@
 #include <unordered_set>
 #include <vector>
 
+#include "hw/analytical.h"
 #include "hw/system.h"
+#include "mapping/analytical_hardware.h"
 #include "mapping/executor.h"
-#include "mapping/flow_model.h"
 #include "mapping/layer_runner.h"
 
 namespace nmpsim::firmware {
@@ -60,9 +61,6 @@ class CycleExecutor : public mapping::Executor {
   std::vector<uint64_t> weight_cursor_;  // per node: next DRAM address for own-weight reads
   std::vector<double> links0_, flops0_;
 };
-
-/// The analytical view of a hardware spec, for the flow model and the optimisers.
-mapping::AnalyticalHardware to_analytical(const hw::HardwareSpec& spec);
 
 /// Cycle fidelity in one call: run_placement on a fresh CycleExecutor of `sys` (which may have run
 /// other placements before; the result counts this run only).

@@ -8,7 +8,7 @@
 #include <exception>
 #include <string>
 
-#include "mapping/json_fields.h"
+#include "mapping/base_names.h"
 
 namespace nmpsim::fuzz {
 

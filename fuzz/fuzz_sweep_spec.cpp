@@ -6,7 +6,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace nmpsim;
   fuzz::expect_clean([&] {
-    const apps::SweepSpec s = apps::sweep_from_json(mapping::parse_json_text(fuzz::text(data, size), "s"), "s");
+    const apps::SweepSpec s = apps::sweep_from_json(base::parse_json_text(fuzz::text(data, size), "s"), "s");
     const std::vector<apps::SweepPoint> points = apps::expand(s);
     if (points.size() > apps::kMaxSweepPoints) std::abort();
     (void)apps::sweep_from_json(apps::sweep_to_json(s), "round trip");

@@ -8,7 +8,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
   const int experts = data[0] & 1 ? 64 : 8, top_k = data[0] & 1 ? 6 : 2;
   fuzz::expect_clean([&] {
-    const nlohmann::json j = mapping::parse_json_text(fuzz::text(data + 1, size - 1), "t");
+    const nlohmann::json j = base::parse_json_text(fuzz::text(data + 1, size - 1), "t");
     const mapping::RoutingTrace t = mapping::trace_from_json(j, "t", experts, top_k);
     for (int l = 0; l < t.layers(); ++l)
       for (size_t i = 0; i < t.tokens(); ++i)

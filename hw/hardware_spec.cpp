@@ -10,7 +10,7 @@
 
 namespace nmpsim::hw {
 
-using mapping::JsonFields;
+using base::JsonFields;
 using mapping::LinkLevel;
 
 namespace {
@@ -43,7 +43,7 @@ void HardwareSpec::validate(const std::string& where) const {
     throw SpecError(e.what());
   }
   auto fail = [&](const std::string& msg) { throw SpecError(where + ": " + msg); };
-  auto in = [&](double v, const mapping::NumberRange& r, const std::string& field) {
+  auto in = [&](double v, const base::NumberRange& r, const std::string& field) {
     if (!r.contains(v)) fail(field + ": " + r.violation(v));
   };
   if (attn_tp_default < 0 || (attn_tp_default > 0 && topology.nodes() % attn_tp_default != 0))
@@ -378,7 +378,7 @@ HardwareSpec hardware_from_json(const nlohmann::json& j, const std::string& wher
 }
 
 HardwareSpec load_hardware_file(const std::string& path) {
-  return hardware_from_json(mapping::read_json_file(path), path);
+  return hardware_from_json(base::read_json_file(path), path);
 }
 
 HardwareSpec load_hardware(const std::string& preset_or_file) {

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "base/json_fields.h"
 #include "dram/dram_spec.h"
-#include "mapping/json_fields.h"
 #include "mapping/topology.h"
 #include "noc/noc_config.h"
 #include "pe/pe_spec.h"
@@ -20,16 +20,16 @@ using SpecError = mapping::InputError;
 
 /// Accepted ranges of the numeric fields (docs/FORMATS.md); the DRAM ones are dram::dram_ranges.
 namespace ranges {
-inline constexpr mapping::NumberRange kPeakTflops{1e-3, 1e6, "TFLOP/s"};
-inline constexpr mapping::NumberRange kStartupNs{0, 1e6, "ns"};
-inline constexpr mapping::NumberRange kPjPerFlop{0, 1e3, "pJ"};
-inline constexpr mapping::NumberRange kStaticW{0, 1e5, "W"};
-inline constexpr mapping::NumberRange kClockGhz{1e-3, 100, "GHz"};
-inline constexpr mapping::NumberRange kLinkGbps{1e-3, 1e6, "GB/s"};
-inline constexpr mapping::NumberRange kLinkLatencyNs{0, 1e6, "ns"};
-inline constexpr mapping::NumberRange kLinkPjPerBit{0, 1e3, "pJ/bit"};
-inline constexpr mapping::NumberRange kFlowLinkEfficiency{0.1, 1, "(share of a link's bandwidth)"};
-inline constexpr mapping::NumberRange kFlowResolveFraction{0, 1, "(share of the flows in flight)"};
+inline constexpr base::NumberRange kPeakTflops{1e-3, 1e6, "TFLOP/s"};
+inline constexpr base::NumberRange kStartupNs{0, 1e6, "ns"};
+inline constexpr base::NumberRange kPjPerFlop{0, 1e3, "pJ"};
+inline constexpr base::NumberRange kStaticW{0, 1e5, "W"};
+inline constexpr base::NumberRange kClockGhz{1e-3, 100, "GHz"};
+inline constexpr base::NumberRange kLinkGbps{1e-3, 1e6, "GB/s"};
+inline constexpr base::NumberRange kLinkLatencyNs{0, 1e6, "ns"};
+inline constexpr base::NumberRange kLinkPjPerBit{0, 1e3, "pJ/bit"};
+inline constexpr base::NumberRange kFlowLinkEfficiency{0.1, 1, "(share of a link's bandwidth)"};
+inline constexpr base::NumberRange kFlowResolveFraction{0, 1, "(share of the flows in flight)"};
 inline constexpr uint32_t kMaxFlitBytes = 65536;  ///< a flit wider than this is not a NoC
 inline constexpr int kMaxLinkDelayCycles = 4096;  ///< noc::NocConfig's limit
 }  // namespace ranges

@@ -8,18 +8,18 @@ namespace nmpsim::hw {
 
 namespace {
 
-struct HdmoePoint {
+struct NmpPoint {
   const char* tag;
   double tflops;
   double link_gbytes_per_s;
 };
-const HdmoePoint kHdmoePoints[] = {{"2.5t75g", 2.5, 75.0}, {"5t50g", 5.0, 50.0}, {"10t25g", 10.0, 25.0}};
-const std::pair<int, int> kHdmoeMeshes[] = {{4, 4}, {4, 8}, {8, 8}};
+const NmpPoint kNmpPoints[] = {{"2.5t75g", 2.5, 75.0}, {"5t50g", 5.0, 50.0}, {"10t25g", 10.0, 25.0}};
+const std::pair<int, int> kNmpMeshes[] = {{4, 4}, {4, 8}, {8, 8}};
 
-/// HD-MoE's 3D-NMP chip: one PE per hybrid-bonded DRAM bank, one die, 2D mesh NoC.
-HardwareSpec hdmoe(int w, int h, const HdmoePoint& p) {
+/// The 3D-NMP chip of HD-MoE (Huang et al.): one PE per hybrid-bonded DRAM bank, one die, 2D mesh NoC.
+HardwareSpec nmp(int w, int h, const NmpPoint& p) {
   HardwareSpec s;
-  s.name = "hdmoe-" + std::to_string(w) + "x" + std::to_string(h) + "-" + p.tag;
+  s.name = "nmp-" + std::to_string(w) + "x" + std::to_string(h) + "-" + p.tag;
   char desc[160];
   std::snprintf(desc, sizeof desc,
                 "HD-MoE 3D-NMP chip, %dx%d PEs at %g TFLOP/s, %g GB/s NoC links, 625 GB/s hybrid-bonded DRAM per PE", w,
@@ -37,7 +37,7 @@ HardwareSpec hdmoe(int w, int h, const HdmoePoint& p) {
   return s;
 }
 
-/// MoEntwine's wafer-scale chip: B200-class compute dies with HBM, one die per mesh node.
+/// The wafer-scale chip of Luo et al.'s wafer inference paper: B200-class compute dies with HBM, one die per mesh node.
 HardwareSpec wafer(int w, int h, int wafers_x, int wafers_y, bool border_per_link = false) {
   HardwareSpec s;
   s.node_kind = "die";
@@ -77,25 +77,25 @@ HardwareSpec wafer(int w, int h, int wafers_x, int wafers_y, bool border_per_lin
 
 std::map<std::string, HardwareSpec> build_presets() {
   std::map<std::string, HardwareSpec> all;
-  for (const auto& [w, h] : kHdmoeMeshes)
-    for (const auto& p : kHdmoePoints) {
-      HardwareSpec s = hdmoe(w, h, p);
+  for (const auto& [w, h] : kNmpMeshes)
+    for (const auto& p : kNmpPoints) {
+      HardwareSpec s = nmp(w, h, p);
       all[s.name] = s;
     }
   for (int k : {4, 6, 8}) {
     HardwareSpec s = wafer(k, k, 1, 1);
     s.name = "wsc-" + std::to_string(k) + "x" + std::to_string(k);
-    s.description = "MoEntwine-style wafer: " + std::to_string(k) + "x" + std::to_string(k) +
+    s.description = "wafer-scale chip (Luo et al.): " + std::to_string(k) + "x" + std::to_string(k) +
                     " B200-class dies (2250 TFLOP/s FP16, 180 GB HBM at 8 TB/s), 8 TB/s die-to-die links";
     all[s.name] = s;
   }
   HardwareSpec s = wafer(8, 8, 2, 2);
   s.name = "wsc-4wafer-8x8";
-  s.description = "four 8x8 MoEntwine-style wafers joined edge to edge (2x2), 9 TB/s per wafer border";
+  s.description = "four 8x8 wafers (Luo et al.) joined edge to edge (2x2), 9 TB/s per wafer border";
   all[s.name] = s;
   s = wafer(8, 8, 2, 2, /*border_per_link=*/true);
   s.name = "wsc-4wafer-8x8-wide-border";
-  s.description = "four 8x8 MoEntwine-style wafers (2x2), 9 TB/s on every border link (the other reading)";
+  s.description = "four 8x8 wafers (Luo et al.) (2x2), 9 TB/s on every border link (the other reading)";
   all[s.name] = s;
   return all;
 }

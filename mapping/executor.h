@@ -1,9 +1,10 @@
-// A back end that executes layer schedules: the analytical flow model (mapping/flow_executor.h) or
+// A back end that executes layer schedules: the analytical flow model (flow/flow_executor.h) or
 // the SystemC hardware (firmware/cycle_executor.h). One executor runs one placement's decode steps;
 // mapping/layer_runner.h drives it layer by layer and turns what it reports into results.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -41,5 +42,9 @@ class Executor {
  protected:
   ScheduleTracker tracker_;
 };
+
+/// Makes a fresh executor (e.g. a cycle-level one on the run's SystemC system, which a tool that
+/// needs cycle fidelity gets from the command that runs it without linking SystemC itself).
+using ExecutorFactory = std::function<std::unique_ptr<Executor>()>;
 
 }  // namespace nmpsim::mapping

@@ -6,7 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "mapping/hier_alltoall.h"
 #include "mapping/moe_model.h"
 #include "mapping/placement.h"
 #include "mapping/topology.h"
@@ -19,26 +18,18 @@ struct Groups {
   std::vector<std::vector<int>> ring;  ///< physical nodes of each group, in ring order
   std::vector<int> group_of;           ///< group of each node
   std::vector<int> ring_pos;           ///< position of each node in its group's ring
-  /// Optional full token domains (MoEntwine). Before dispatch every node gathers the tokens of its
-  /// token ring (the TP ring, or HER's ring of same-position dies across wafers); a token then
-  /// reaches an expert from its token ring's member in the expert's domain, and the partial results
-  /// are reduced over the token ring (docs/MODEL.md "Token domains in the layer"). Empty: from home.
-  std::vector<int> domain_of;                   ///< each node's domain
-  std::vector<std::vector<int>> token_ring;     ///< rings of the token all-gather, in ring order
-  std::vector<int> token_ring_of;               ///< each node's token ring
-  std::vector<std::vector<int>> domain_member;  ///< [token ring][domain] -> its member there
   int size() const { return static_cast<int>(ring.size()); }
-  bool has_domains() const { return !domain_of.empty(); }
 };
 /// `group_size` nodes per group (0 = all nodes). Rings are Hamiltonian cycles of the rectangle
 /// when one side is even (every ring hop is one mesh hop), otherwise a snake.
 Groups make_groups(const Topology& t, int group_size);
-/// Groups with the given TP rings, token rings (empty: the TP rings) and token domains (physical
-/// nodes). Throws InputError naming `where` unless both ring sets partition the nodes into equal
-/// rings and every domain holds exactly one member of every token ring.
-Groups groups_with_domains(const std::vector<std::vector<int>>& tp_rings,
-                           const std::vector<std::vector<int>>& token_rings, const std::vector<int>& domain_of,
-                           const std::string& where);
+/// Groups with the given rings of physical nodes. Throws InputError naming `where` unless the rings
+/// partition the `nodes` nodes into equal rings.
+Groups groups_with_rings(const std::vector<std::vector<int>>& rings, int nodes, const std::string& where);
+/// Checks that `rings` partition the n nodes into rings of equal size and fills each node's ring and
+/// (when `pos` is given) its position in it; InputError "<where>: <what>: ..." otherwise.
+void index_rings(const std::vector<std::vector<int>>& rings, int n, const std::string& where, const char* what,
+                 std::vector<int>& ring_of, std::vector<int>* pos);
 /// The groups a run of placement `p` uses: its own layout if it has one (whose group size must be
 /// the run's `attn_tp`, 0 = all nodes), else make_groups(t, attn_tp).
 Groups groups_for(const Placement& p, const Topology& t, int attn_tp);
@@ -58,6 +49,14 @@ struct ExpertWork {
   double bytes = 0;  ///< weight bytes streamed from DRAM
 };
 
+/// One stage of a relayed exchange: its messages [src * nodes + dst] both ways, and the FLOPs each node
+/// spends summing the partial results it receives in the combine. Phases "dispatch_<name>" and
+/// "combine_<name>"; the last stage's are "dispatch" and "combine".
+struct ExchangeStage {
+  std::string name;
+  std::vector<double> dispatch, combine, reduce_flops;
+};
+
 struct LayerPlan {
   int nodes = 0;
   bool dense = false;
@@ -72,30 +71,25 @@ struct LayerPlan {
   std::vector<double> partials;                      ///< per home: partial output vectors it reduces
   std::vector<double> reduce_flops;                  ///< per home: FLOPs to sum those partials (hidden per partial)
   std::vector<double> routed_token_work;             ///< per node: sum over routed experts of tokens x share
-  /// A hierarchical all-to-all (HierDispatch with d > 1): its stages replace dispatch, combine and
-  /// reduce_flops (which are then zero).
-  std::vector<HierStage> stages;
+  /// A relayed exchange (a dispatch planner's): its stages, run in order for the dispatch and in the
+  /// reverse order for the combine, replace dispatch, combine and reduce_flops (which are then zero).
+  std::vector<ExchangeStage> stages;
+  /// Rings over which every node gathers its ring's tokens before the dispatch and reduce-scatters the
+  /// partial results after the combine (DispatchPlanner::token_rings); empty: none.
+  std::vector<std::vector<int>> token_rings;
   double dispatch_total() const;
   double combine_total() const;
 };
 
-/// HD-MoE's communication-efficient dispatch (Sec. IV-D3): experts with full copies on some nodes
-/// (after a pre-broadcast) send each token wholly to the least-loaded node holding a copy.
-struct DynamicDispatch {
-  std::vector<std::vector<int>> full_copies;  ///< per expert: physical nodes holding all of it (empty: none)
-  double peak_flops = 5e12, memory_bytes_per_s = 593.75e9;
-};
-
+class DispatchPlanner;
 /// Plans layer `layer` (0-based over all layers; the first model.dense_layers are dense) for the
 /// batch of tokens [first_token, first_token + batch) of the trace. `physical` holds the placement's
 /// rows already mapped to physical nodes: [moe layer][expert][node]; `rows`, when given, replaces
-/// the layer's rows (experts a runtime policy moved). `serve`, when given, holds fixed copies
-/// (HybridEP's expert domains): the piece of an expert on node v that a token of home h uses is
-/// computed at serve[v * nodes + h], which streams the piece's weights itself.
+/// the layer's rows (experts a runtime policy moved). `planner` plans the routed part (null: direct
+/// dispatch, mapping/dispatch_planner.h).
 LayerPlan plan_layer(const ModelSpec& m, const std::vector<std::vector<std::vector<double>>>& physical, int layer,
                      const RoutingTrace& trace, size_t first_token, const Groups& groups, const RunShape& shape,
-                     const DynamicDispatch* dynamic = nullptr, const HierDispatch* hier = nullptr,
-                     const std::vector<std::vector<double>>* rows = nullptr, const std::vector<int>* serve = nullptr);
+                     const DispatchPlanner* planner = nullptr, const std::vector<std::vector<double>>* rows = nullptr);
 /// Placement rows mapped to physical nodes.
 std::vector<std::vector<std::vector<double>>> physical_shares(const Placement& p);
 

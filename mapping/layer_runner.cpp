@@ -5,7 +5,6 @@
 #include <limits>
 #include <stdexcept>
 
-#include "mapping/flow_executor.h"
 #include "mapping/moe_layer.h"
 
 namespace nmpsim::mapping {
@@ -110,6 +109,7 @@ StrategyResult run_placement(Executor& ex, const RunInputs& in, const Placement&
   const std::vector<double> links0 = ex.link_bytes(), flops0 = ex.node_flops(), dram0 = ex.node_dram_bytes();
   PolicyContext ctx{m, in.trace, in.hw, in.cfg, groups, shares, ex};
   ctx.result = &r;
+  ctx.planner = in.planner ? in.planner : &direct_dispatch();
   ex.tracker().set_phase_done([&](uint64_t serial, int phase, double) {
     LayerSchedule& s = ex.tracker().schedule(serial);
     for (auto& named : policies) named.second->after_phase(ctx, s, serial, phase);
@@ -126,10 +126,10 @@ StrategyResult run_placement(Executor& ex, const RunInputs& in, const Placement&
       ctx.layer_start_s = ex.now_s();
       ctx.previous = layers.empty() ? nullptr : &layers.back();
       LayerInputs li;
+      li.planner = ctx.planner;
       for (auto& named : policies) named.second->before_plan(ctx, li);
-      const LayerPlan plan = plan_layer(m, shares, l, in.trace, ctx.first_token, groups, in.cfg.shape,
-                                        li.use_dynamic ? &li.dynamic : nullptr, &li.hier,
-                                        li.rows.empty() ? nullptr : &li.rows, li.serve.empty() ? nullptr : &li.serve);
+      const LayerPlan plan = plan_layer(m, shares, l, in.trace, ctx.first_token, groups, in.cfg.shape, li.planner,
+                                        li.rows.empty() ? nullptr : &li.rows);
       auto sched = std::make_shared<LayerSchedule>(build_moe_layer(m, plan, groups, in.hw.element_bytes));
       ctx.schedule = ex.tracker().next_serial();
       for (auto& named : policies) named.second->before_layer(ctx, *sched);
@@ -151,21 +151,6 @@ StrategyResult run_placement(Executor& ex, const RunInputs& in, const Placement&
   for (auto& named : policies) r.policies[named.first] = named.second->stats();
   ex.tracker().set_phase_done(nullptr);
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-  return r;
-}
-
-void record_sessions(StrategyResult& r, const FlowExecutor& ex) {
-  const FluidNetwork::Stats& s = ex.network_sessions();
-  r.simulator["noc_sessions"] = {
-      {"sessions", s.sessions}, {"replayed", s.replayed}, {"resimulated", s.resimulated}, {"recorded", s.recorded}};
-}
-
-StrategyResult run_flow(const AnalyticalHardware& hw, const ModelSpec& m, const RoutingTrace& trace, const Placement& p,
-                        const RunConfig& cfg) {
-  FlowExecutor ex(hw);
-  PolicyList none;
-  StrategyResult r = run_placement(ex, RunInputs{m, trace, hw, cfg}, p, none);
-  record_sessions(r, ex);
   return r;
 }
 

@@ -15,20 +15,14 @@ struct RunInputs {
   const RoutingTrace& trace;
   const AnalyticalHardware& hw;
   RunConfig cfg;
+  /// The placement's dispatch planner (Registry::make_planner); null: direct dispatch.
+  const DispatchPlanner* planner = nullptr;
 };
 
 /// Runs cfg.steps decode steps of `p` on `ex` (a fresh executor per placement). `on_layer(step, layer)`
 /// is called after every layer (progress reporting).
 StrategyResult run_placement(Executor& ex, const RunInputs& in, const Placement& p, PolicyList& policies,
                              const std::function<void(int, int)>& on_layer = {});
-
-class FlowExecutor;
-/// The flow network's sessions (replayed, re-simulated, recorded) as `simulator.noc_sessions`.
-void record_sessions(StrategyResult& r, const FlowExecutor& ex);
-
-/// Flow fidelity: run_placement on a FlowExecutor.
-StrategyResult run_flow(const AnalyticalHardware& hw, const ModelSpec& m, const RoutingTrace& trace, const Placement& p,
-                        const RunConfig& cfg);
 
 /// The time of a finished layer along its critical path, attributed to phases (docs/MODEL.md
 /// "Layer schedules"): from the foreground op that ends last, follow the dependency that ended last

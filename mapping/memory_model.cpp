@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "base/memory_budget.h"
-#include "mapping/json_fields.h"
+#include "mapping/base_names.h"
 
 namespace nmpsim::mapping {
 

@@ -1,6 +1,6 @@
 #include "mapping/modes.h"
 
-#include "mapping/json_fields.h"
+#include "mapping/base_names.h"
 
 namespace nmpsim::mapping {
 

@@ -89,10 +89,10 @@ LayerSchedule build_moe_layer(const ModelSpec& m, const LayerPlan& plan, const G
     ring_phase(s, chain, pn::kSharedReduceScatter, CollectiveKind::kRingReduceScatter, plan, groups.ring,
                element_bytes);
   }
-  if (groups.has_domains())
-    ring_phase(s, chain, pn::kTokenAllGather, CollectiveKind::kRingAllGather, plan, groups.token_ring, element_bytes);
-  // A hierarchical all-to-all: one phase per stage, inter levels first ("dispatch_inter_<level>"), the
-  // intra stage last ("dispatch"); the combine in the mirror order, summing at every relay.
+  if (!plan.token_rings.empty())
+    ring_phase(s, chain, pn::kTokenAllGather, CollectiveKind::kRingAllGather, plan, plan.token_rings, element_bytes);
+  // A relayed exchange: one phase per stage, the first ones "dispatch_<stage>", the last "dispatch";
+  // the combine in the mirror order, summing at every relay.
   const auto& st = plan.stages;
   for (size_t k = 0; k + 1 < st.size(); ++k)
     exchange_phase(s, chain, s.phase("dispatch_" + st[k].name, PhaseFamily::kMoeComm), st[k].dispatch, n, nullptr);
@@ -109,8 +109,8 @@ LayerSchedule build_moe_layer(const ModelSpec& m, const LayerPlan& plan, const G
   for (size_t k = st.size(); k >= 2; --k)  // the inter stages, finest first
     exchange_phase(s, chain, s.phase("combine_" + st[k - 2].name, PhaseFamily::kMoeComm), st[k - 2].combine, n,
                    &st[k - 2].reduce_flops);
-  if (groups.has_domains())
-    ring_phase(s, chain, pn::kPartialReduceScatter, CollectiveKind::kRingReduceScatter, plan, groups.token_ring,
+  if (!plan.token_rings.empty())
+    ring_phase(s, chain, pn::kPartialReduceScatter, CollectiveKind::kRingReduceScatter, plan, plan.token_rings,
                element_bytes);
   return s;
 }

@@ -5,7 +5,7 @@
 #include <map>
 
 #include "base/input_file.h"
-#include "mapping/json_fields.h"
+#include "mapping/base_names.h"
 
 namespace nmpsim::mapping {
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "mapping/json_fields.h"
+#include "mapping/base_names.h"
 #include "mapping/layer_plan.h"
 
 namespace nmpsim::mapping {
@@ -87,10 +87,8 @@ nlohmann::json placement_to_json(const Placement& p) {
                       {"node_map", node_map},   {"solver", p.solver},   {"layers", layers}};
   if (!p.stats.empty()) j["stats"] = p.stats;
   if (!p.runtime.empty()) j["runtime"] = p.runtime;
-  if (!p.tp_rings.empty()) {
-    j["layout"] = {{"tp_rings", p.tp_rings}, {"token_domain", p.token_domain}};
-    if (!p.token_rings.empty()) j["layout"]["token_rings"] = p.token_rings;
-  }
+  if (!p.tp_rings.empty()) j["layout"] = {{"tp_rings", p.tp_rings}};
+  if (!p.dispatch.empty()) j["dispatch"] = p.dispatch;
   return j;
 }
 
@@ -139,31 +137,18 @@ void read_rows(const nlohmann::json& layers, Placement& p, const std::string& wh
   }
 }
 
-/// {"tp_rings": [[node, ...], ...], "token_domain": [domain of node 0, ...]}, checked as groups.
-/// A list of rings of node ids, field `key` of the layout.
-std::vector<std::vector<int>> read_rings(const JsonFields& f, const char* key, int nodes, const std::string& where) {
-  const nlohmann::json& rings = f.raw(key);
-  if (!rings.is_array() || rings.empty()) f.fail(key, "expected a non-empty list of rings of node ids");
-  std::vector<std::vector<int>> out;
-  for (const auto& ring : rings) {
-    if (!ring.is_array()) f.fail(key, "expected a list of node ids, got " + describe_json(ring));
-    out.emplace_back();
-    for (const auto& v : ring) out.back().push_back(static_cast<int>(json_index(v, 0, nodes - 1, where, key)));
-  }
-  return out;
-}
-
-/// {"tp_rings": [[node, ...], ...], "token_rings": [...] (optional), "token_domain": [domain of node 0, ...]}.
+/// {"tp_rings": [[node, ...], ...]}: rings of physical nodes that partition the nodes.
 void read_layout(const JsonFields& f, Placement& p, const std::string& where) {
-  p.tp_rings = read_rings(f, "tp_rings", p.nodes, where);
-  if (f.has("token_rings")) p.token_rings = read_rings(f, "token_rings", p.nodes, where);
-  const nlohmann::json& domains = f.raw("token_domain");
-  if (!domains.is_array() || static_cast<int>(domains.size()) != p.nodes)
-    f.fail("token_domain", "expected a list of " + std::to_string(p.nodes) + " domain ids");
-  for (const auto& d : domains)
-    p.token_domain.push_back(static_cast<int>(json_index(d, 0, p.nodes - 1, where, "token_domain entry")));
+  const nlohmann::json& rings = f.raw("tp_rings");
+  if (!rings.is_array() || rings.empty()) f.fail("tp_rings", "expected a non-empty list of rings of node ids");
+  for (const auto& ring : rings) {
+    if (!ring.is_array()) f.fail("tp_rings", "expected a list of node ids, got " + describe_json(ring));
+    p.tp_rings.emplace_back();
+    for (const auto& v : ring)
+      p.tp_rings.back().push_back(static_cast<int>(json_index(v, 0, p.nodes - 1, where, "tp_rings")));
+  }
   f.no_unknown_keys();
-  groups_with_domains(p.tp_rings, p.token_rings, p.token_domain, where);  // throws on an inconsistent layout
+  groups_with_rings(p.tp_rings, p.nodes, where);  // throws unless the rings partition the nodes
 }
 
 }  // namespace
@@ -186,6 +171,13 @@ Placement placement_from_json(const nlohmann::json& j, const std::string& where)
       ok = ok && r.is_object() && r.size() == 2 && r.contains("name") && r["name"].is_string() &&
            r.contains("options") && r["options"].is_object();
     if (!ok) root.fail("runtime", "expected a list of {\"name\": policy, \"options\": {...}}");
+  }
+  if (root.has("dispatch")) {
+    p.dispatch = root.raw("dispatch");
+    const auto& d = p.dispatch;
+    if (!(d.is_object() && d.size() == 2 && d.contains("name") && d["name"].is_string() && d.contains("options") &&
+          d["options"].is_object()))
+      root.fail("dispatch", "expected {\"name\": planner, \"options\": {...}}");
   }
   const auto& layers = root.raw("layers");
   if (!layers.is_array() || layers.empty()) root.fail("layers", "expected a non-empty list of layers");

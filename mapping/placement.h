@@ -24,13 +24,14 @@ struct Placement {
   std::vector<PhysicalNode> node_map;                ///< [logical node] -> physical node
   nlohmann::json solver = nlohmann::json::object();  ///< optional solver statistics
   nlohmann::json stats = nlohmann::json::object();   ///< optional figures of the placement (e.g. "ftd")
-  /// Optional attention layout (MoEntwine): TP groups as rings of physical nodes, and each physical
-  /// node's full token domain. Empty: compact groups of the run's --attn-tp, tokens sent from home.
+  /// Optional attention layout: TP groups as rings of physical nodes. Empty: compact groups of the
+  /// run's --attn-tp.
   std::vector<std::vector<int>> tp_rings;
-  std::vector<std::vector<int>> token_rings;  ///< rings of the token all-gather (empty: the TP rings)
-  std::vector<int> token_domain;
+  /// Optional dispatch planner the placement's tokens travel by: {"name", "options"} (a registered
+  /// planner, Registry::make_planner). Empty: direct dispatch from home.
+  nlohmann::json dispatch = nlohmann::json::object();
   /// Runtime policies the placement needs, run with it whatever the run's --policy list says (e.g.
-  /// HierMoE's hierarchical all-to-all): {"name", "options"} each.
+  /// a hierarchical all-to-all): {"name", "options"} each.
   nlohmann::json runtime = nlohmann::json::array();
 
   Placement() = default;

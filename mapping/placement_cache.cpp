@@ -9,7 +9,7 @@
 
 #include "base/input_file.h"
 #include "base/output_files.h"
-#include "mapping/json_fields.h"
+#include "mapping/base_names.h"
 #include "mapping/strategy.h"
 
 namespace nmpsim::mapping {

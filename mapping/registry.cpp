@@ -3,7 +3,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "mapping/json_fields.h"
+#include "mapping/base_names.h"
 
 namespace nmpsim::mapping {
 
@@ -34,6 +34,66 @@ void Registry::add(AccountingFactory a) {
   if (!a.account || !a.resolve)
     throw std::logic_error("registry: accounting '" + a.name + "' needs account and resolve");
   accountings_.push_back(std::move(a));
+}
+
+void Registry::add(PlannerFactory p) {
+  if (!is_valid_name(p.name)) throw std::logic_error("registry: bad planner name '" + p.name + "'");
+  if (planner(p.name)) throw std::logic_error("registry: planner '" + p.name + "' registered twice");
+  if (!p.create) throw std::logic_error("registry: planner '" + p.name + "' needs create");
+  planners_.push_back(std::move(p));
+}
+
+void Registry::add(HardwareReport r) {
+  if (!is_valid_name(r.name)) throw std::logic_error("registry: bad report name '" + r.name + "'");
+  if (hardware_report(r.name)) throw std::logic_error("registry: report '" + r.name + "' registered twice");
+  if (!r.report) throw std::logic_error("registry: report '" + r.name + "' needs report");
+  hardware_reports_.push_back(std::move(r));
+}
+
+void Registry::add(PlacementTool t) {
+  if (!is_valid_name(t.name)) throw std::logic_error("registry: bad tool name '" + t.name + "'");
+  for (const auto& u : placement_tools_)
+    if (u.name == t.name) throw std::logic_error("registry: tool '" + t.name + "' registered twice");
+  if (!t.run) throw std::logic_error("registry: tool '" + t.name + "' needs run");
+  placement_tools_.push_back(std::move(t));
+}
+
+void Registry::add_default_strategy(const std::string& name) {
+  if (!strategy(name)) throw std::logic_error("registry: default strategy '" + name + "' is not registered");
+  default_strategies_.push_back(name);
+}
+
+std::string Registry::default_strategies() const {
+  std::string out;
+  for (const std::string& n : default_strategies_) out += (out.empty() ? "" : ",") + n;
+  return out;
+}
+
+const PlannerFactory* Registry::planner(const std::string& name) const {
+  for (const auto& p : planners_)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+std::unique_ptr<DispatchPlanner> Registry::make_planner(const Placement& p, const Topology& topology,
+                                                        const Groups& groups) const {
+  if (p.dispatch.empty()) return nullptr;
+  const std::string name = p.dispatch.at("name").get<std::string>();
+  const std::string where = "placement '" + p.strategy + "': dispatch";
+  const PlannerFactory* f = planner(name);
+  if (!f)
+    throw InputError(where + ": unknown planner '" + name + "' (known: " + [&] {
+      std::string known;
+      for (const auto& q : planners_) known += (known.empty() ? "" : ", ") + q.name;
+      return known.empty() ? std::string("none") : known;
+    }() + ")");
+  return f->create(p.dispatch.at("options"), topology, groups, where + " '" + name + "'");
+}
+
+const HardwareReport* Registry::hardware_report(const std::string& name) const {
+  for (const auto& r : hardware_reports_)
+    if (r.name == name) return &r;
+  return nullptr;
 }
 
 const AccountingFactory* Registry::accounting(const std::string& name) const {
@@ -97,6 +157,24 @@ std::string Registry::describe_accountings() const {
   return os.str();
 }
 
+std::string Registry::describe_planners() const {
+  std::ostringstream os;
+  for (const auto& p : planners_) {
+    os << "  " << p.name << ": " << p.description << "\n";
+    describe_options(os, p.options);
+  }
+  return os.str();
+}
+
+std::string Registry::describe_hardware_reports() const {
+  std::ostringstream os;
+  for (const auto& r : hardware_reports_) {
+    os << "  " << r.name << ": " << r.description << "\n";
+    describe_options(os, r.options);
+  }
+  return os.str();
+}
+
 std::string Registry::describe_policies() const {
   std::ostringstream os;
   for (const auto& p : policies_) {
@@ -135,6 +213,9 @@ class CbStrategy : public PlacementStrategy {
   std::vector<OptionDoc> options() const override {
     return {{"regions", "0", "mesh regions (0: 2 for models with <= 8 experts, else 8, reduced until they tile)"}};
   }
+  std::vector<FlagAlias> flag_aliases() const override {
+    return {{"cb-regions", "regions", "same as --strategy-opt cb.regions=N (0 = 2 for <= 8 experts, else 8)"}};
+  }
   nlohmann::json resolve_options(const nlohmann::json& given, const std::string& where,
                                  const StrategyContext& ctx) const override {
     const JsonFields f(given, where, "");
@@ -154,6 +235,7 @@ void register_baselines(Registry& r) {
   r.add(std::make_unique<TpStrategy>());
   r.add(std::make_unique<EpStrategy>());
   r.add(std::make_unique<CbStrategy>());
+  for (const char* n : {"tp", "ep", "cb"}) r.add_default_strategy(n);
 }
 
 }  // namespace nmpsim::mapping

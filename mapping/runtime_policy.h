@@ -1,6 +1,7 @@
 // Runtime policies: firmware-like decisions made while a placement runs (HD-MoE's pre-broadcast,
 // balancers, expert swaps, prefetches). A policy sees the run through PolicyContext and acts through
-// its hooks: it may change how a layer routes tokens (before_plan), add operations to a layer's
+// its hooks: it may change how a layer routes tokens (before_plan: its rows, or a DispatchPlanner of
+// its own, mapping/dispatch_planner.h), add operations to a layer's
 // schedule (before_layer, after_phase) and reports its own statistics. The same hooks run at both
 // fidelities; docs/EXTENDING.md shows how to write one.
 #pragma once
@@ -12,8 +13,9 @@
 #include <utility>
 #include <vector>
 
+#include "mapping/analytical_hardware.h"
+#include "mapping/dispatch_planner.h"
 #include "mapping/executor.h"
-#include "mapping/flow_model.h"
 #include "mapping/layer_plan.h"
 #include "mapping/run_result.h"
 
@@ -37,28 +39,27 @@ struct PolicyContext {
   const std::vector<std::vector<std::vector<double>>>& shares;
   Executor& executor;  ///< now_s(), tracker().done(OpRef), cancel(OpRef)
   int step = 0;
-  int layer = 0;                           ///< current layer, 0-based over all layers (dense ones first)
-  size_t first_token = 0;                  ///< the step's first trace token
-  uint64_t schedule = 0;                   ///< serial number of the current layer's schedule (for OpRefs)
-  double layer_start_s = 0;                ///< when the current layer started
-  const LayerRecord* previous = nullptr;   ///< the previous layer of this step (null for the first)
-  const StrategyResult* result = nullptr;  ///< phase table of `previous`
+  int layer = 0;                             ///< current layer, 0-based over all layers (dense ones first)
+  size_t first_token = 0;                    ///< the step's first trace token
+  uint64_t schedule = 0;                     ///< serial number of the current layer's schedule (for OpRefs)
+  double layer_start_s = 0;                  ///< when the current layer started
+  const LayerRecord* previous = nullptr;     ///< the previous layer of this step (null for the first)
+  const StrategyResult* result = nullptr;    ///< phase table of `previous`
+  const DispatchPlanner* planner = nullptr;  ///< the placement's dispatch planner (direct if it has none)
   int moe_layer() const { return layer - model.dense_layers; }
 };
 
 /// How the current layer routes tokens; before_plan may change it.
 struct LayerInputs {
-  /// Experts with full copies on several nodes get least-loaded dispatch (HD-MoE Sec. IV-D3).
-  DynamicDispatch dynamic;
-  bool use_dynamic = false;
-  /// A hierarchical all-to-all (HierMoE) when hier.dimensions > 1.
-  HierDispatch hier;
-  /// The layer's shares [expert][node] when a policy moved experts (HierMoE's online swap); empty:
-  /// the placement's.
+  /// The layer's shares [expert][node] when a policy moved experts (e.g. an online swap); empty: the
+  /// placement's.
   std::vector<std::vector<double>> rows;
-  /// Fixed expert copies (HybridEP's domains): serve[v * nodes + h] computes, for tokens of home h,
-  /// the piece of every expert native to node v (plan_layer). Empty: each piece at its node.
-  std::vector<int> serve;
+  /// Plans the routed part of the layer: the placement's planner (RunInputs::planner, else direct
+  /// dispatch) unless a policy hands the layer its own (which must outlive the layer's planning).
+  const DispatchPlanner* planner = nullptr;
+  /// The policy that replaced the placement's planner ("" while it is the placement's): a second
+  /// policy that would replace it refuses the combination with a one-line error naming both.
+  std::string planner_from;
 };
 
 class RuntimePolicy {

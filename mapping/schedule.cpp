@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "mapping/json_fields.h"
+#include "mapping/base_names.h"
 
 namespace nmpsim::mapping {
 

@@ -1,7 +1,7 @@
 // A layer schedule: the work of one decode step through one layer as typed operations with explicit
 // dependencies, each labelled with a phase and a stream. Both back ends execute the same schedule:
 // the SystemC firmware (cycle fidelity, firmware/cycle_executor.h) and the analytical flow model
-// (flow fidelity, mapping/flow_executor.h). docs/MODEL.md "Layer schedules" states the semantics.
+// (flow fidelity, flow/flow_executor.h). docs/MODEL.md "Layer schedules" states the semantics.
 //
 // Operations:
 //  - compute: a node runs `flops` FLOPs while streaming `bytes` of weights from its own DRAM;

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "mapping/flow_model.h"
+#include "mapping/analytical_hardware.h"
 #include "mapping/placement.h"
 
 namespace nmpsim::mapping {
@@ -22,6 +22,14 @@ struct OptionDoc {
   std::string name;           ///< key in the options object, e.g. "gamma"
   std::string default_value;  ///< as shown in help, e.g. "1" or "the run's batch"
   std::string meaning;
+};
+
+/// A flag of `nmpsim place` (`--<flag> VALUE`) that sets option `option` of the strategies that
+/// declare it, as `--strategy-opt NAME.<option>=VALUE` would (short spellings for common options).
+struct FlagAlias {
+  std::string flag;     ///< without the dashes, e.g. "gamma"
+  std::string option;   ///< the option key, e.g. "gamma"
+  std::string meaning;  ///< help text
 };
 
 /// Everything a strategy may build from.
@@ -65,6 +73,16 @@ class PlacementStrategy {
   virtual bool expensive() const { return false; }
   /// Lines `nmpsim place` prints about a placement this strategy built (its solver statistics).
   virtual std::vector<std::string> summary(const Placement&) const { return {}; }
+  /// Flags of `nmpsim place` that set this strategy's options.
+  virtual std::vector<FlagAlias> flag_aliases() const { return {}; }
+  /// An extra file `nmpsim place --<flag> FILE` writes beside a placement this strategy built (e.g. a
+  /// solver's convergence), from the placement and the context it was built in.
+  struct ExtraOutput {
+    std::string flag;     ///< without the dashes
+    std::string meaning;  ///< help text
+    std::function<std::string(const Placement& built, const StrategyContext& ctx)> text;
+  };
+  virtual std::vector<ExtraOutput> extra_outputs() const { return {}; }
 };
 
 }  // namespace nmpsim::mapping

@@ -6,6 +6,8 @@
 #include <array>
 #include <string>
 
+#include "mapping/base_names.h"
+
 namespace nmpsim::mapping {
 
 /// The highest hierarchy boundary a link crosses.

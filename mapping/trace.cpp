@@ -4,10 +4,10 @@
 #include <cmath>
 #include <numeric>
 
+#include "base/rng.h"
+#include "mapping/base_names.h"
 #include "mapping/data_files.h"
-#include "mapping/json_fields.h"
 #include "mapping/moe_model.h"
-#include "mapping/rng.h"
 
 namespace nmpsim::mapping {
 

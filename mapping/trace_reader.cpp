@@ -3,7 +3,7 @@
 #include <map>
 #include <set>
 
-#include "mapping/json_fields.h"
+#include "mapping/base_names.h"
 #include "mapping/trace.h"
 
 namespace nmpsim::mapping {

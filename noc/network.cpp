@@ -5,7 +5,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "mapping/slot_table.h"
+#include "base/slot_table.h"
 #include "noc/flit_word.h"
 
 namespace nmpsim::noc {
@@ -88,7 +88,7 @@ uint64_t Network::enqueue(int src, int dst, uint64_t bytes, uint32_t flits, uint
 void Network::admit(uint64_t id, int src, int dst, uint64_t bytes, uint32_t flits, uint32_t packet_flits,
                     uint64_t cycle, uint64_t tag, const SessionSend* key) {
   if (idle()) last_progress_ = cycle;  // watchdog counts from when work appears
-  const uint32_t ms = mapping::take_slot(messages_, free_messages_);
+  const uint32_t ms = base::take_slot(messages_, free_messages_);
   MessageRec& m = messages_[ms];
   m.id = id;
   if (in_session_) {
@@ -116,7 +116,7 @@ void Network::admit(uint64_t id, int src, int dst, uint64_t bytes, uint32_t flit
   if (q->packets.empty()) ++ni.busy_queues;
   q->flits += flits;
   for (uint32_t p = 0; p < packets; ++p) {
-    const uint32_t ps = mapping::take_slot(packets_, free_packets_);
+    const uint32_t ps = base::take_slot(packets_, free_packets_);
     PacketRec& pr = packets_[ps];
     pr.message = ms;
     pr.dst = static_cast<uint32_t>(dst);

@@ -9,8 +9,8 @@ size_t Session::footprint_bytes() const {
 }
 
 uint64_t SessionCache::key(const SessionSend& f) {
-  return mapping::session_key({uint64_t(f.local), f.rel_cycle, uint64_t(uint32_t(f.src)), uint64_t(uint32_t(f.dst)),
-                               f.bytes, uint64_t(f.flits), uint64_t(f.packet_flits)});
+  return base::session_key({uint64_t(f.local), f.rel_cycle, uint64_t(uint32_t(f.src)), uint64_t(uint32_t(f.dst)),
+                            f.bytes, uint64_t(f.flits), uint64_t(f.packet_flits)});
 }
 
 }  // namespace nmpsim::noc

@@ -18,7 +18,7 @@
 #include <memory>
 #include <vector>
 
-#include "mapping/session_lru.h"
+#include "base/session_lru.h"
 #include "noc/noc_config.h"
 
 namespace nmpsim::noc {
@@ -71,7 +71,7 @@ struct Session {
   size_t footprint_bytes() const;
 };
 
-/// Recorded sessions, found by their first send (mapping::SessionLru: a few sessions per first send,
+/// Recorded sessions, found by their first send (base::SessionLru: a few sessions per first send,
 /// and a total memory budget past which the least recently used session makes room).
 class SessionCache {
  public:
@@ -90,7 +90,7 @@ class SessionCache {
   uint64_t tick() { return lru_.tick(); }
 
  private:
-  mapping::SessionLru<Session> lru_{kPerKey, kBudgetBytes};
+  base::SessionLru<Session> lru_{kPerKey, kBudgetBytes};
 };
 
 }  // namespace nmpsim::noc

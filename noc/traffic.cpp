@@ -46,7 +46,7 @@ SyntheticTraffic::SyntheticTraffic(const MeshGeometry& geo, const TrafficConfig&
   const int n = geo_.width * geo_.height;
   rngs_.reserve(static_cast<size_t>(n));
   uint64_t s = cfg_.seed;
-  for (int node = 0; node < n; ++node) rngs_.emplace_back(mapping::Rng::splitmix64(s));
+  for (int node = 0; node < n; ++node) rngs_.emplace_back(base::Rng::splitmix64(s));
   if (packet_prob_ <= 0.0 || n < 2) return;
   for (int node = 0; node < n; ++node) {
     heap_.push(Next{rngs_[node].geometric(packet_prob_) - 1, node});
@@ -59,7 +59,7 @@ void SyntheticTraffic::schedule(int node, uint64_t after) {
 
 int SyntheticTraffic::destination(int src) {
   const int n = geo_.width * geo_.height;
-  mapping::Rng& rng = rngs_[src];
+  base::Rng& rng = rngs_[src];
   auto uniform_other = [&] {
     const int r = static_cast<int>(rng.below(static_cast<uint64_t>(n - 1)));
     return r >= src ? r + 1 : r;

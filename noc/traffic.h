@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "mapping/rng.h"
+#include "base/rng.h"
 #include "noc/noc_config.h"
 
 namespace nmpsim::noc {
@@ -60,7 +60,7 @@ class SyntheticTraffic {
   MeshGeometry geo_;
   TrafficConfig cfg_;
   double packet_prob_;
-  std::vector<mapping::Rng> rngs_;  // one stream per node: results do not depend on emission order
+  std::vector<base::Rng> rngs_;  // one stream per node: results do not depend on emission order
   std::priority_queue<Next, std::vector<Next>, std::greater<Next>> heap_;
 };
 

@@ -19,7 +19,7 @@
 #include <systemc>
 #include <vector>
 
-#include "mapping/rng.h"
+#include "base/rng.h"
 #include "noc/sc_router.h"
 #include "rtl_checks/rtl_router.h"
 
@@ -79,7 +79,7 @@ class RouterCosim : public sc_core::sc_module {
 
   CosimConfig cfg_;
   noc::MeshGeometry geo_;
-  mapping::Rng rng_;
+  base::Rng rng_;
   sc_core::sc_signal<bool> rst_{"rst", true};
   sc_core::sc_vector<sc_core::sc_signal<uint64_t>> in_flit_, sc_out_flit_, rtl_out_flit_;
   sc_core::sc_vector<sc_core::sc_signal<uint32_t>> in_credit_, sc_out_credit_, rtl_out_credit_;

@@ -44,7 +44,7 @@ inline nlohmann::json preset_json(const std::string& name) {
 /// A hardware file: the 4x4 preset with one field changed.
 inline std::function<void(const std::string&)> hw_with(const std::string& pointer, nlohmann::json value) {
   return [pointer, value](const std::string& dir) {
-    nlohmann::json j = preset_json("hdmoe-4x4-5t50g");
+    nlohmann::json j = preset_json("nmp-4x4-5t50g");
     j[nlohmann::json::json_pointer(pointer)] = value;
     write(dir + "/hw.json", j.dump());
   };

@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "mapping/flow_model.h"
+#include "mapping/analytical_hardware.h"
 #include "mapping/moe_model.h"
 #include "mapping/trace.h"
 

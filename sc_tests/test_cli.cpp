@@ -133,30 +133,39 @@ TEST(CliHw, ListsPresetsOnePerLineNameFirst) {
   const CliRun r = nmpsim("hw --list-presets");
   EXPECT_EQ(r.code, 0);
   EXPECT_EQ(lines(r.out), 14);
-  EXPECT_EQ(r.out.rfind("hdmoe-4x4-10t25g ", 0), 0u);
+  EXPECT_EQ(r.out.rfind("nmp-4x4-10t25g ", 0), 0u);
   EXPECT_NE(r.out.find("\nwsc-4wafer-8x8 "), std::string::npos);
 }
 
 TEST(CliHw, DescribesAPreset) {
-  const CliRun r = nmpsim("hw --preset hdmoe-4x8-5t50g --describe");
+  const CliRun r = nmpsim("hw --preset nmp-4x8-5t50g --describe");
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("32 x nmp-pe on a 4x8 mesh"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("100 FLOP per byte of one link"), std::string::npos) << r.out;  // 5e12 / 50e9
-  EXPECT_NE(r.out.find("hierarchy: D = 1 (no level"), std::string::npos) << r.out;
+  const CliRun h = nmpsim("hw --preset nmp-4x8-5t50g --report hierarchy");             // a method's report
+  EXPECT_EQ(h.code, 0) << h.out;
+  EXPECT_NE(h.out.find("hierarchy: D = 1 (no level"), std::string::npos) << h.out;
+  EXPECT_EQ(h.out.find("100 FLOP per byte"), std::string::npos) << h.out;  // --report alone: no description
+  const CliRun list = nmpsim("hw --list-reports");
+  EXPECT_EQ(list.code, 0) << list.out;
+  EXPECT_NE(list.out.find("  hierarchy: "), std::string::npos) << list.out;
 }
 
 TEST(CliHw, ShowsTheHierarchyAndFitsItsAllToAllCosts) {
-  const CliRun r = nmpsim("hw --preset wsc-4wafer-8x8 --virtual-levels 1 --fit-levels");
+  const CliRun r =
+      nmpsim("hw --preset wsc-4wafer-8x8 --report hierarchy --report-opt virtual_levels=1 --report-opt fit=true");
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("hierarchy: D = 3; wafer: 4 groups of 64 nodes; quadrant-1: 16 groups of 16 nodes"),
             std::string::npos)
       << r.out;
   for (const char* kind : {"flat ", "inter-wafer ", "intra-wafer ", "inter-quadrant-1 ", "intra-quadrant-1 "})
     EXPECT_NE(r.out.find(kind), std::string::npos) << kind << r.out;
-  const CliRun bad = nmpsim("hw --preset wsc-4x4 --virtual-levels 3");
+  const CliRun bad = nmpsim("hw --preset wsc-4x4 --report hierarchy --report-opt virtual_levels=3");
   EXPECT_EQ(bad.code, 2) << bad.out;
   EXPECT_EQ(lines(bad.out), 1) << bad.out;
-  EXPECT_NE(bad.out.find("--virtual-levels: 3 virtual levels do not split a 4x4 wafer"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("--report hierarchy: virtual_levels: 3 virtual levels do not split a 4x4 wafer"),
+            std::string::npos)
+      << bad.out;
 }
 
 TEST(CliHw, BadInputIsOneLineExitTwo) {
@@ -175,7 +184,7 @@ TEST(CliHw, BadInputIsOneLineExitTwo) {
 TEST(CliHw, ExerciseWritesVcdAndEnergyJson) {
   const std::string vcd = ::testing::TempDir() + "/cli_hw.vcd", json = ::testing::TempDir() + "/cli_hw.json";
   const CliRun r =
-      nmpsim("hw --preset hdmoe-4x4-5t50g --exercise --exercise-weight-mib 1 --vcd " + vcd + " --json " + json);
+      nmpsim("hw --preset nmp-4x4-5t50g --exercise --exercise-weight-mib 1 --vcd " + vcd + " --json " + json);
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_EQ(r.out.find("Warning"), std::string::npos) << r.out.substr(0, 500);
   std::ifstream in(vcd);
@@ -208,7 +217,7 @@ TEST(CliRun, CycleResultsDoNotDependOnWorkerCountOrOnTheOtherStrategies) {
   // Every strategy runs in its own worker process with its own hardware: one worker or two, alone
   // or after others, a strategy's numbers are the same to the last digit.
   const std::string dir = ::testing::TempDir() + "/cli_jobs";
-  const std::string base = "run --hw hdmoe-4x4-5t50g --batch 8 --steps 1 --context 256 --no-plots --quiet ";
+  const std::string base = "run --hw nmp-4x4-5t50g --batch 8 --steps 1 --context 256 --no-plots --quiet ";
   ASSERT_EQ(nmpsim(base + "--strategy tp,ep,cb --jobs 1 --out " + dir + "/one").code, 0);
   ASSERT_EQ(nmpsim(base + "--strategy tp,ep,cb --jobs 2 --out " + dir + "/two").code, 0);
   ASSERT_EQ(nmpsim(base + "--strategy cb --out " + dir + "/alone").code, 0);
@@ -249,7 +258,7 @@ TEST(CliRun, SessionReplayGivesTheSameMessageLog) {
   const std::string dir = ::testing::TempDir() + "/cli_replay";
   ASSERT_NO_FATAL_FAILURE(
       run_with_and_without_replay(dir,
-                                  "run --hw hdmoe-4x4-5t50g --batch 8 --context 256 --steps 2 --no-plots --quiet "
+                                  "run --hw nmp-4x4-5t50g --batch 8 --context 256 --steps 2 --no-plots --quiet "
                                   "--message-log --strategy tp,ep --set noc.replay_sessions=",
                                   {"messages-tp.csv", "messages-ep.csv", "layers.csv", "links.csv"}));
   // The second step repeats the first (and TP's layers each other).
@@ -264,7 +273,7 @@ TEST(CliRun, FlowSessionReplayGivesTheSameResultsToTheBit) {
   const std::string dir = ::testing::TempDir() + "/cli_flow_replay";
   ASSERT_NO_FATAL_FAILURE(run_with_and_without_replay(
       dir,
-      "run --hw hdmoe-4x4-5t50g --batch 8 --context 256 --steps 2 --no-plots --quiet --fidelity flow "
+      "run --hw nmp-4x4-5t50g --batch 8 --context 256 --steps 2 --no-plots --quiet --fidelity flow "
       "--strategy tp,ep,cb --set noc.replay_sessions=",
       {"layers.csv", "links.csv"}));
   EXPECT_GT(noc_sessions(dir, "true", "tp", "replayed"), 10);
@@ -286,7 +295,7 @@ TEST(CliRun, StrategiesWithTheSamePlacementAreSimulatedOnceAndGetTheSameResults)
   // strategies report its results (and its message log); CB in between keeps its own.
   const std::string dir = ::testing::TempDir() + "/cli_same";
   std::filesystem::create_directories(dir);
-  const std::string args = "--hw hdmoe-4x4-5t50g --batch 8 --context 256 ";
+  const std::string args = "--hw nmp-4x4-5t50g --batch 8 --context 256 ";
   ASSERT_EQ(nmpsim("place --strategy ep " + args + "--out " + dir + "/ep.json").code, 0);
   nlohmann::json p = nlohmann::json::parse(std::ifstream(dir + "/ep.json"));
   p["strategy"] = "ep-copy";
@@ -314,8 +323,7 @@ TEST(CliRun, StrategiesWithTheSamePlacementAreSimulatedOnceAndGetTheSameResults)
 
 TEST(CliRun, WritesSummaryCsvAndPlotsForEveryStrategy) {
   const std::string out = ::testing::TempDir() + "/cli_run";
-  const CliRun r =
-      nmpsim("run --hw hdmoe-4x4-5t50g --strategy tp,ep,cb --batch 16 --steps 2 --context 256 --out " + out);
+  const CliRun r = nmpsim("run --hw nmp-4x4-5t50g --strategy tp,ep,cb --batch 16 --steps 2 --context 256 --out " + out);
   ASSERT_EQ(r.code, 0) << r.out;
   for (const char* s : {"tp ", "ep ", "cb "}) EXPECT_NE(r.out.find(s), std::string::npos) << r.out;
   const nlohmann::json j = nlohmann::json::parse(std::ifstream(out + "/summary.json"));
@@ -384,7 +392,7 @@ TEST(CliRun, WritesSummaryCsvAndPlotsForEveryStrategy) {
   // The complete spec is in summary.json.
   EXPECT_EQ(j["spec"]["batch"], 16);
   EXPECT_EQ(j["spec"]["strategies"].size(), 3u);
-  EXPECT_EQ(j["spec"]["hardware"], "hdmoe-4x4-5t50g");
+  EXPECT_EQ(j["spec"]["hardware"], "nmp-4x4-5t50g");
   for (const char* png : {"/links_tp.png", "/links_ep.png", "/links_cb.png", "/node_load.png", "/phases.png"}) {
     std::ifstream f(out + png, std::ios::binary);
     char magic[4] = {};
@@ -396,7 +404,7 @@ TEST(CliRun, WritesSummaryCsvAndPlotsForEveryStrategy) {
 TEST(CliRun, FlowFidelityAndPlacementFiles) {
   const std::string out = ::testing::TempDir() + "/cli_flow";
   const CliRun r = nmpsim(
-      "run --hw hdmoe-4x4-5t50g --model deepseek-v2-lite --fidelity flow --batch 32 --strategy ep "
+      "run --hw nmp-4x4-5t50g --model deepseek-v2-lite --fidelity flow --batch 32 --strategy ep "
       "--no-plots --out " +
       out);
   ASSERT_EQ(r.code, 0) << r.out;
@@ -405,7 +413,7 @@ TEST(CliRun, FlowFidelityAndPlacementFiles) {
   EXPECT_EQ(j["strategies"]["ep"]["layers"].size(), 27u);  // 1 dense + 26 MoE layers
   // The same in cycle fidelity, briefly: a dense layer has phases with no work, and SystemC stays quiet.
   const CliRun c = nmpsim(
-      "run --hw hdmoe-4x4-5t50g --model deepseek-v2-lite --batch 4 --steps 1 --strategy ep "
+      "run --hw nmp-4x4-5t50g --model deepseek-v2-lite --batch 4 --steps 1 --strategy ep "
       "--no-plots --out " +
       out);
   EXPECT_EQ(c.code, 0) << c.out;
@@ -456,7 +464,7 @@ TEST(CliRun, StrategyAllRunsEveryRegisteredStrategyAndASecondRunReusesTheSolve) 
   const std::string dir = ::testing::TempDir() + "/cli_all", cache = dir + "/cache";
   std::filesystem::remove_all(dir);  // a fresh cache: the first run must solve
   const std::string args =
-      "run --hw hdmoe-4x4-5t50g --fidelity flow --strategy all --batch 16 --steps 1 --no-plots "
+      "run --hw nmp-4x4-5t50g --fidelity flow --strategy all --batch 16 --steps 1 --no-plots "
       "--strategy-opt hdmoe-node.time_limit_s=0.05 --strategy-opt hdmoe.time_limit_s=0.05 "
       "--cache-dir " +
       cache + " --out " + dir;
@@ -482,7 +490,7 @@ TEST(CliRun, TheAuthorsAccountingGivesTheirTpRowAndItsSpecReruns) {
   // data/reference/hdmoe/ACCOUNTING.md: Mixtral 4x8, 10 TFLOP/s, 25 GB/s, B = 16: TP 2994.08 us.
   const std::string dir = ::testing::TempDir() + "/cli_accounting";
   const CliRun r = nmpsim(
-      "run --hw hdmoe-4x8-10t25g --model mixtral-8x7b --trace mtbench-reasoning --batch 16 --steps 1 "
+      "run --hw nmp-4x8-10t25g --model mixtral-8x7b --trace mtbench-reasoning --batch 16 --steps 1 "
       "--strategy tp --accounting hdmoe-authors --no-plots --out " +
       dir + "/a");
   ASSERT_EQ(r.code, 0) << r.out;
@@ -499,7 +507,7 @@ TEST(CliRun, TheAuthorsAccountingGivesTheirTpRowAndItsSpecReruns) {
 TEST(CliRun, TheSpecInSummaryJsonReproducesTheRun) {
   const std::string dir = ::testing::TempDir() + "/cli_spec";
   const CliRun r = nmpsim(
-      "run --hw hdmoe-4x4-10t25g --model deepseek-v2-lite --trace synthetic --skew 1.1 --seed 7 "
+      "run --hw nmp-4x4-10t25g --model deepseek-v2-lite --trace synthetic --skew 1.1 --seed 7 "
       "--batch 24 --steps 2 --attn-tp 4 --strategy tp,cb --cb-regions 4 --fidelity flow --no-plots "
       "--out " +
       dir + "/a");
@@ -546,7 +554,7 @@ TEST(CliRun, BadInputsAreOneLineExitTwo) {
   { std::ofstream(dir + "/t_bad.json") << "{\"0\": [[0, 9]]}"; }
   { std::ofstream(dir + "/t_k.json") << "{\"0\": [[0, 1, 2]]}"; }
   { std::ofstream(dir + "/p_bad.json") << "{\"experts\": 8, \"nodes\": 16, \"layers\": [[[[0, 0.5]]]]}"; }
-  nlohmann::json small_hw = nlohmann::json::parse(nmpsim("hw --preset hdmoe-4x4-5t50g --print-json").out);
+  nlohmann::json small_hw = nlohmann::json::parse(nmpsim("hw --preset nmp-4x4-5t50g --print-json").out);
   small_hw["memory"]["capacity_bytes"] = 1 << 30;
   { std::ofstream(dir + "/hw_small.json") << small_hw.dump(); }
   const std::vector<std::pair<std::string, std::string>> cases = {
@@ -554,7 +562,7 @@ TEST(CliRun, BadInputsAreOneLineExitTwo) {
       {"run --hw nope", "unknown hardware preset 'nope'"},
       {"run --trace " + dir + "/t_bad.json", "expert id 9 out of range"},
       {"run --trace " + dir + "/t_k.json", "expected 2 expert ids (top-k)"},
-      {"run --strategy " + dir + "/p_bad.json --hw hdmoe-4x4-5t50g", "expected 8 expert rows"},
+      {"run --strategy " + dir + "/p_bad.json --hw nmp-4x4-5t50g", "expected 8 expert rows"},
       {"run --hw " + dir + "/hw_small.json --strategy tp", "of MoE weights do not fit in 16 nodes"},
       {"run --batch 0", "--batch: must be in"},
       {"run --fidelity exact", "--fidelity: expected cycle or flow"},

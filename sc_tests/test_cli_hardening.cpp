@@ -54,7 +54,7 @@ TEST(CliHardening, NoCrashOnDeepTracesUnwritableVcdsOrInfiniteOptions) {
   for (const Case& c : std::vector<Case>{
            {"trace_nested_100k", kRun + " --trace {D}/t.json", 2,
             "t.json: layer 0 token 0: expert id: expected an integer, got an array", file("t.json", deep)},
-           {"hw_vcd_unwritable", "hw --preset hdmoe-4x4-5t50g --exercise --vcd /nonexistent/d/x.vcd", 2,
+           {"hw_vcd_unwritable", "hw --preset nmp-4x4-5t50g --exercise --vcd /nonexistent/d/x.vcd", 2,
             "--vcd: directory '/nonexistent/d' does not exist"},
            {"run_vcd_unwritable", "run --strategy tp --steps 1 --batch 8 --vcd /nonexistent/d/x.vcd --out {D}/o", 2,
             "--vcd: directory '/nonexistent/d' does not exist"},
@@ -89,7 +89,7 @@ TEST(CliHardening, EveryNumberHasAPhysicalRange) {
            {"flit_derived", kRun + " --hw {D}/hw.json", 2,
             "noc.clock_ghz: 0.001 GHz with 100 GB/s links needs 100000-byte flits (at most 65536)",
             [](const std::string& d) {
-              nlohmann::json j = preset_json("hdmoe-4x4-5t50g");
+              nlohmann::json j = preset_json("nmp-4x4-5t50g");
               j["noc"]["clock_ghz"] = 0.001;
               j["noc"]["flit_bytes"] = 0;
               j["links"]["on_die"]["gbytes_per_s"] = 100;
@@ -115,16 +115,16 @@ TEST(CliHardening, BadInputsGetExitCodeTwoNotOne) {
            {"noc_vcd_dir", "noc --router rtl --mesh 2x2 --cycles 100 --vcd {D}/vd", 2,
             "--vcd: cannot write '{D}/vd': it is a directory",
             [](const std::string& d) { fs::create_directory(d + "/vd"); }},
-           {"exercise_weights", "hw --preset hdmoe-4x4-5t50g --exercise --exercise-weight-mib 8193", 2,
+           {"exercise_weights", "hw --preset nmp-4x4-5t50g --exercise --exercise-weight-mib 8193", 2,
             "--exercise-weight-mib: 8193 MiB of weights is more than a node's 8192 MiB"},
-           {"exercise_messages", "hw --preset hdmoe-4x4-5t50g --exercise --exercise-message-bytes 4294967296", 2,
+           {"exercise_messages", "hw --preset nmp-4x4-5t50g --exercise --exercise-message-bytes 4294967296", 2,
             "--exercise-message-bytes: 4294967296 bytes"},
            {"placement_huge", kBase + " --strategy {D}/p.json", 2,
             "p.json: layers: 1 layers x 65535 experts x 65536 nodes",
             file("p.json", R"({"experts": 65535, "nodes": 65536, "layers": [[]]})")},
            {"mesh_256", kRun + " --hw {D}/hw.json", 2, "65536 nodes; MoE runs take at most 4096",
             [](const std::string& d) {
-              nlohmann::json j = preset_json("hdmoe-4x4-5t50g");
+              nlohmann::json j = preset_json("nmp-4x4-5t50g");
               j["mesh"] = {{"width", 256}, {"height", 256}};
               j["die"] = j["wafer"] = {{"width", 256}, {"height", 256}};
               write(d + "/hw.json", j.dump());
@@ -156,10 +156,11 @@ TEST(CliHardening, BadInputIsNeverAcceptedQuietly) {
             file("p.json", R"({"experts": 1, "nodes": 32, "layers": [[{"0": 1.0}]]})")},
            {"gamma_1abc", "place --strategy hdmoe-node --gamma 1abc --out {D}/p.json", 2, "gamma: expected a number"},
            {"profile_negative", kRun + " --profile-tokens -5", 2, "--profile-tokens: must be"},
-           {"cb_regions_negative", kRun + " --cb-regions -1", 2, "--cb-regions: must be"},
+           {"cb_regions_negative", kBase + " --strategy cb --cb-regions -1", 2, "strategy cb options: regions: "},
+           {"cb_regions_without_cb", kRun + " --cb-regions 4", 2, "--cb-regions applies to the cb strategy only"},
            {"strategy_twice", "run --fidelity flow --strategy tp,tp --out {D}/o", 2, "strategy 'tp' is listed twice"},
            {"stdout_full",
-            "hw --preset hdmoe-4x4-5t50g --print-json",
+            "hw --preset nmp-4x4-5t50g --print-json",
             2,
             "cannot write to standard output",
             {},
@@ -184,7 +185,7 @@ TEST(CliHardening, MessagesSayWhatIsWrong) {
            {"exercise_too_many_nodes", "hw --hw {D}/hw.json --exercise --exercise-message-bytes 0", 2,
             "--exercise: 65536 nodes; the SystemC model is built for at most 4096",
             [](const std::string& d) {
-              nlohmann::json j = preset_json("hdmoe-4x4-5t50g");
+              nlohmann::json j = preset_json("nmp-4x4-5t50g");
               j["mesh"] = j["die"] = j["wafer"] = {{"width", 256}, {"height", 256}};
               write(d + "/hw.json", j.dump());
             }},
@@ -213,7 +214,7 @@ TEST(CliHardening, QuietMeansQuiet) {
   EXPECT_NE(testing::read_all(dir + "/o/plots.log").find("something is broken"), std::string::npos);
   // SystemC's informational notes ("Info: (I703) tracing timescale unit set") never reach stdout.
   const CliRun v =
-      run_nmpsim(words("hw --preset hdmoe-4x4-5t50g --exercise --exercise-weight-mib 1 --vcd " + dir + "/x.vcd"));
+      run_nmpsim(words("hw --preset nmp-4x4-5t50g --exercise --exercise-weight-mib 1 --vcd " + dir + "/x.vcd"));
   EXPECT_EQ(v.code, 0) << v.out;
   EXPECT_EQ(v.out.find("Info"), std::string::npos) << v.out;
   EXPECT_TRUE(fs::exists(dir + "/x.vcd"));

@@ -106,7 +106,7 @@ TEST(CliInputs, EverySweepValueIsResolvedBeforeThePointsRun) {
   for (const Case& c : std::vector<Case>{
            {"unknown_strategy", kSweep + " --axis strategy=tp,nope", 2,
             "sweep point p0001 ({\"strategy\":\"nope\"}): unknown strategy 'nope'"},
-           {"unknown_preset", kSweep + " --axis hardware=hdmoe-4x4-5t50g,nope", 2,
+           {"unknown_preset", kSweep + " --axis hardware=nmp-4x4-5t50g,nope", 2,
             "sweep point p0001 ({\"hardware\":\"nope\"}): unknown hardware preset 'nope'"},
            {"unknown_model", kSweep + " --axis model=mixtral-8x7b,nope", 2, "sweep point p0001 ({\"model\":\"nope\"})"},
            {"unknown_trace", kSweep + " --axis trace=synthetic,{D}/none.json", 2, "none.json: cannot open file"},
@@ -226,12 +226,13 @@ TEST(CliInputs, NonsenseIsNeverAcceptedQuietly) {
            {"empty_json_path", "noc --mesh 2x2 --cycles 100 --json", 2, "--json: empty value", {}, {}, {""}},
            {"unused_link_level", kRun + " --set links.wafer_to_wafer.gbytes_per_s=5", 2,
             "--set links.wafer_to_wafer.gbytes_per_s: this hardware has no wafer_to_wafer links"},
-           {"fit_levels_1024", "hw --hw hdmoe-4x8-5t50g --set mesh.width=32 --set mesh.height=32 --fit-levels", 2,
-            "--fit-levels: 1024 nodes; at most 256"},
+           {"fit_levels_1024",
+            "hw --hw nmp-4x8-5t50g --set mesh.width=32 --set mesh.height=32 --report hierarchy --report-opt fit=true",
+            2, "--report hierarchy: fit: 1024 nodes; at most 256"},
            {"pin_routers_16k", "noc --mesh 128x128 --router sc --cycles 5", 2, "16384 pin-level routers; at most 4096"},
-           {"exercise_64x64", "hw --hw hdmoe-4x8-5t50g --set mesh.width=64 --set mesh.height=64 --exercise", 2,
+           {"exercise_64x64", "hw --hw nmp-4x8-5t50g --set mesh.width=64 --set mesh.height=64 --exercise", 2,
             "--exercise-message-bytes: 8192 bytes to each of 4095 nodes from every node is 16773120 messages"},
-           {"describe_64x64", "hw --hw hdmoe-4x8-5t50g --set mesh.width=64 --set mesh.height=64 --describe", 0, ""},
+           {"describe_64x64", "hw --hw nmp-4x8-5t50g --set mesh.width=64 --set mesh.height=64 --describe", 0, ""},
            {"set_twice", kRun + " --set compute.peak_tflops=1 --set compute.peak_tflops=2", 2,
             "--set compute.peak_tflops is given twice"},
            {"set_value_spaces", kRun + " --set", 2, "without spaces around it", {}, {}, {"compute.peak_tflops= 5"}},
@@ -251,12 +252,20 @@ TEST(CliInputs, NonsenseIsNeverAcceptedQuietly) {
            {"strategy_trailing_comma", kBase + " --strategy tp,", 2, "--strategy: an empty item in 'tp,'"},
            {"strategy_all_and_more", kBase + " --strategy all,tp", 2, "'all' is every registered strategy"},
            {"curve_twice", "noc --mesh 2x2 --curve 0.1,0.1", 2, "--curve: the load 0.1 is listed twice"},
-           {"weight_without_exercise", "hw --hw hdmoe-4x4-5t50g --exercise-weight-mib 2", 2,
+           {"weight_without_exercise", "hw --hw nmp-4x4-5t50g --exercise-weight-mib 2", 2,
             "--exercise-weight-mib needs --exercise"},
-           {"virtual_levels_unused", "hw --hw hdmoe-4x4-5t50g --print-json --virtual-levels 2", 2,
-            "--virtual-levels: shapes the hierarchy --describe and --fit-levels print"},
+           {"report_opt_without_report", "hw --hw nmp-4x4-5t50g --print-json --report-opt virtual_levels=2", 2,
+            "--report-opt needs --report"},
+           {"report_unknown", "hw --hw nmp-4x4-5t50g --report nothing", 2, "--report: unknown report 'nothing'"},
+           {"report_bad_option", "hw --hw nmp-4x4-5t50g --report hierarchy --report-opt levels=2", 2,
+            "--report hierarchy: levels: unknown field"},
            {"fit_gamma_with_out", "place --fit-gamma flow --out {D}/p.json", 2,
             "--out: --fit-gamma builds no placement"},
+           {"place_without_strategy", "place --out {D}/p.json", 2, "--strategy: give the strategy to build"},
+           {"place_convergence_not_hdmoe", "place --strategy ep --convergence {D}/c.csv --out {D}/p.json", 2,
+            "--convergence applies to the hdmoe strategy only"},
+           {"place_gamma_not_hdmoe", "place --strategy ep --gamma 2 --out {D}/p.json", 2,
+            "--gamma applies to the strategies hdmoe-node, hdmoe only"},
            {"list_presets_with_model", "model --list-presets --model dbrx", 2, "--model goes without it"},
            {"share_zero", kBase + " --strategy {D}/p.json", 2, "layers[0] expert 0: share the number 0 must be above 0",
             file("p.json",
@@ -278,7 +287,7 @@ TEST(CliInputs, AnEditedPlacementCacheEntryIsSolvedAgain) {
   fs::create_directories(dir);
   write(dir + "/m.json", kTinyModel);
   const std::string run = "run --fidelity flow --steps 1 --batch 16 --no-plots --strategy hdmoe-node --model " + dir +
-                          "/m.json --hw hdmoe-4x4-5t50g --cache-dir " + dir + "/cache --out ";
+                          "/m.json --hw nmp-4x4-5t50g --cache-dir " + dir + "/cache --out ";
   const CliRun first = run_nmpsim(words(run + dir + "/a"));
   ASSERT_EQ(first.code, 0) << first.out;
   std::vector<fs::path> entries;

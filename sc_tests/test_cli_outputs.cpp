@@ -114,7 +114,7 @@ TEST(CliOutputs, DevicesFifosSymlinksAndStandardOutputAreNeverReplaced) {
            {"place_twice_stdout", "place --strategy hdmoe --out - --convergence /dev/stdout", 2,
             "--out: '-' is also where --convergence '/dev/stdout' goes"},
            {"hw_json_dev_null",
-            "hw --hw hdmoe-4x4-5t50g --exercise --exercise-weight-mib 1 --json /dev/null",
+            "hw --hw nmp-4x4-5t50g --exercise --exercise-weight-mib 1 --json /dev/null",
             0,
             "",
             {},
@@ -123,7 +123,7 @@ TEST(CliOutputs, DevicesFifosSymlinksAndStandardOutputAreNeverReplaced) {
             true,
             dev_null_intact},
            {"hw_json_dash",
-            "hw --hw hdmoe-4x4-5t50g --exercise --exercise-weight-mib 1 --json -",
+            "hw --hw nmp-4x4-5t50g --exercise --exercise-weight-mib 1 --json -",
             0,
             "exercise on",
             {},
@@ -132,7 +132,7 @@ TEST(CliOutputs, DevicesFifosSymlinksAndStandardOutputAreNeverReplaced) {
             true,
             stdout_is_json},
            {"hw_vcd_symlink",
-            "hw --hw hdmoe-4x4-5t50g --exercise --exercise-weight-mib 1 --vcd {D}/link.json",
+            "hw --hw nmp-4x4-5t50g --exercise --exercise-weight-mib 1 --vcd {D}/link.json",
             0,
             "",
             linked,
@@ -141,7 +141,7 @@ TEST(CliOutputs, DevicesFifosSymlinksAndStandardOutputAreNeverReplaced) {
             false,
             link_kept},
            {"run_vcd_dev_null",
-            "run --hw hdmoe-4x4-5t50g --steps 1 --batch 8 --strategy tp --no-plots --quiet --vcd /dev/null --out {D}/o",
+            "run --hw nmp-4x4-5t50g --steps 1 --batch 8 --strategy tp --no-plots --quiet --vcd /dev/null --out {D}/o",
             0,
             "",
             {},
@@ -183,7 +183,7 @@ TEST(CliOutputs, DevicesFifosSymlinksAndStandardOutputAreNeverReplaced) {
               fs::create_hard_link(d + "/x", d + "/hx");
             }},
            {"two_outputs_dev_null",
-            "hw --hw hdmoe-4x4-5t50g --exercise --exercise-weight-mib 1 --json /dev/null --vcd "
+            "hw --hw nmp-4x4-5t50g --exercise --exercise-weight-mib 1 --json /dev/null --vcd "
             "/dev/null",
             0,
             "",
@@ -281,7 +281,7 @@ TEST(CliOutputs, EmittedScriptsQuoteEveryNameAndRunUnderBashAndGnuParallel) {
 }
 
 /// Nothing of the run is left: no output directory, no staging or scratch directory, no .partial file.
-const std::string kLong = "run --hw hdmoe-4x8-5t50g --steps 8 --batch 32 --quiet --out {D}/o";
+const std::string kLong = "run --hw nmp-4x8-5t50g --steps 8 --batch 32 --quiet --out {D}/o";
 
 TEST(CliOutputs, SignalsStopWorkersAndLeaveNothingBehind) {
   auto after = [](double s, int sig) {
@@ -313,7 +313,7 @@ TEST(CliOutputs, SignalsStopWorkersAndLeaveNothingBehind) {
             true,
             killed_by(SIGINT)},
            {"sigint_hw_vcd",
-            "hw --hw hdmoe-8x8-5t50g --exercise --exercise-weight-mib 1 --exercise-message-bytes 65536 --vcd {D}/x.vcd",
+            "hw --hw nmp-8x8-5t50g --exercise --exercise-weight-mib 1 --exercise-message-bytes 65536 --vcd {D}/x.vcd",
             -1,
             "",
             {},
@@ -381,7 +381,7 @@ TEST(CliOutputs, NamesThatDifferOnlyInPunctuationNameDifferentFiles) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   const CliRun place =
-      run_nmpsim(words("place --strategy tp --hw hdmoe-4x4-5t50g --batch 8 --quiet --out " + dir + "/p.json"));
+      run_nmpsim(words("place --strategy tp --hw nmp-4x4-5t50g --batch 8 --quiet --out " + dir + "/p.json"));
   ASSERT_EQ(place.code, 0) << place.out;
   nlohmann::json p = nlohmann::json::parse(testing::read_all(dir + "/p.json"));
   for (const char* name : {"a+b", "a_b"}) {
@@ -389,8 +389,8 @@ TEST(CliOutputs, NamesThatDifferOnlyInPunctuationNameDifferentFiles) {
     write(dir + "/" + name + ".json", p.dump());
   }
   const CliRun r =
-      run_nmpsim(words("run --hw hdmoe-4x4-5t50g --steps 1 --batch 8 --no-plots --quiet --message-log --strategy " +
-                       dir + "/a+b.json," + dir + "/a_b.json --out " + dir + "/o"));
+      run_nmpsim(words("run --hw nmp-4x4-5t50g --steps 1 --batch 8 --no-plots --quiet --message-log --strategy " + dir +
+                       "/a+b.json," + dir + "/a_b.json --out " + dir + "/o"));
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_TRUE(fs::exists(dir + "/o/messages-a+b.csv"));
   EXPECT_TRUE(fs::exists(dir + "/o/messages-a_b.csv"));

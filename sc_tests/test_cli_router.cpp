@@ -36,7 +36,7 @@ std::vector<std::string> deliveries(const std::string& router, const std::string
   std::filesystem::remove_all(out);
   const CliRun r = run_nmpsim({"run",
                                "--hw",
-                               "hdmoe-4x4-5t50g",
+                               "nmp-4x4-5t50g",
                                "--set",
                                "noc.router_kind=" + router_kind,
                                "--model",

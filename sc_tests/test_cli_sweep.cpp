@@ -27,7 +27,7 @@ const std::vector<std::string> kGrid = {"sweep",
                                         "--steps",
                                         "1",
                                         "--hw",
-                                        "hdmoe-4x4-5t50g",
+                                        "nmp-4x4-5t50g",
                                         "--no-plots"};
 
 std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& more) {
@@ -77,7 +77,7 @@ TEST(CliSweep, AFailedPointIsARowWithItsErrorAndTheOthersStillRun) {
   std::filesystem::remove_all(dir);
   const CliRun r =
       run_nmpsim({"sweep", "--axis", "memory.capacity_bytes=5900000000,8589934592", "--strategy", "tp", "--fidelity",
-                  "flow", "--batch", "16", "--steps", "1", "--hw", "hdmoe-4x4-5t50g", "--no-plots", "--out", dir});
+                  "flow", "--batch", "16", "--steps", "1", "--hw", "nmp-4x4-5t50g", "--no-plots", "--out", dir});
   EXPECT_EQ(r.code, 1) << r.out;  // a point failed
   EXPECT_NE(r.out.find("2 points, 1 complete (1 run now), 1 failed"), std::string::npos) << r.out;
   const std::string csv = read_all(dir + "/results.csv");
@@ -125,7 +125,7 @@ TEST(CliSweep, BadAxesAndSetsAreOneLineErrorsBeforeAnythingRuns) {
            {{"sweep", "--axis", "batch", "--out", dir}, "--axis: expected PATH=V1,V2"},
            {{"sweep", "--out", dir}, "give at least one --axis"},
            {{"run", "--set", "links.on_die.gbytes_per_s=fast", "--out", dir}, "expected a number"},
-           {{"hw", "--hw", "hdmoe-4x4-5t50g", "--set", "x"}, "--set: expected PATH=VALUE"},
+           {{"hw", "--hw", "nmp-4x4-5t50g", "--set", "x"}, "--set: expected PATH=VALUE"},
            {{"sweep", "--axis", "batch=8", "--point", "-1", "--out", dir}, "--point: must be >= 0"},
            {{"sweep", "--axis", "batch=8", "--jobs", "0", "--out", dir}, "--jobs: must be in [1, 1024]"},
            {{"sweep", "--axis", "batch=8", "--point", "5", "--out", dir}, "--point 5: the sweep has 1 points"},
@@ -140,12 +140,12 @@ TEST(CliSweep, BadAxesAndSetsAreOneLineErrorsBeforeAnythingRuns) {
   }
   EXPECT_FALSE(std::filesystem::exists(dir + "/points"));
   // --set names the hardware after its overrides.
-  const CliRun hw = run_nmpsim({"hw", "--hw", "hdmoe-4x4-5t50g", "--set", "compute.peak_tflops=10"});
+  const CliRun hw = run_nmpsim({"hw", "--hw", "nmp-4x4-5t50g", "--set", "compute.peak_tflops=10"});
   ASSERT_EQ(hw.code, 0) << hw.out;
-  EXPECT_NE(hw.out.find("hdmoe-4x4-5t50g+compute.peak_tflops=10"), std::string::npos) << hw.out;
+  EXPECT_NE(hw.out.find("nmp-4x4-5t50g+compute.peak_tflops=10"), std::string::npos) << hw.out;
   EXPECT_NE(hw.out.find("10 TFLOP/s peak"), std::string::npos) << hw.out;
   // A bigger NMP chip, not two chips: the die and wafer that spanned the mesh follow it.
-  const CliRun wide = run_nmpsim({"hw", "--hw", "hdmoe-4x4-5t50g", "--set", "mesh.width=8"});
+  const CliRun wide = run_nmpsim({"hw", "--hw", "nmp-4x4-5t50g", "--set", "mesh.width=8"});
   ASSERT_EQ(wide.code, 0) << wide.out;
   EXPECT_NE(wide.out.find("1 die of 8x4 nodes, 1 wafer of 8x4 nodes"), std::string::npos) << wide.out;
 }
@@ -161,8 +161,8 @@ TEST(CliEnergy, BothFidelitiesReportEnergyPerTokenAndStaticPowerByHand) {
   nlohmann::json e[2];
   const char* fid[2] = {"cycle", "flow"};
   for (int i = 0; i < 2; ++i) {
-    const CliRun r = run_nmpsim({"run", "--hw", "hdmoe-4x4-5t50g", "--strategy", "tp,ep", "--batch", "16", "--steps",
-                                 "1", "--fidelity", fid[i], "--no-plots", "--quiet", "--out", dir + fid[i]});
+    const CliRun r = run_nmpsim({"run", "--hw", "nmp-4x4-5t50g", "--strategy", "tp,ep", "--batch", "16", "--steps", "1",
+                                 "--fidelity", fid[i], "--no-plots", "--quiet", "--out", dir + fid[i]});
     ASSERT_EQ(r.code, 0) << r.out;
     e[i] = nlohmann::json::parse(read_all(dir + fid[i] + "/summary.json"))["strategies"];
   }
@@ -190,7 +190,7 @@ TEST(CliEnergy, BothFidelitiesReportEnergyPerTokenAndStaticPowerByHand) {
     }
   }
   // No static power, no static energy; the summary.csv has the column.
-  const CliRun z = run_nmpsim({"run", "--hw", "hdmoe-4x4-5t50g", "--set", "compute.static_w=0", "--set",
+  const CliRun z = run_nmpsim({"run", "--hw", "nmp-4x4-5t50g", "--set", "compute.static_w=0", "--set",
                                "memory.background_w=0", "--strategy", "tp", "--batch", "16", "--steps", "1",
                                "--fidelity", "flow", "--no-plots", "--quiet", "--out", dir + "z"});
   ASSERT_EQ(z.code, 0) << z.out;

@@ -15,7 +15,7 @@ using mapping::PhaseFamily;
 using mapping::PhysicalNode;
 
 TEST(CycleExecutor, ATransferTakesTheZeroLoadLatencyOfTheNoc) {
-  const hw::HardwareSpec spec = hw::preset("hdmoe-4x4-5t50g");
+  const hw::HardwareSpec spec = hw::preset("nmp-4x4-5t50g");
   hw::System sys("sys", spec);
   firmware::CycleExecutor ex(sys);
   auto s = std::make_shared<LayerSchedule>();
@@ -31,7 +31,7 @@ TEST(CycleExecutor, ATransferTakesTheZeroLoadLatencyOfTheNoc) {
 }
 
 TEST(CycleExecutor, BackgroundStreamsOverlapTheForegroundAndALaterLayerCanWaitForThem) {
-  const hw::HardwareSpec spec = hw::preset("hdmoe-4x4-5t50g");
+  const hw::HardwareSpec spec = hw::preset("nmp-4x4-5t50g");
   hw::System sys("sys", spec);
   firmware::CycleExecutor ex(sys);
   // Layer 1: a short foreground compute on node 0; a 4 MiB weight stream from node 5 along 6 -> 7 -> 11.
@@ -63,7 +63,7 @@ TEST(CycleExecutor, ACancelledStreamStopsAfterItsWindowAndStillCompletes) {
   // compute on node 0) ends and the stream is cancelled. By then at most floor(10.05 / 5.2) = 1 chunk
   // has arrived, so at most 1 + 2 were ever sent, and the window was kept full, so at least 2; each
   // sent chunk is stored whole.
-  const hw::HardwareSpec spec = hw::preset("hdmoe-4x4-5t50g");
+  const hw::HardwareSpec spec = hw::preset("nmp-4x4-5t50g");
   ASSERT_EQ(spec.compute.broadcast_window_chunks, 2u);
   hw::System sys("sys", spec);
   firmware::CycleExecutor ex(sys);
@@ -87,7 +87,7 @@ TEST(CycleExecutor, ACancelledStreamStopsAfterItsWindowAndStillCompletes) {
 }
 
 TEST(CycleExecutor, AScheduleThatCanNeverFinishIsAnErrorNotAHang) {
-  hw::System sys("sys", hw::preset("hdmoe-4x4-5t50g"));
+  hw::System sys("sys", hw::preset("nmp-4x4-5t50g"));
   firmware::CycleExecutor ex(sys);
   auto s = std::make_shared<LayerSchedule>();
   const int ph = s->phase("wait", PhaseFamily::kOther);

@@ -3,11 +3,16 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <fstream>
 #include <set>
 
 #include "apps/experiment.h"
 #include "lpt_strategy.h"
+#include "mapping/moe_layer.h"
+#include "mapping_test_util.h"
 #include "methods/register_all.h"
+#include "nearest_member/nearest_member.h"
 #include "register.h"
 
 namespace nmpsim {
@@ -30,7 +35,7 @@ mapping::Registry registry_with_example() {
 
 apps::RunSpec example_spec(mapping::Fidelity f, bool telemetry) {
   apps::RunSpec s;
-  s.hardware = "hdmoe-4x4-5t50g";
+  s.hardware = "nmp-4x4-5t50g";
   s.model = "deepseek-v2-lite";  // 64 experts on 16 nodes: LPT has a real choice to make
   s.batch = 16;
   s.steps = 1;
@@ -97,6 +102,80 @@ TEST(Extending, TheSameRunsAtCycleFidelity) {
   const apps::Experiment x = apps::run_experiment(example_spec(mapping::Fidelity::kCycle, true), opt);
   expect_example_results(x);
   EXPECT_TRUE(x.reports[1].energy.has_value());
+}
+
+namespace nm = methods::nearest_member;
+
+TEST(ExtendingPlanner, TokensLeaveFromTheGroupMemberNearestTheirExpert) {
+  // A 4x4 mesh in four 2x2 attention groups: {0, 1, 4, 5} is the first. A token of home 0 reaches a
+  // node of its own group from that node itself, node 15 (3,3) from 5 (1,1), node 3 (3,0) from 1 (1,0)
+  // and node 12 (0,3) from 4 (0,1): in each case one member is strictly nearest.
+  const mapping::Topology t = mapping::testing::mesh(4, 4);
+  const mapping::Groups g = mapping::make_groups(t, 4);
+  ASSERT_EQ(std::set<int>(g.ring[0].begin(), g.ring[0].end()), (std::set<int>{0, 1, 4, 5}));
+  const nm::NearestMemberDispatch d(t, g);
+  for (int v : {0, 1, 4, 5}) EXPECT_EQ(d.source(0, v), v);
+  EXPECT_EQ(d.source(0, 15), 5);
+  EXPECT_EQ(d.source(0, 3), 1);
+  EXPECT_EQ(d.source(0, 12), 4);
+  EXPECT_EQ(d.source(5, 15), 5);  // any home of the group: the same member
+  ASSERT_NE(d.token_rings(), nullptr);
+  EXPECT_EQ(*d.token_rings(), g.ring);
+}
+
+TEST(ExtendingPlanner, OneGroupOverTheMeshSendsNoTokenAcrossIt) {
+  // With the whole mesh one attention group, every node gathers every token first, so the dispatch
+  // and the combine carry nothing; each token still meets each distinct node of its experts once.
+  mapping::ModelSpec m = mapping::model_preset("deepseek-v2-lite");
+  m.dense_layers = 0;
+  const mapping::RoutingTrace tr = mapping::testing::trace_for(m, 0.5, 64);
+  const mapping::Topology t = mapping::testing::mesh(4, 4);
+  const mapping::Groups g = mapping::make_groups(t, 0);
+  const nm::NearestMemberDispatch d(t, g);
+  const mapping::Placement ep = mapping::make_ep(m, 16);
+  const mapping::LayerPlan plan =
+      mapping::plan_layer(m, mapping::physical_shares(ep), 0, tr, 0, g, mapping::RunShape{64, 128}, &d);
+  EXPECT_EQ(plan.dispatch_total(), 0.0);
+  EXPECT_EQ(plan.combine_total(), 0.0);
+  double partials = 0, pairs = 0;
+  for (double x : plan.partials) partials += x;
+  for (int i = 0; i < 64; ++i) {
+    std::set<int> nodes;  // EP on 16 nodes: expert e on node e mod 16
+    for (int k = 0; k < m.top_k; ++k) nodes.insert(tr.experts_of(0, static_cast<size_t>(i))[k] % 16);
+    pairs += static_cast<double>(nodes.size());
+  }
+  EXPECT_EQ(partials, pairs);
+  const mapping::LayerSchedule s = mapping::build_moe_layer(m, plan, g, 2);
+  EXPECT_GE(s.find_phase(mapping::phase_names::kTokenAllGather), 0);
+  EXPECT_GE(s.find_phase(mapping::phase_names::kPartialReduceScatter), 0);
+}
+
+TEST(ExtendingPlanner, APlacementNamingThePlannerRunsWithItOnceRegistered) {
+  // EP with the planner named in the placement file: its dispatch bytes are EP's less the tokens whose
+  // nearest member is the expert's node itself, and the gather and reduce phases appear.
+  mapping::Registry r;
+  methods::register_all(r);
+  const std::string file = ::testing::TempDir() + "/nearest_ep.json";
+  mapping::ModelSpec m = mapping::model_preset("deepseek-v2-lite");
+  mapping::Placement p = mapping::make_ep(m, 16);
+  p.strategy = "ep-nearest";
+  p.dispatch = {{"name", "nearest-member"}, {"options", nlohmann::json::object()}};
+  std::ofstream(file) << mapping::placement_to_json(p).dump();
+  apps::RunSpec s = example_spec(mapping::Fidelity::kFlow, false);
+  s.attn_tp = 4;
+  s.strategies = {apps::StrategySpec::named("ep"), apps::StrategySpec::file(file)};
+  apps::ExperimentOptions opt;
+  opt.registry = &r;
+  EXPECT_THROW(apps::run_experiment(s, opt), mapping::InputError);  // not registered yet: a one-line error
+  nm::register_methods(r);                                          // the folder's one registration call
+  const apps::Experiment x = apps::run_experiment(s, opt);
+  ASSERT_EQ(x.reports.size(), 2u);
+  const mapping::StrategyResult &ep = x.reports[0].result, &near = x.reports[1].result;
+  EXPECT_LT(near.phase_bytes[static_cast<size_t>(near.find_phase("dispatch"))],
+            ep.phase_bytes[static_cast<size_t>(ep.find_phase("dispatch"))]);
+  EXPECT_GE(near.find_phase(mapping::phase_names::kTokenAllGather), 0);
+  EXPECT_LT(ep.find_phase(mapping::phase_names::kTokenAllGather), 0);
+  std::remove(file.c_str());
 }
 
 }  // namespace

@@ -4,7 +4,8 @@
 #include <numeric>
 
 #include "firmware/cycle_executor.h"
-#include "mapping/json_fields.h"
+#include "flow/flow_executor.h"
+#include "mapping/base_names.h"
 #include "mapping_test_util.h"
 #include "methods/hdmoe/prebroadcast_policy.h"
 #include "noc_test_util.h"
@@ -23,7 +24,7 @@ mapping::ModelSpec small_mixtral(int layers) {
 }
 
 TEST(Firmware, RingAllReduceMatchesTheClosedFormOnAnIdleMesh) {
-  const hw::HardwareSpec spec = hw::preset("hdmoe-4x4-5t50g");
+  const hw::HardwareSpec spec = hw::preset("nmp-4x4-5t50g");
   hw::System sys("sys", spec);
   const mapping::ModelSpec m = small_mixtral(1);
   const mapping::RoutingTrace tr = make_trace(m, 0.5);
@@ -51,7 +52,7 @@ TEST(Firmware, RingAllReduceMatchesTheClosedFormOnAnIdleMesh) {
 }
 
 TEST(Firmware, ConservesTokensAndBytes) {
-  const hw::HardwareSpec spec = hw::preset("hdmoe-4x4-5t50g");
+  const hw::HardwareSpec spec = hw::preset("nmp-4x4-5t50g");
   hw::System sys("sys", spec);
   const mapping::ModelSpec m = small_mixtral(2);
   const mapping::RoutingTrace tr = make_trace(m, 0.8);
@@ -63,8 +64,7 @@ TEST(Firmware, ConservesTokensAndBytes) {
   const double work = std::accumulate(r.node_token_work.begin(), r.node_token_work.end(), 0.0);
   EXPECT_NEAR(work, 24.0 * 2 * 2 * 2, 1e-9);  // batch x top-k x layers x steps
   // The flow model moves the same plans' traffic as whole flits on the same XY paths.
-  const mapping::StrategyResult f =
-      mapping::run_flow(firmware::to_analytical(spec), m, tr, mapping::make_ep(m, 16), cfg);
+  const mapping::StrategyResult f = flow::run_flow(hw::to_analytical(spec), m, tr, mapping::make_ep(m, 16), cfg);
   EXPECT_DOUBLE_EQ(f.bytes_of("dispatch"), r.bytes_of("dispatch"));
   ASSERT_EQ(r.link_bytes.size(), f.link_bytes.size());
   for (size_t l = 0; l < r.link_bytes.size(); ++l) EXPECT_EQ(r.link_bytes[l], f.link_bytes[l]) << "link " << l;
@@ -73,7 +73,7 @@ TEST(Firmware, ConservesTokensAndBytes) {
 }
 
 TEST(Firmware, TbtGrowsWithBatchSize) {
-  const hw::HardwareSpec spec = hw::preset("hdmoe-4x4-5t50g");
+  const hw::HardwareSpec spec = hw::preset("nmp-4x4-5t50g");
   hw::System sys("sys", spec);
   const mapping::ModelSpec m = small_mixtral(2);
   const mapping::RoutingTrace tr = make_trace(m, 0.8);
@@ -100,16 +100,16 @@ TEST(Firmware, EpSuffersFromHotExpertsAndTpFromSlowLinks) {
   // cycle-level check uses the middle point.
   double ratio[3];
   int i = 0;
-  for (const char* hwname : {"hdmoe-4x4-2.5t75g", "hdmoe-4x4-5t50g", "hdmoe-4x4-10t25g"}) {
-    const auto ah = firmware::to_analytical(hw::preset(hwname));
-    const double tp = mapping::run_flow(ah, m, hot, mapping::make_tp(m, 16), cfg).mean_tbt_s();
-    const double ep = mapping::run_flow(ah, m, hot, mapping::make_ep(m, 16), cfg).mean_tbt_s();
+  for (const char* hwname : {"nmp-4x4-2.5t75g", "nmp-4x4-5t50g", "nmp-4x4-10t25g"}) {
+    const auto ah = hw::to_analytical(hw::preset(hwname));
+    const double tp = flow::run_flow(ah, m, hot, mapping::make_tp(m, 16), cfg).mean_tbt_s();
+    const double ep = flow::run_flow(ah, m, hot, mapping::make_ep(m, 16), cfg).mean_tbt_s();
     ratio[i++] = ep / tp;
   }
   // The HD-MoE paper's direction: as compute grows and links slow, EP gains on TP.
   EXPECT_GT(ratio[0], ratio[1]);
   EXPECT_GT(ratio[1], ratio[2]);
-  hw::System sys("sys", hw::preset("hdmoe-4x4-10t25g"));
+  hw::System sys("sys", hw::preset("nmp-4x4-10t25g"));
   const mapping::StrategyResult tp = firmware::run_cycle(sys, m, hot, mapping::make_tp(m, 16), cfg);
   const mapping::StrategyResult ep_hot = firmware::run_cycle(sys, m, hot, mapping::make_ep(m, 16), cfg);
   const mapping::StrategyResult ep_flat = firmware::run_cycle(sys, m, flat, mapping::make_ep(m, 16), cfg);
@@ -125,7 +125,7 @@ TEST(Firmware, EpSuffersFromHotExpertsAndTpFromSlowLinks) {
 }
 
 TEST(Firmware, RunsTheRealMixtralTraceWithAttentionGroups) {
-  const hw::HardwareSpec spec = hw::preset("hdmoe-4x8-5t50g");
+  const hw::HardwareSpec spec = hw::preset("nmp-4x8-5t50g");
   hw::System sys("sys", spec);
   const mapping::ModelSpec m = small_mixtral(3);
   const mapping::RoutingTrace tr = mapping::load_trace("mtbench-math", 8, 2);
@@ -150,7 +150,7 @@ namespace nmpsim {
 namespace {
 
 TEST(Firmware, PrebroadcastMovesRealBytesAndNeverLosesAToken) {
-  const hw::HardwareSpec spec = hw::preset("hdmoe-4x4-2.5t75g");
+  const hw::HardwareSpec spec = hw::preset("nmp-4x4-2.5t75g");
   hw::System sys("sys", spec);
   mapping::ModelSpec m = mapping::model_preset("deepseek-v2-lite");
   m.moe_layers = 4;

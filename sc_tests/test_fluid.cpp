@@ -5,11 +5,13 @@
 
 #include <map>
 
-#include "mapping/fluid_replay.h"
+#include "flow/fluid_replay.h"
 #include "mapping_test_util.h"
 
-namespace nmpsim::mapping {
+namespace nmpsim::flow {
 namespace {
+
+using namespace nmpsim::mapping;  // the layer the flow back end executes
 
 /// testing::line_hardware with the presets' router: 2-cycle pipeline, 8-flit VC buffers.
 AnalyticalHardware line_hw(int nodes, int ni_queues) {
@@ -158,4 +160,4 @@ TEST(FluidNetwork, AFlowReleasesItsQueueIntoItsShareOfBuffersHeldByOtherFlows) {
 }
 
 }  // namespace
-}  // namespace nmpsim::mapping
+}  // namespace nmpsim::flow

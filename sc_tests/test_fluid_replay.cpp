@@ -1,4 +1,4 @@
-// Session replay at flow fidelity (mapping/fluid_replay.h, docs/MODEL.md "Session replay at flow
+// Session replay at flow fidelity (flow/fluid_replay.h, docs/MODEL.md "Session replay at flow
 // fidelity"): closed-loop workloads driven like the flow executor drives the network (timers beside
 // network events, sends from delivery handlers and from timers) give every delivery at the same time,
 // to the bit, with replay on and off; repeated sessions are replayed, departures re-simulated.
@@ -9,11 +9,13 @@
 #include <map>
 #include <queue>
 
-#include "mapping/fluid_replay.h"
+#include "flow/fluid_replay.h"
 #include "mapping_test_util.h"
 
-namespace nmpsim::mapping {
+namespace nmpsim::flow {
 namespace {
+
+using namespace nmpsim::mapping;  // the layer the flow back end executes
 
 AnalyticalHardware mesh_hw(bool replay) {
   AnalyticalHardware hw = testing::nmp_hardware(4, 4, 5, 50);
@@ -171,4 +173,4 @@ TEST(FluidReplay, AMessageToItselfIsASessionOfItsOwn) {
 }
 
 }  // namespace
-}  // namespace nmpsim::mapping
+}  // namespace nmpsim::flow

@@ -4,7 +4,7 @@
 #include <numeric>
 #include <set>
 
-#include "mapping/rng.h"
+#include "base/rng.h"
 #include "mapping_test_util.h"
 #include "methods/hdmoe/hdmoe_strategy.h"
 #include "methods/hdmoe/prebroadcast_admission.h"

@@ -2,7 +2,7 @@
 // branch and bound on DeepSeek-V2-Lite and Qwen2 instances (plain C++).
 #include <gtest/gtest.h>
 
-#include "mapping/rng.h"
+#include "base/rng.h"
 #include "mapping_test_util.h"
 #include "methods/hdmoe/hdmoe_strategy.h"
 
@@ -62,7 +62,7 @@ TEST(HdmoeBound, IsTheMeanNodeByHand) {
   EXPECT_NEAR(averaging_bound(pb), 0.5e-3 + 2 * 1e-3, 1e-12);
 }
 
-/// Layer `layer` of a preset model on hdmoe-4x8-5t50g at batch 64, profiled on a synthetic trace.
+/// Layer `layer` of a preset model on nmp-4x8-5t50g at batch 64, profiled on a synthetic trace.
 NodeBalanceProblem layer_problem(const ModelSpec& m, double skew, int layer) {
   const RoutingTrace tr = testing::trace_for(m, skew, 2048);
   HdmoeOptions opt;

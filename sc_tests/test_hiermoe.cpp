@@ -8,19 +8,21 @@
 #include <functional>
 #include <set>
 
-#include "mapping/flow_executor.h"
-#include "mapping/hier_alltoall.h"
-#include "mapping/hierarchy.h"
-#include "mapping/json_fields.h"
+#include "flow/flow_executor.h"
+#include "mapping/base_names.h"
 #include "mapping/layer_runner.h"
 #include "mapping_test_util.h"
+#include "methods/common/hierarchy.h"
+#include "methods/common/level_fit.h"
 #include "methods/hiermoe/alltoall_policy.h"
 #include "methods/hiermoe/dedup.h"
-#include "methods/hiermoe/level_fit.h"
+#include "methods/hiermoe/hier_alltoall.h"
 #include "methods/hiermoe/swap.h"
 
 namespace nmpsim::methods::hiermoe {
 namespace {
+
+using namespace nmpsim::methods::common;  // the hierarchy and its fitted costs
 
 mapping::Topology wafers(int w, int h, int ww, int wh) {
   mapping::Topology t = mapping::testing::mesh(w, h);
@@ -31,7 +33,7 @@ mapping::Topology wafers(int w, int h, int ww, int wh) {
 }
 
 /// Every group of `level` is a set of nodes with one value of `key`.
-void expect_groups_are(const mapping::Hierarchy& h, int level, const std::function<int(int)>& key) {
+void expect_groups_are(const methods::common::Hierarchy& h, int level, const std::function<int(int)>& key) {
   for (int g = 0; g < h.nodes() / h.group_size(level); ++g) {
     std::set<int> keys;
     for (int pos = 0; pos < h.group_size(level); ++pos) keys.insert(key(h.member(level, g, pos)));
@@ -41,7 +43,7 @@ void expect_groups_are(const mapping::Hierarchy& h, int level, const std::functi
 
 TEST(Hierarchy, FourWafersGiveAWaferLevelAndQuadrantsInsideThem) {
   const mapping::Topology t = wafers(16, 16, 8, 8);
-  const mapping::Hierarchy h0 = mapping::make_hierarchy(t, 0);
+  const methods::common::Hierarchy h0 = methods::common::make_hierarchy(t, 0);
   ASSERT_EQ(h0.levels.size(), 1u);
   EXPECT_EQ(h0.levels[0].name, "wafer");
   EXPECT_EQ(h0.levels[0].groups, 4);
@@ -50,28 +52,28 @@ TEST(Hierarchy, FourWafersGiveAWaferLevelAndQuadrantsInsideThem) {
   EXPECT_EQ(h0.rank_of[static_cast<size_t>(t.id(1, 0))], 1);   // row-major inside a wafer
   EXPECT_EQ(h0.rank_of[static_cast<size_t>(t.id(0, 1))], 8);
   expect_groups_are(h0, 1, [&](int v) { return t.wafer_of(v); });
-  const mapping::Hierarchy h1 = mapping::make_hierarchy(t, 1);
+  const methods::common::Hierarchy h1 = methods::common::make_hierarchy(t, 1);
   ASSERT_EQ(h1.levels.size(), 2u);
   EXPECT_EQ(h1.levels[1].name, "quadrant-1");
   EXPECT_EQ(h1.levels[1].groups, 16);
   expect_groups_are(h1, 2, [&](int v) { return (t.y(v) / 4) * 4 + t.x(v) / 4; });  // 4x4 blocks
   // One 8x8 wafer has no real level; two quadrant levels make 4 and 16 groups.
-  const mapping::Hierarchy one = mapping::make_hierarchy(wafers(8, 8, 8, 8), 2);
+  const methods::common::Hierarchy one = methods::common::make_hierarchy(wafers(8, 8, 8, 8), 2);
   ASSERT_EQ(one.levels.size(), 2u);
   EXPECT_EQ(one.levels[0].groups, 4);
   EXPECT_EQ(one.levels[1].groups, 16);
-  EXPECT_TRUE(mapping::make_hierarchy(wafers(8, 8, 8, 8), 0).levels.empty());
+  EXPECT_TRUE(methods::common::make_hierarchy(wafers(8, 8, 8, 8), 0).levels.empty());
 }
 
 TEST(Hierarchy, AnNmpChipHasVirtualLevelsOnlyAndBadSplitsAreInputErrors) {
   const mapping::Topology t = mapping::testing::mesh(4, 8);  // one die of 4x8 PEs
-  EXPECT_TRUE(mapping::make_hierarchy(t, 0).levels.empty());
-  const mapping::Hierarchy h = mapping::make_hierarchy(t, 2);
+  EXPECT_TRUE(methods::common::make_hierarchy(t, 0).levels.empty());
+  const methods::common::Hierarchy h = methods::common::make_hierarchy(t, 2);
   ASSERT_EQ(h.levels.size(), 2u);
   EXPECT_EQ(h.levels[0].groups, 4);   // 2x4 quadrants
   EXPECT_EQ(h.levels[1].groups, 16);  // 1x2 quadrants of those
   expect_groups_are(h, 1, [&](int v) { return (t.y(v) / 4) * 2 + t.x(v) / 2; });
-  EXPECT_THROW(mapping::make_hierarchy(t, 3), mapping::InputError);  // 4 columns do not halve 3 times
+  EXPECT_THROW(methods::common::make_hierarchy(t, 3), mapping::InputError);  // 4 columns do not halve 3 times
 }
 
 Routing routing(int experts, int top_k, const std::vector<std::vector<int>>& tokens) {
@@ -119,7 +121,7 @@ TEST(HierDedup, UniformClosedFormMatchesThePapersTableTwo) {
 TEST(HierDedup, HdTimeAndOptimalDimensionByHand) {
   // 8 nodes on a 4x2 mesh of two 2x2 wafers: one inter level (wafer, U = 2). 8 experts (one per
   // node, in rank order), top-2, 4 tokens: {0, 1}, {0, 4}, {1, 5}, {4, 5}.
-  const mapping::Hierarchy h = mapping::make_hierarchy(wafers(4, 2, 2, 2), 0);
+  const methods::common::Hierarchy h = methods::common::make_hierarchy(wafers(4, 2, 2, 2), 0);
   ASSERT_EQ(h.dimensions(), 2);
   const Routing r = routing(8, 2, {{0, 1}, {0, 4}, {1, 5}, {4, 5}});
   HierarchyCosts c;
@@ -153,7 +155,7 @@ TEST(HierFit, ALineIsFittedExactlyAndTheWaferBorderCostsMore) {
   hw.topology.links[0].gbytes_per_s = hw.topology.links[1].gbytes_per_s = 100;
   hw.topology.links[2].gbytes_per_s = 10;
   for (auto& l2 : hw.topology.links) l2.latency_ns = 1;
-  const LevelFit f = fit_levels(hw, mapping::make_hierarchy(hw.topology, 0));
+  const LevelFit f = fit_levels(hw, methods::common::make_hierarchy(hw.topology, 0));
   ASSERT_EQ(f.kinds.size(), 3u);  // flat, inter-wafer, intra-wafer
   for (const KindFit& k : f.kinds) EXPECT_GT(k.r2, 0.99) << k.kind;
   EXPECT_EQ(f.kinds[1].kind, "inter-wafer");
@@ -168,15 +170,17 @@ TEST(HierFit, ALineIsFittedExactlyAndTheWaferBorderCostsMore) {
 namespace nmpsim::methods::hiermoe {
 namespace {
 
+using namespace nmpsim::methods::common;  // the hierarchy and its fitted costs
+
 TEST(HierAlltoall, StagesOfOneTokenByHand) {
   // Two 2x2 wafers side by side (ranks 0-3 on wafer 0, 4-7 on wafer 1). A token at rank 0 whose
   // experts sit on ranks 5 and 6 (one each): with dedup, one copy crosses to rank 4 (rank 0's position
   // in wafer 1), which forwards to 5 and 6 and sums their two partials before sending one back.
-  const mapping::Hierarchy h = mapping::make_hierarchy(wafers(4, 2, 2, 2), 0);
+  const methods::common::Hierarchy h = methods::common::make_hierarchy(wafers(4, 2, 2, 2), 0);
   const int r0 = h.node_at[0], r4 = h.node_at[4], r5 = h.node_at[5], r6 = h.node_at[6];
   const double M = 10, hidden = 5;
   const auto at = [&](const std::vector<double>& m, int a, int b) { return m[static_cast<size_t>(a) * 8 + b]; };
-  const auto dedup = mapping::hierarchical_stages(h, 2, true, {r0}, {{{r5, 1}, {r6, 1}}}, M, hidden);
+  const auto dedup = hierarchical_stages(h, 2, true, {r0}, {{{r5, 1}, {r6, 1}}}, M, hidden);
   ASSERT_EQ(dedup.size(), 2u);
   EXPECT_EQ(dedup[0].name, "inter_wafer");
   EXPECT_EQ(dedup[1].name, "intra");
@@ -191,9 +195,9 @@ TEST(HierAlltoall, StagesOfOneTokenByHand) {
     for (double b : s.dispatch) total += b;
   EXPECT_EQ(total, 3 * M);
   // Without dedup (2DH) both expert copies cross the border.
-  const auto plain = mapping::hierarchical_stages(h, 2, false, {r0}, {{{r5, 1}, {r6, 1}}}, M, hidden);
+  const auto plain = hierarchical_stages(h, 2, false, {r0}, {{{r5, 1}, {r6, 1}}}, M, hidden);
   EXPECT_EQ(at(plain[0].dispatch, r0, r4), 2 * M);
-  EXPECT_THROW(mapping::hierarchical_stages(h, 3, true, {r0}, {{{r5, 1}}}, M, hidden), mapping::InputError);
+  EXPECT_THROW(hierarchical_stages(h, 3, true, {r0}, {{{r5, 1}}}, M, hidden), mapping::InputError);
 }
 
 }  // namespace
@@ -201,6 +205,8 @@ TEST(HierAlltoall, StagesOfOneTokenByHand) {
 
 namespace nmpsim::methods::hiermoe {
 namespace {
+
+using namespace nmpsim::methods::common;  // the hierarchy and its fitted costs
 
 TEST(HierAlltoall, DedupCutsTheBorderTrafficAndLosesNoToken) {
   // DeepSeek-V2-Lite (64 experts, top-6) on two 2x2 wafers with a slow border, EP by rank.
@@ -215,7 +221,7 @@ TEST(HierAlltoall, DedupCutsTheBorderTrafficAndLosesNoToken) {
     l.latency_ns = 1;
   }
   hw.topology.links[2].gbytes_per_s = 10;
-  const mapping::Hierarchy h = mapping::make_hierarchy(hw.topology, 0);
+  const methods::common::Hierarchy h = methods::common::make_hierarchy(hw.topology, 0);
   mapping::Placement p("hier", m.experts, 8, m.moe_layers);
   for (int l = 0; l < m.moe_layers; ++l)
     for (int e = 0; e < m.experts; ++e) p.at(l, e, e / 8) = 1.0;
@@ -229,7 +235,7 @@ TEST(HierAlltoall, DedupCutsTheBorderTrafficAndLosesNoToken) {
   auto run = [&](int d, bool dedup, bool by_flow = false) {
     mapping::PolicyList pl;
     pl.emplace_back("hiermoe", std::make_unique<AlltoallPolicy>(AlltoallOptions{0, d, dedup, by_flow, {}}));
-    mapping::FlowExecutor ex(hw);
+    flow::FlowExecutor ex(hw);
     return mapping::run_placement(ex, mapping::RunInputs{m, tr, hw, cfg}, p, pl);
   };
   const mapping::StrategyResult flat = run(1, true), hd2 = run(2, true), dh2 = run(2, false), best = run(0, true);
@@ -269,6 +275,8 @@ TEST(HierAlltoall, DedupCutsTheBorderTrafficAndLosesNoToken) {
 
 namespace nmpsim::methods::hiermoe {
 namespace {
+
+using namespace nmpsim::methods::common;  // the hierarchy and its fitted costs
 
 /// A random routing of `tokens` tokens, top-k distinct experts out of E (a fixed LCG).
 Routing random_routing(int E, int K, int tokens, uint32_t seed) {
@@ -319,7 +327,7 @@ TEST(HierSwap, SmoothMaxAndTheBestSwapByExhaustiveSearch) {
   EXPECT_NEAR(smooth_max(one, 3, 10), 4.0, 1e-12);
   // 16 experts on two 2x2 wafers (8 nodes, 2 experts each), top-2, a skewed routing: experts 0 and 1
   // (both on rank 0) are hot. The best swap's predicted time is the least over all pairs recounted.
-  const mapping::Hierarchy h = mapping::make_hierarchy(wafers(4, 2, 2, 2), 0);
+  const methods::common::Hierarchy h = methods::common::make_hierarchy(wafers(4, 2, 2, 2), 0);
   Routing r = random_routing(16, 2, 200, 3);
   for (size_t i = 0; i < r.ids.size(); i += 4) r.ids[i] = static_cast<uint16_t>(i % 8 == 0 ? 0 : 1);
   for (size_t t = 0; t < r.tokens(); ++t)
@@ -381,9 +389,11 @@ TEST(HierSwap, SmoothMaxAndTheBestSwapByExhaustiveSearch) {
 namespace nmpsim::methods::hiermoe {
 namespace {
 
+using namespace nmpsim::methods::common;  // the hierarchy and its fitted costs
+
 TEST(HierOnlineSwap, SlotsFollowTheRanksAndBadLayoutsAreInputErrors) {
   // Two 2x2 wafers: ranks 0-3 on wafer 0 (row-major), 4-7 on wafer 1; 16 experts, 2 per node.
-  const mapping::Hierarchy h = mapping::make_hierarchy(wafers(4, 2, 2, 2), 0);
+  const methods::common::Hierarchy h = methods::common::make_hierarchy(wafers(4, 2, 2, 2), 0);
   std::vector<std::vector<double>> rows(16, std::vector<double>(8, 0.0));
   // Expert e on the node of rank (15 - e) / 2: slots count down.
   for (int e = 0; e < 16; ++e) rows[e][static_cast<size_t>(h.node_at[static_cast<size_t>((15 - e) / 2)])] = 1;
@@ -408,7 +418,7 @@ TEST(HierOnlineSwap, SlotsFollowTheRanksAndBadLayoutsAreInputErrors) {
 struct SwapCase {
   mapping::ModelSpec m = mapping::model_preset("mixtral-8x7b");
   mapping::AnalyticalHardware hw = mapping::testing::nmp_hardware(4, 2, 10, 100);
-  mapping::Hierarchy h;
+  methods::common::Hierarchy h;
   mapping::Placement p{"hier", 16, 8, 1};
   mapping::RoutingTrace tr{1, 16, 2, 512, "pairs"};
   SwapCase() {
@@ -417,7 +427,7 @@ struct SwapCase {
     m.dense_layers = 0;
     hw.topology = wafers(4, 2, 2, 2);
     hw.topology.links[2].gbytes_per_s = 10;
-    h = mapping::make_hierarchy(hw.topology, 0);
+    h = methods::common::make_hierarchy(hw.topology, 0);
     for (int e = 0; e < 16; ++e) p.at(0, e, e / 2) = 1.0;
     for (int r = 0; r < 8; ++r)
       p.node_map[static_cast<size_t>(r)] = mapping::PhysicalNode(h.node_at[static_cast<size_t>(r)]);
@@ -436,7 +446,7 @@ struct SwapCase {
     cfg.shape = {64, 256};
     cfg.steps = 3;  // step 0 observes, step 1 moves the swap, step 2 routes by it
     cfg.attn_tp = 4;
-    mapping::FlowExecutor ex(hw);
+    flow::FlowExecutor ex(hw);
     return mapping::run_placement(ex, mapping::RunInputs{m, tr, hw, cfg}, p, pl);
   }
 };
@@ -485,7 +495,7 @@ TEST(HierOnlineSwap, OptionsAreCheckedAndSplitExpertsCannotSwap) {
   EXPECT_THROW(alltoall_options({{"swap_gamma", 0.5}}, "t"), mapping::InputError);
   EXPECT_EQ(alltoall_options({{"swap_every", 4}}, "t").swap.every, 4);
   // Four experts over 8 nodes: the hierarchy takes them split, the online swap refuses.
-  const mapping::Hierarchy h = mapping::make_hierarchy(wafers(4, 2, 2, 2), 0);
+  const methods::common::Hierarchy h = methods::common::make_hierarchy(wafers(4, 2, 2, 2), 0);
   std::vector<std::vector<double>> split(4, std::vector<double>(8, 0.0));
   for (int r = 0; r < 8; ++r)
     split[static_cast<size_t>(r / 2)][static_cast<size_t>(h.node_at[static_cast<size_t>(r)])] = 0.5;

@@ -11,7 +11,7 @@ namespace {
 TEST(HwPresets, AllRequiredNamesExistAndValidate) {
   std::vector<std::string> expected;
   for (const char* mesh : {"4x4", "4x8", "8x8"})
-    for (const char* p : {"2.5t75g", "5t50g", "10t25g"}) expected.push_back(std::string("hdmoe-") + mesh + "-" + p);
+    for (const char* p : {"2.5t75g", "5t50g", "10t25g"}) expected.push_back(std::string("nmp-") + mesh + "-" + p);
   for (const char* w : {"wsc-4x4", "wsc-6x6", "wsc-8x8", "wsc-4wafer-8x8", "wsc-4wafer-8x8-wide-border"})
     expected.push_back(w);
   const auto names = preset_names();
@@ -23,7 +23,7 @@ TEST(HwPresets, AllRequiredNamesExistAndValidate) {
 }
 
 TEST(HwPresets, NumbersFromThePapers) {
-  const HardwareSpec a = preset("hdmoe-4x8-10t25g");
+  const HardwareSpec a = preset("nmp-4x8-10t25g");
   EXPECT_EQ(a.topology.nodes(), 32);
   EXPECT_DOUBLE_EQ(a.compute.peak_flops, 10e12);
   EXPECT_DOUBLE_EQ(a.topology.links[0].gbytes_per_s, 25.0);
@@ -97,7 +97,7 @@ std::string error_of(const nlohmann::json& j) {
 }
 
 TEST(HwJson, BadInputGivesOneLineErrorNamingTheField) {
-  const nlohmann::json good = to_json(preset("hdmoe-4x4-5t50g"));
+  const nlohmann::json good = to_json(preset("nmp-4x4-5t50g"));
   ASSERT_EQ(error_of(good), "");
   auto expect = [&](nlohmann::json j, const std::string& needle) {
     const std::string e = error_of(j);

@@ -5,11 +5,11 @@
 
 #include <memory>
 
-#include "mapping/flow_executor.h"
-#include "mapping/hierarchy.h"
-#include "mapping/json_fields.h"
+#include "flow/flow_executor.h"
+#include "mapping/base_names.h"
 #include "mapping/layer_runner.h"
 #include "mapping_test_util.h"
+#include "methods/common/hierarchy.h"
 #include "methods/hybridep/domains.h"
 #include "methods/hybridep/partition.h"
 #include "methods/hybridep/policy.h"
@@ -106,14 +106,14 @@ namespace {
 struct LineCase {
   mapping::ModelSpec m = mapping::model_preset("mixtral-8x7b");
   mapping::AnalyticalHardware hw = mapping::testing::line_hardware(4);
-  mapping::Hierarchy h;
+  methods::common::Hierarchy h;
   mapping::RoutingTrace tr{1, 4, 1, 4, "line"};
   LineCase() {
     m.experts = 4;
     m.top_k = 1;
     m.moe_layers = 1;
     m.dense_layers = 0;
-    h = mapping::make_hierarchy(hw.topology, 0);
+    h = methods::common::make_hierarchy(hw.topology, 0);
     const int choice[4] = {3, 0, 1, 2};
     for (size_t t = 0; t < 4; ++t) tr.mutable_experts_of(0, t)[0] = static_cast<uint16_t>(choice[t]);
   }
@@ -124,10 +124,11 @@ TEST(HybridLayer, DomainCopiesServeTokensAtTheSameOffsetByHand) {
   const DomainLayout d = make_layout(c.h, levels_of(c.h), {2});  // boxes {0, 1} and {2, 3}
   EXPECT_EQ(d.box, 2);
   EXPECT_EQ(d.box_of[2], (std::vector<int>{2, 3}));
-  const mapping::Placement p = mapping::ep_by_rank(c.m, c.h, "ep", "t");
+  const mapping::Placement p = methods::common::ep_by_rank(c.m, c.h, "ep", "t");
   const mapping::Groups g = mapping::make_groups(c.hw.topology, 1);
-  const mapping::LayerPlan plan = mapping::plan_layer(c.m, mapping::physical_shares(p), 0, c.tr, 0, g, {4, 16}, nullptr,
-                                                      nullptr, nullptr, &d.serve);
+  const ServedDispatch planner(d.serve);
+  const mapping::LayerPlan plan =
+      mapping::plan_layer(c.m, mapping::physical_shares(p), 0, c.tr, 0, g, {4, 16}, &planner);
   // Token 0 (home 0) needs expert 3: domain {2, 3} at offset 0 is node 2. Token 1 (home 1) needs
   // expert 0: its own domain, served at home. Token 2 (home 2) needs expert 1: node 0. Token 3: home.
   const double tb = c.m.token_bytes();
@@ -148,14 +149,14 @@ TEST(HybridLayer, DomainCopiesServeTokensAtTheSameOffsetByHand) {
 }
 
 mapping::StrategyResult run_line(const LineCase& c, const HybridOptions& o) {
-  mapping::Placement p = mapping::ep_by_rank(c.m, c.h, "hybridep", "t");
+  mapping::Placement p = methods::common::ep_by_rank(c.m, c.h, "hybridep", "t");
   mapping::PolicyList pl;
   pl.emplace_back("hybridep", std::make_unique<HybridPolicy>(o));
   mapping::RunConfig cfg;
   cfg.shape = {4, 16};
   cfg.steps = 1;
   cfg.attn_tp = 1;
-  mapping::FlowExecutor ex(c.hw);
+  flow::FlowExecutor ex(c.hw);
   return mapping::run_placement(ex, mapping::RunInputs{c.m, c.tr, c.hw, cfg}, p, pl);
 }
 

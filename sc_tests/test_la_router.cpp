@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "mapping/rng.h"
+#include "base/rng.h"
 #include "noc/la_router.h"
 #include "noc/testbench.h"
 #include "noc/traffic.h"
@@ -53,7 +53,7 @@ std::string describe(const CoreCase& c) {
 CoreReport lockstep(LaCore& a, LaCore& b, const CoreCase& c) {
   const MeshGeometry geo{c.width, c.height};
   const int x = geo.x(c.node), y = geo.y(c.node);
-  mapping::Rng rng(c.seed);
+  base::Rng rng(c.seed);
   CoreReport rep;
   LaPins pa, pb;
   struct Source {
@@ -126,7 +126,7 @@ CoreReport model_vs_rtl(const CoreCase& c) {
 }
 
 TEST(LaRouter, RtlMatchesItsModelOnRandomConfigurations) {
-  mapping::Rng rng(2026);
+  base::Rng rng(2026);
   for (int k = 0; k < 12; ++k) {
     CoreCase c;
     c.width = 1 + static_cast<int>(rng.below(8));

@@ -8,9 +8,9 @@
 #include <numeric>
 #include <set>
 
+#include "flow/flow_model.h"
+#include "mapping/base_names.h"
 #include "mapping/data_files.h"
-#include "mapping/flow_model.h"
-#include "mapping/json_fields.h"
 #include "mapping/layer_plan.h"
 #include "mapping/placement.h"
 #include "mapping/run_result.h"
@@ -18,6 +18,8 @@
 
 namespace nmpsim::mapping {
 namespace {
+
+using namespace nmpsim::flow;  // the flow back end the tests run schedules on
 
 Topology mesh(int w, int h) {
   Topology t;

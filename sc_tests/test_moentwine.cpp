@@ -4,12 +4,13 @@
 
 #include <set>
 
-#include "mapping/json_fields.h"
+#include "mapping/base_names.h"
 #include "mapping/layer_runner.h"
 #include "mapping/moe_layer.h"
 #include "mapping_test_util.h"
 #include "methods/moentwine/balancer.h"
 #include "methods/moentwine/ftd_layout.h"
+#include "methods/moentwine/token_domain_dispatch.h"
 
 namespace nmpsim::methods::moentwine {
 namespace {
@@ -141,9 +142,14 @@ mapping::Placement laid_out(const mapping::ModelSpec& m, const mapping::Topology
   const TokenDomains d = token_domains(t, tp, mp);
   mapping::Placement p = mapping::make_ep(m, t.nodes());
   p.tp_rings = d.tp.ring;
-  p.token_rings = d.token_rings;
-  p.token_domain = d.ftd_of;
+  p.dispatch = token_domain_dispatch_json(d.ftd_of, d.token_rings);
   return p;
+}
+
+/// The placement's token-domain planner for the groups of a run.
+TokenDomainDispatch planner_of(const mapping::Placement& p, const mapping::Groups& g) {
+  const auto made = token_domain_planner().create(p.dispatch.at("options"), mesh(4, 4), g, "test");
+  return *dynamic_cast<const TokenDomainDispatch*>(made.get());
 }
 
 TEST(MoentwineDomains, HerKeepsTpInsideAWaferAndGathersTokensAcrossWafers) {
@@ -173,15 +179,16 @@ TEST(MoentwineLayer, TokensReachExpertsFromTheirGroupsMemberInTheExpertsDomain) 
   for (Mapping mp : {Mapping::kBaseline, Mapping::kEntwined, Mapping::kHierarchical}) {
     const mapping::Placement p = laid_out(m, t, 4, mp);
     const mapping::Groups g = mapping::groups_for(p, t, 4);
-    ASSERT_TRUE(g.has_domains());
+    const TokenDomainDispatch domains = planner_of(p, g);
+    const std::vector<int>& domain_of = domains.domain_of();
     const mapping::LayerPlan plan =
-        mapping::plan_layer(m, mapping::physical_shares(p), 0, tr, 0, g, mapping::RunShape{256, 1024});
+        mapping::plan_layer(m, mapping::physical_shares(p), 0, tr, 0, g, mapping::RunShape{256, 1024}, &domains);
     // Every dispatch message stays inside one domain (for HER: one wafer).
     double partials = 0;
     for (int h = 0; h < 16; ++h)
       for (int v = 0; v < 16; ++v)
         if (plan.dispatch[static_cast<size_t>(h) * 16 + v] > 0) {
-          EXPECT_EQ(g.domain_of[h], g.domain_of[v]) << h << v;
+          EXPECT_EQ(domain_of[h], domain_of[v]) << h << v;
         }
     for (double x : plan.partials) partials += x;
     // Each token meets each distinct node of its experts once (EP: expert e on node e mod 16).
@@ -213,16 +220,25 @@ TEST(MoentwineLayer, LayoutsAreCheckedAndSurviveTheFile) {
   mapping::Placement p = laid_out(m, t, 4, Mapping::kEntwined);
   const mapping::Placement back = mapping::placement_from_json(mapping::placement_to_json(p), "p.json");
   EXPECT_EQ(back.tp_rings, p.tp_rings);
-  EXPECT_EQ(back.token_domain, p.token_domain);
+  EXPECT_EQ(back.dispatch, p.dispatch);
   EXPECT_THROW(mapping::groups_for(p, t, 8), mapping::InputError);  // the run's --attn-tp differs
   mapping::Topology wafers = t;                                     // HER's token rings survive too
   wafers.wafer_width = wafers.wafer_height = 2;
   const mapping::Placement her = laid_out(m, wafers, 4, Mapping::kHierarchical);
-  ASSERT_FALSE(her.token_rings.empty());
-  EXPECT_EQ(mapping::placement_from_json(mapping::placement_to_json(her), "h.json").token_rings, her.token_rings);
+  ASSERT_TRUE(her.dispatch.at("options").contains("token_rings"));
+  EXPECT_EQ(mapping::placement_from_json(mapping::placement_to_json(her), "h.json").dispatch, her.dispatch);
   ASSERT_EQ(p.tp_rings[0][1], 2);  // nodes 0 and 2: one TP group, two domains
-  p.token_domain[2] = p.token_domain[0];
-  EXPECT_THROW(mapping::placement_from_json(mapping::placement_to_json(p), "p.json"), mapping::InputError);
+  nlohmann::json& domain = p.dispatch["options"]["token_domain"];
+  domain[2] = domain[0];
+  const mapping::Groups g = mapping::groups_for(p, t, 4);
+  EXPECT_THROW(planner_of(p, g), mapping::InputError);
+  // The registry makes the planner a placement names, and refuses a name it does not know.
+  mapping::Registry r;
+  r.add(token_domain_planner());
+  EXPECT_EQ(r.make_planner(laid_out(m, t, 4, Mapping::kEntwined), t, g)->token_rings()->size(), 4u);
+  EXPECT_EQ(r.make_planner(mapping::make_ep(m, 16), t, g), nullptr);
+  p.dispatch["name"] = "no-such-planner";
+  EXPECT_THROW(r.make_planner(p, t, g), mapping::InputError);
 }
 
 }  // namespace

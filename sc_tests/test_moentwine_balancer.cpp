@@ -4,12 +4,13 @@
 
 #include <numeric>
 
-#include "mapping/flow_executor.h"
-#include "mapping/json_fields.h"
+#include "flow/flow_executor.h"
+#include "mapping/base_names.h"
 #include "mapping/layer_runner.h"
 #include "mapping_test_util.h"
 #include "methods/moentwine/ftd_layout.h"
 #include "methods/moentwine/ni_balancer.h"
+#include "methods/moentwine/token_domain_dispatch.h"
 
 namespace nmpsim::methods::moentwine {
 namespace {
@@ -98,6 +99,8 @@ struct Fixture {
   mapping::RoutingTrace tr;
   mapping::Placement p;
   mapping::RunConfig cfg;
+  std::vector<int> domain_of;
+  std::unique_ptr<mapping::DispatchPlanner> planner;
   Fixture() {
     m.moe_layers = 3;
     m.dense_layers = 0;
@@ -106,8 +109,10 @@ struct Fixture {
     p = mapping::make_ep(m, 16);
     p.strategy = "moentwine-er";
     p.tp_rings = d.tp.ring;
-    p.token_rings = d.token_rings;
-    p.token_domain = d.ftd_of;
+    p.dispatch = token_domain_dispatch_json(d.ftd_of, d.token_rings);
+    domain_of = d.ftd_of;
+    planner = token_domain_planner().create(p.dispatch.at("options"), hw.topology,
+                                            mapping::groups_for(p, hw.topology, 4), "test");
     cfg.shape = {256, 256};
     cfg.steps = 5;
     cfg.attn_tp = 4;
@@ -117,8 +122,8 @@ struct Fixture {
     if (!options.empty())
       policies.emplace_back("moentwine-balancer",
                             std::make_unique<BalancerPolicy>(balancer_options(nlohmann::json::parse(options), "test")));
-    mapping::FlowExecutor ex(hw);
-    return mapping::run_placement(ex, mapping::RunInputs{m, tr, hw, cfg}, p, policies);
+    flow::FlowExecutor ex(hw);
+    return mapping::run_placement(ex, mapping::RunInputs{m, tr, hw, cfg, planner.get()}, p, policies);
   }
 };
 
@@ -165,7 +170,7 @@ TEST(MoentwineBalancerPolicy, StagedReplicasServeFromTheStepAfterTheyLandAndStag
       const int dx = d == mapping::kEast ? 1 : d == mapping::kWest ? -1 : 0;
       const int dy = d == mapping::kSouth ? 1 : d == mapping::kNorth ? -1 : 0;
       const int u = t.id(t.x(v) + dx, t.y(v) + dy);
-      (f.p.token_domain[static_cast<size_t>(v)] == f.p.token_domain[static_cast<size_t>(u)] ? inside : across) += b;
+      (f.domain_of[static_cast<size_t>(v)] == f.domain_of[static_cast<size_t>(u)] ? inside : across) += b;
     }
   EXPECT_NEAR(inside, st["migration_link_bytes_local"].get<double>(), 1.0);
   EXPECT_NEAR(across, st["migration_link_bytes_global"].get<double>(), 1.0);

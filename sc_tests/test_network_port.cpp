@@ -44,7 +44,7 @@ struct Generator : sc_core::sc_module {
 };
 
 TEST(NetworkPort, WritesAndReadsAnyBankAcrossTheNocAndReportsProtocolErrors) {
-  const hw::HardwareSpec spec = hw::preset("hdmoe-4x4-5t50g");
+  const hw::HardwareSpec spec = hw::preset("nmp-4x4-5t50g");
   hw::System sys("sys", spec);
   std::vector<unsigned char> out(256), back(256, 0xaa), zeros(64, 0xaa), local(64);
   for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<unsigned char>(i * 7 + 1);
@@ -89,7 +89,7 @@ TEST(NetworkPort, WritesAndReadsAnyBankAcrossTheNocAndReportsProtocolErrors) {
 }
 
 TEST(NetworkPort, ReadBandwidthStaysBelowTheLinkBandwidth) {
-  const hw::HardwareSpec spec = hw::preset("hdmoe-4x4-5t50g");  // 50 GB/s links
+  const hw::HardwareSpec spec = hw::preset("nmp-4x4-5t50g");  // 50 GB/s links
   hw::System sys("sys", spec);
   constexpr unsigned kLen = 4096, kCount = 64;
   double seconds = 0;
@@ -134,7 +134,7 @@ struct UserDevice : sc_core::sc_module {
 };
 
 TEST(NetworkPort, AUserTargetBesideAPeAnswersTheRequestsToItsNode) {
-  hw::System sys("sys", hw::preset("hdmoe-4x4-5t50g"));
+  hw::System sys("sys", hw::preset("nmp-4x4-5t50g"));
   UserDevice dev("dev");
   sys.port(9).device.bind(dev.socket);
   std::vector<unsigned char> out = {1, 2, 3, 4, 5, 6, 7, 8}, back(8, 0);
@@ -163,7 +163,7 @@ TEST(NetworkPort, AUserTargetBesideAPeAnswersTheRequestsToItsNode) {
 
 TEST(NetworkPort, TheRuntimeDrivesAMeshThatContainsUserModules) {
   // A user's initiator at node 0 and device at node 9, while the firmware executes a layer schedule.
-  hw::System sys("sys", hw::preset("hdmoe-4x4-5t50g"));
+  hw::System sys("sys", hw::preset("nmp-4x4-5t50g"));
   UserDevice dev("dev");
   sys.port(9).device.bind(dev.socket);
   std::vector<unsigned char> out(64, 0x5a), back(64, 0);
@@ -193,7 +193,7 @@ TEST(NetworkPort, AUserModuleInPlaceOfAPe) {
   // Node 5 is built without a PE; the user's device answers there, the runtime keeps away from it.
   hw::SystemOptions opt;
   opt.without_pe = {5};
-  hw::System sys("sys", hw::preset("hdmoe-4x4-5t50g"), opt);
+  hw::System sys("sys", hw::preset("nmp-4x4-5t50g"), opt);
   EXPECT_FALSE(sys.has_pe(5));
   EXPECT_TRUE(sys.has_pe(4));
   EXPECT_THROW(sys.pe(5), std::logic_error);

@@ -4,7 +4,7 @@
 #include <set>
 #include <tuple>
 
-#include "mapping/rng.h"
+#include "base/rng.h"
 #include "noc_test_util.h"
 
 namespace nmpsim::noc {
@@ -35,7 +35,7 @@ TEST(NocZeroLoad, HandComputedExample) {
 }
 
 TEST(NocZeroLoad, MatchesClosedFormForManyPairsSizesAndDelays) {
-  mapping::Rng rng(7);
+  base::Rng rng(7);
   int checked = 0;
   for (int r = 1; r <= 4; ++r) {
     for (int l = 1; l <= 3; ++l) {

@@ -59,7 +59,7 @@ TEST(NocConservation, NonSquareMeshesAndMultiPacketMessages) {
       c.buffer_flits = 2;
       return c;
     }());
-    mapping::Rng rng(static_cast<uint64_t>(w * 10 + h));
+    base::Rng rng(static_cast<uint64_t>(w * 10 + h));
     uint64_t bytes_sent = 0, bytes_delivered = 0, delivered = 0;
     net.set_delivery_handler([&](const Delivery& d) {
       bytes_delivered += d.bytes;

@@ -19,7 +19,7 @@ double duration_ns(const pe::ProcessingElement& p, const std::string& label) {
 }
 
 TEST(PeRoofline, GemvIsMemoryBoundAndLargeBatchGemmComputeBoundAtTheRidge) {
-  hw::HardwareSpec spec = hw::preset("hdmoe-4x4-5t50g");  // 5 TFLOP/s, 593.75 GB/s streaming
+  hw::HardwareSpec spec = hw::preset("nmp-4x4-5t50g");  // 5 TFLOP/s, 593.75 GB/s streaming
   hw::System sys("sys", spec);
   const double peak = spec.compute.peak_flops;
   const double bw = spec.memory.streaming_bytes_per_s();
@@ -50,7 +50,7 @@ TEST(PeRoofline, GemvIsMemoryBoundAndLargeBatchGemmComputeBoundAtTheRidge) {
 }
 
 TEST(PeCopy, WeightCopyTakesDramReadPlusNocPlusDramWritePlusAck) {
-  hw::HardwareSpec spec = hw::preset("hdmoe-4x4-5t50g");
+  hw::HardwareSpec spec = hw::preset("nmp-4x4-5t50g");
   const uint64_t bytes = 1 << 20;
   spec.compute.copy_chunk_bytes = bytes;  // one chunk: store and forward
   hw::System sys("sys", spec);
@@ -73,7 +73,7 @@ TEST(PeCopy, WeightCopyTakesDramReadPlusNocPlusDramWritePlusAck) {
 }
 
 TEST(PeCopy, ChunkedCopyPipelinesAndIsFaster) {
-  hw::HardwareSpec spec = hw::preset("hdmoe-4x4-5t50g");
+  hw::HardwareSpec spec = hw::preset("nmp-4x4-5t50g");
   const uint64_t bytes = 4 << 20;
   hw::System sys("sys", spec);  // default 256 KiB chunks
   sys.pe(0).submit(pe::Command::copy_weights(15, bytes, "copy"));
@@ -88,7 +88,7 @@ TEST(PeCopy, ChunkedCopyPipelinesAndIsFaster) {
 }
 
 TEST(PeMessages, SendRecvAndWaitSends) {
-  hw::System sys("sys", hw::preset("hdmoe-4x4-5t50g"));
+  hw::System sys("sys", hw::preset("nmp-4x4-5t50g"));
   sys.pe(0).submit(pe::Command::send(5, 5000, 7, "send"));
   sys.pe(0).submit(pe::Command::wait_sends("wait"));
   sys.pe(5).submit(pe::Command::recv(7, 1, "recv"));

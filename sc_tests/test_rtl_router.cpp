@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "mapping/rng.h"
+#include "base/rng.h"
 #include "rtl_checks/router_cosim.h"
 
 namespace nmpsim::rtl {
@@ -26,7 +26,7 @@ struct Scenario {
 /// A random configuration inside the RTL's capacities: mesh size and position (corners, edges,
 /// interior), VCs, buffer depth, router delay, slow output links, load and back-pressure.
 CosimConfig random_config(uint64_t seed) {
-  mapping::Rng rng(seed * 7919 + 17);
+  base::Rng rng(seed * 7919 + 17);
   const RtlCapacity cap = rtl_capacity();
   CosimConfig c;
   c.seed = seed;

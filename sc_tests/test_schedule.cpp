@@ -5,13 +5,15 @@
 #include <cmath>
 #include <set>
 
-#include "mapping/flow_executor.h"
+#include "flow/flow_executor.h"
 #include "mapping/layer_runner.h"
 #include "mapping/moe_layer.h"
 #include "mapping_test_util.h"
 
 namespace nmpsim::mapping {
 namespace {
+
+using namespace nmpsim::flow;  // the flow back end the tests run schedules on
 
 PhysicalNode N(int v) { return PhysicalNode(v); }
 

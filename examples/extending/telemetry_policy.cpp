@@ -1,6 +1,6 @@
 #include "telemetry_policy.h"
 
-#include "mapping/json_fields.h"
+#include "mapping/base_names.h"
 #include "mapping/moe_layer.h"
 
 namespace nmpsim::methods::extending_example {
@@ -22,7 +22,7 @@ mapping::PolicyFactory telemetry_factory() {
   f.description = "every node reports a status message to node 0 after each layer's combine (background)";
   f.options = {{"message_bytes", "64", "bytes of each status message"}};
   auto read = [](const nlohmann::json& o, const std::string& where) {
-    const mapping::JsonFields fields(o, where, "");
+    const base::JsonFields fields(o, where, "");
     const double bytes = fields.number("message_bytes", 64);
     if (!(bytes >= 1 && bytes <= 1 << 20)) fields.fail("message_bytes", "must be in [1, 1048576]");
     fields.no_unknown_keys();

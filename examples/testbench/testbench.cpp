@@ -56,7 +56,7 @@ struct TrafficGenerator : sc_core::sc_module {
 }  // namespace
 
 int sc_main(int, char*[]) {
-  const nmpsim::hw::HardwareSpec spec = nmpsim::hw::preset("hdmoe-4x4-5t50g");
+  const nmpsim::hw::HardwareSpec spec = nmpsim::hw::preset("nmp-4x4-5t50g");
   nmpsim::hw::System chip("chip", spec);
   TrafficGenerator gen("gen", chip.nodes());
   gen.socket.bind(chip.port(0).target);

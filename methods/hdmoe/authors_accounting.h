@@ -12,11 +12,11 @@
 
 #include <vector>
 
-#include "mapping/flow_model.h"
+#include "base/rng.h"
+#include "flow/flow_model.h"
 #include "mapping/moe_model.h"
 #include "mapping/placement.h"
 #include "mapping/registry.h"
-#include "mapping/rng.h"
 #include "mapping/trace.h"
 
 namespace nmpsim::methods::hdmoe {
@@ -62,7 +62,7 @@ double store_and_forward_makespan(const mapping::Topology& t, const std::vector<
 /// of g sends phi_g B h bytes to the aggregator, the lowest-indexed device holding a randomly chosen
 /// member of g. `cell` maps devices to mesh cells.
 std::vector<AuthorsMessage> authors_messages(const std::vector<double>& P, int nodes, const AuthorsGroups& g, int batch,
-                                             int hidden, const std::vector<int>& cell, mapping::Rng& rng);
+                                             int hidden, const std::vector<int>& cell, base::Rng& rng);
 
 struct AuthorsLayer {
   double compute_s = 0, comm_s = 0;  ///< t_comp and t_comm (one direction)

@@ -1,5 +1,5 @@
 // The authors' accounting as a registry entry: `nmpsim run --accounting hdmoe-authors`.
-#include "mapping/json_fields.h"
+#include "mapping/base_names.h"
 #include "mapping/registry.h"
 #include "methods/hdmoe/authors_accounting.h"
 

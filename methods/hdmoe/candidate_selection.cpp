@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "flow/flow_executor.h"
 #include "mapping/layer_runner.h"
 
 namespace nmpsim::methods::hdmoe {
@@ -31,7 +32,7 @@ std::vector<double> held_out_layer_seconds(const Placement& p, const ModelSpec& 
     cfg.steps = 1;
     cfg.attn_tp = h.attn_tp;
     cfg.first_token = first;
-    const StrategyResult r = run_flow(hw, m, profile, p, cfg);
+    const StrategyResult r = flow::run_flow(hw, m, profile, p, cfg);
     const std::vector<LayerRecord>& layers = r.steps.at(0);
     for (int l = 0; l < m.moe_layers; ++l)
       s[static_cast<size_t>(l)] += layers.at(static_cast<size_t>(m.dense_layers + l)).total_s();

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "mapping/flow_model.h"
+#include "flow/flow_model.h"
 #include "mapping/placement.h"
 #include "mapping/trace.h"
 

@@ -3,9 +3,9 @@
 #include <memory>
 #include <sstream>
 
-#include "firmware/cycle_executor.h"
+#include "base/rng.h"
+#include "flow/flow_model.h"
 #include "mapping/layer_runner.h"
-#include "mapping/rng.h"
 
 namespace nmpsim::methods::hdmoe {
 
@@ -37,8 +37,8 @@ std::vector<Placement> sample_placements(const ModelSpec& m, const Topology& t, 
 
 /// The dispatch time of MoE layer `l` of placement `p` for the batch at `first`, measured on one layer
 /// of the SystemC model.
-double cycle_dispatch_s(hw::System& sys, const ModelSpec& m, const RoutingTrace& trace, const Placement& p, int l,
-                        size_t first, const HdmoeOptions& opt) {
+double cycle_dispatch_s(const ExecutorFactory& cycle, const AnalyticalHardware& ah, const ModelSpec& m,
+                        const RoutingTrace& trace, const Placement& p, int l, size_t first, const HdmoeOptions& opt) {
   ModelSpec one = m;
   one.moe_layers = 1;
   one.dense_layers = 0;
@@ -53,26 +53,22 @@ double cycle_dispatch_s(hw::System& sys, const ModelSpec& m, const RoutingTrace&
   cfg.steps = 1;
   cfg.attn_tp = opt.attn_tp;
   cfg.first_token = first;
-  firmware::CycleExecutor ex(sys);
+  const std::unique_ptr<Executor> ex = cycle();
   PolicyList none;
-  const AnalyticalHardware ah = firmware::to_analytical(sys.spec());
-  const StrategyResult r = run_placement(ex, RunInputs{one, layer_trace, ah, cfg}, p1, none);
+  const StrategyResult r = run_placement(*ex, RunInputs{one, layer_trace, ah, cfg}, p1, none);
   const int d = r.find_phase("dispatch");
   return d < 0 ? 0.0 : r.steps[0][0].phase(static_cast<size_t>(d));
 }
 
 }  // namespace
 
-GammaFitResult fit_gamma(const ModelSpec& m, const hw::HardwareSpec& hw, const RoutingTrace& trace,
-                         const HdmoeOptions& opt, Fidelity fidelity) {
+GammaFitResult fit_gamma(const ModelSpec& m, const AnalyticalHardware& ah, const RoutingTrace& trace,
+                         const HdmoeOptions& opt, Fidelity fidelity, const ExecutorFactory& cycle) {
   // Samples: placements x batches (windows of the trace) x layers; estimate = Eq. 2 with gamma 1 for
   // that batch's own routing, measured = dispatch time of the same plan.
-  const AnalyticalHardware ah = firmware::to_analytical(hw);
-  const Groups groups = make_groups(hw.topology, opt.attn_tp);
+  const Groups groups = make_groups(ah.topology, opt.attn_tp);
   std::vector<double> estimate, measured;
-  const auto placements = sample_placements(m, hw.topology, trace, opt.seed);
-  std::unique_ptr<hw::System> sys;
-  if (fidelity == Fidelity::kCycle) sys = std::make_unique<hw::System>("system", hw);
+  const auto placements = sample_placements(m, ah.topology, trace, opt.seed);
   for (const auto& p : placements) {
     const auto phys = physical_shares(p);
     for (int w = 0; w < 3; ++w) {
@@ -86,9 +82,9 @@ GammaFitResult fit_gamma(const ModelSpec& m, const hw::HardwareSpec& hw, const R
       if (fidelity == Fidelity::kFlow) {
         const LayerPlan plan =
             plan_layer(m, phys, m.dense_layers + l, trace, first, groups, RunShape{opt.batch, opt.context});
-        measured.push_back(traffic_seconds(ah, plan.dispatch));
+        measured.push_back(flow::traffic_seconds(ah, plan.dispatch));
       } else {
-        measured.push_back(cycle_dispatch_s(*sys, m, trace, p, l, first, opt));
+        measured.push_back(cycle_dispatch_s(cycle, ah, m, trace, p, l, first, opt));
       }
     }
   }

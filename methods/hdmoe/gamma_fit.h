@@ -3,7 +3,7 @@
 // (the link-load bound) or cycle fidelity (one layer through the SystemC model per sample).
 #pragma once
 
-#include "hw/hardware_spec.h"
+#include "mapping/executor.h"
 #include "mapping/modes.h"
 #include "methods/hdmoe/hdmoe_strategy.h"
 
@@ -14,8 +14,10 @@ struct GammaFitResult {
   int placements = 0;  ///< sampled placements (each measured on 3 batches)
 };
 
-GammaFitResult fit_gamma(const mapping::ModelSpec& m, const hw::HardwareSpec& hw, const mapping::RoutingTrace& trace,
-                         const HdmoeOptions& opt, mapping::Fidelity fidelity);
+/// At cycle fidelity each sample runs one layer on a fresh executor of `cycle`.
+GammaFitResult fit_gamma(const mapping::ModelSpec& m, const mapping::AnalyticalHardware& hw,
+                         const mapping::RoutingTrace& trace, const HdmoeOptions& opt, mapping::Fidelity fidelity,
+                         const mapping::ExecutorFactory& cycle);
 
 /// Best link-balance cost after each evaluation for BO, annealing and random search from the same
 /// node-balance placement, as CSV (`nmpsim place --convergence`).

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "mapping/json_fields.h"
+#include "mapping/base_names.h"
 
 namespace nmpsim::methods::hdmoe {
 

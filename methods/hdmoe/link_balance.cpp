@@ -7,7 +7,7 @@
 #include <limits>
 #include <numeric>
 
-#include "mapping/rng.h"
+#include "base/rng.h"
 
 namespace nmpsim::methods::hdmoe {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "mapping/flow_model.h"
+#include "flow/flow_model.h"
 #include "mapping/layer_plan.h"
 
 namespace nmpsim::methods::hdmoe {
@@ -29,7 +29,7 @@ class MappingCost {
 
  private:
   AnalyticalHardware hw_;
-  mapping::LinkLoadModel model_;
+  flow::LinkLoadModel model_;
   int n_;
   std::vector<std::vector<double>> dispatch_;  // [sample][home * n + logical]
 };

@@ -15,7 +15,7 @@
 #include <map>
 
 #include "base/cleanup.h"
-#include "mapping/json_fields.h"
+#include "mapping/base_names.h"
 #include "methods/hdmoe/node_balance_milp.h"
 
 namespace nmpsim::methods::hdmoe {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <memory>
 
-#include "mapping/flow_executor.h"
+#include "flow/flow_executor.h"
 #include "mapping/moe_layer.h"
 
 namespace nmpsim::methods::hdmoe {
@@ -32,7 +32,7 @@ LayerForecast forecast_layer(const AnalyticalHardware& hw, const LayerSchedule& 
     for (const BroadcastPlan& p : plans)
       for (OpId op : add_broadcast(*copy, ph, start, p)) streams.push_back(op);
   }
-  FlowExecutor fx(hw);
+  flow::FlowExecutor fx(hw);
   const uint64_t serial = fx.execute(copy);
   LayerForecast f;
   f.foreground_s = fx.now_s();

@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "mapping/flow_model.h"
+#include "flow/flow_model.h"
 #include "mapping/schedule.h"
 
 namespace nmpsim::methods::hdmoe {

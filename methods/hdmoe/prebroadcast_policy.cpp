@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "mapping/json_fields.h"
+#include "mapping/base_names.h"
 #include "mapping/moe_layer.h"
 #include "methods/hdmoe/node_balance.h"
 #include "methods/hdmoe/prebroadcast_admission.h"
@@ -78,9 +78,7 @@ void PrebroadcastPolicy::before_plan(PolicyContext& ctx, LayerInputs& in) {
   // Experts whose pre-broadcast has landed get least-loaded dispatch in this layer.
   const int ml = ctx.moe_layer();
   if (ml < 0 || pending_[ml].empty()) return;
-  in.dynamic.full_copies.assign(static_cast<size_t>(ctx.model.experts), {});
-  in.dynamic.peak_flops = ctx.hw.peak_flops;
-  in.dynamic.memory_bytes_per_s = ctx.hw.memory_bytes_per_s;
+  std::vector<std::vector<int>> full_copies(static_cast<size_t>(ctx.model.experts));
   // What the broadcasts that landed save under this layer's real routing, against what was predicted.
   const RoutingTrace& tr = ctx.trace;
   const auto counts = tr.expert_counts(ml % tr.layers(), ctx.first_token, static_cast<size_t>(ctx.cfg.shape.batch));
@@ -99,8 +97,7 @@ void PrebroadcastPolicy::before_plan(PolicyContext& ctx, LayerInputs& in) {
       ++cancelled_;
       continue;
     }
-    in.dynamic.full_copies[pd.expert] = pd.holders;
-    in.use_dynamic = true;
+    full_copies[static_cast<size_t>(pd.expert)] = pd.holders;
     ++used_;
     spread(load, ctx.shares[ml], unit, pd.expert, pd.holders);
     predicted = pd.saving_s;  // cumulative: the last landed one's is the set's
@@ -109,6 +106,7 @@ void PrebroadcastPolicy::before_plan(PolicyContext& ctx, LayerInputs& in) {
     predicted_s_ += predicted;
     realised_s_ += busiest0 - busiest(load);
   }
+  common::hand_replicas(in, planner_, std::move(full_copies), ctx.hw, "hdmoe-prebroadcast");
 }
 
 double PrebroadcastPolicy::reliability() const {
@@ -317,6 +315,15 @@ void register_prebroadcast(Registry& r) {
                 "'flow': only broadcasts whose predicted saving exceeds their cost on the flow model of the layer; "
                 "'window': the paper's Eq. 17 window"}};
   f.cycle_only = true;  // flow fidelity charges the contention, but is not yet validated on this policy
+  f.flags = {{"prebroadcast", "experts",
+              "same as --policy hdmoe-prebroadcast --policy-opt hdmoe-prebroadcast.experts=N (0 = off)"},
+             {"prebroadcast-targets", "targets", "pre-broadcast: copies go to this many least-loaded nodes (0 = all)"},
+             {"predict", "predict", "pre-broadcast: predict from the 'previous' layer or the 'trace'"},
+             {"prediction-accuracy", "accuracy", "--predict trace: weight of the true frequencies"},
+             {"prebroadcast-admit", "admit",
+              "pre-broadcast: 'flow' admits what pays on the flow model of the layer, 'window' the paper's Eq. 17 "
+              "rule"}};
+  f.enable_flag = "prebroadcast";
   f.create = [](const nlohmann::json& o, const std::string& where) {
     return std::make_unique<PrebroadcastPolicy>(prebroadcast_options(o, where));
   };

@@ -4,11 +4,13 @@
 // copies have landed get least-loaded dispatch (Sec. IV-D3). docs/MODEL.md "Dynamic pre-broadcast".
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "mapping/registry.h"
 #include "mapping/runtime_policy.h"
+#include "methods/common/replica_dispatch.h"
 #include "methods/hdmoe/prebroadcast_admission.h"
 
 namespace nmpsim::methods::hdmoe {
@@ -67,7 +69,8 @@ class PrebroadcastPolicy : public mapping::RuntimePolicy {
   void issue(mapping::PolicyContext& ctx, mapping::LayerSchedule& s, uint64_t serial, int after_phase);
 
   PrebroadcastOptions opt_;
-  std::vector<std::vector<Pending>> pending_;  ///< per MoE layer of the current step
+  std::optional<common::ReplicaDispatch> planner_;  ///< the current layer's, when broadcasts landed
+  std::vector<std::vector<Pending>> pending_;       ///< per MoE layer of the current step
   uint64_t hook_schedule_ = 0;
   int hook_phase_ = -1;  ///< the phase before dispatch: broadcasts start when it ends
   int considered_ = 0, issued_ = 0, used_ = 0, cancelled_ = 0;

@@ -4,7 +4,8 @@
 
 #include <cstdio>
 
-#include "mapping/json_fields.h"
+#include "mapping/base_names.h"
+#include "methods/hdmoe/gamma_fit.h"
 #include "methods/hdmoe/hdmoe_strategy.h"
 
 namespace nmpsim::methods::hdmoe {
@@ -31,6 +32,20 @@ std::vector<OptionDoc> link_option_docs() {
   return {{"mapper", "bo", "link-balance search: bo (Bayesian optimisation), sa (annealing), random"},
           {"evaluations", "150", "link balance: mapping-cost evaluations"},
           {"mapping_samples", "4", "link balance: sampled batches in the mapping cost"}};
+}
+
+std::vector<FlagAlias> node_flags() {
+  return {
+      {"gamma", "gamma", "hdmoe: Eq. 3 scaling of the communication estimate (default 1)"},
+      {"time-limit", "time_limit_s", "hdmoe: MILP time limit per layer (relaxation and CBC), seconds (default 1)"},
+      {"max-groups", "max_groups",
+       "hdmoe: co-activation groups kept exactly per layer (the rest are folded into per-expert terms; default 32)"}};
+}
+
+std::vector<FlagAlias> link_flags() {
+  return {{"mapper", "mapper", "hdmoe: link balance by bo (Bayesian optimisation) | sa | random (default bo)"},
+          {"evaluations", "evaluations", "hdmoe: link-balance cost evaluations (default 150)"},
+          {"mapping-samples", "mapping_samples", "hdmoe: sampled batches in the link-balance cost (default 4)"}};
 }
 
 /// Reads the node-balance options of `f` into a resolved JSON object.
@@ -145,6 +160,7 @@ class NodeBalanceStrategy : public PlacementStrategy {
   Placement build(const StrategyContext& ctx) const override { return solved_node_balance(ctx, ctx.options); }
   bool expensive() const override { return true; }
   std::vector<std::string> summary(const Placement& p) const override { return solver_summary(p); }
+  std::vector<FlagAlias> flag_aliases() const override { return node_flags(); }
 };
 
 class HdmoeStrategy : public PlacementStrategy {
@@ -180,13 +196,42 @@ class HdmoeStrategy : public PlacementStrategy {
   }
   bool expensive() const override { return true; }
   std::vector<std::string> summary(const Placement& p) const override { return solver_summary(p); }
+  std::vector<FlagAlias> flag_aliases() const override {
+    std::vector<FlagAlias> f = node_flags();
+    for (const FlagAlias& a : link_flags()) f.push_back(a);
+    return f;
+  }
+  std::vector<ExtraOutput> extra_outputs() const override {
+    return {{"convergence", "hdmoe: write best cost vs evaluations of BO, SA and random search to this CSV",
+             [](const Placement& built, const StrategyContext& ctx) {
+               return convergence_csv(ctx.model, ctx.hw, ctx.profile, built, to_options(ctx.options, ctx));
+             }}};
+  }
 };
+
+/// `nmpsim place --fit-gamma flow|cycle`: Eq. 3's gamma fitted against measured dispatch times.
+std::string fit_gamma_tool(const StrategyContext& ctx, const std::string& value, const ExecutorFactory& cycle) {
+  const Fidelity f = parse_fidelity(value, "--fit-gamma");
+  const JsonFields none(nlohmann::json::object(), "--fit-gamma", "");
+  const auto r = fit_gamma(ctx.model, ctx.hw, ctx.profile, to_options(node_options(none, ctx), ctx), f, cycle);
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "gamma = %.4f   R^2 = %.4f   (%d samples: %d placements x 3 batches; %s-level dispatch time vs Eq. 2 "
+                "estimate)\n",
+                r.fit.gamma, r.fit.r2, r.fit.samples, r.placements, value.c_str());
+  return line;
+}
 
 }  // namespace
 
 void register_strategies(Registry& r) {
   r.add(std::make_unique<NodeBalanceStrategy>());
   r.add(std::make_unique<HdmoeStrategy>());
+  // The default comparison of `nmpsim run` is HD-MoE's on its chip: the baselines, then these two.
+  r.add_default_strategy("hdmoe-node");
+  r.add_default_strategy("hdmoe");
+  r.add(PlacementTool{"fit-gamma", "flow|cycle",
+                      "fit Eq. 3's gamma against flow- or cycle-level dispatch times and print it", fit_gamma_tool});
 }
 
 }  // namespace nmpsim::methods::hdmoe

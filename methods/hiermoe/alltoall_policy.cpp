@@ -4,14 +4,15 @@
 #include <cstdio>
 #include <memory>
 
-#include "mapping/flow_executor.h"
-#include "mapping/json_fields.h"
+#include "flow/flow_executor.h"
+#include "mapping/base_names.h"
 #include "mapping/moe_layer.h"
-#include "methods/hiermoe/level_fit.h"
+#include "methods/common/level_fit.h"
 
 namespace nmpsim::methods::hiermoe {
 
-using namespace nmpsim::mapping;  // the base layer this method builds on
+using namespace nmpsim::mapping;          // the base layer this method builds on
+using namespace nmpsim::methods::common;  // the pieces methods share
 
 AlltoallOptions alltoall_options(const nlohmann::json& j, const std::string& where) {
   const JsonFields f(j, where, "");
@@ -99,7 +100,15 @@ void AlltoallPolicy::before_plan(PolicyContext& ctx, LayerInputs& in) {
   if (d == 0)
     d = opt_.select_by_flow ? fastest_on_flow(ctx, in) : optimal_dimension(h_, costs_, r, ctx.model.token_bytes());
   ++d_counts_[static_cast<size_t>(ml)][static_cast<size_t>(d - 1)];
-  if (d > 1) in.hier = HierDispatch{&h_, d, opt_.dedup};
+  if (d > 1) {
+    if (in.planner != &direct_dispatch())
+      throw InputError(
+          "policy hiermoe: the hierarchical all-to-all cannot combine with the dispatch of " +
+          (in.planner_from.empty() ? std::string("the placement (its own planner)") : "policy " + in.planner_from));
+    planner_.emplace(h_, d, opt_.dedup);
+    in.planner = &*planner_;
+    in.planner_from = "hiermoe";
+  }
 }
 
 void AlltoallPolicy::before_layer(PolicyContext& ctx, LayerSchedule& s) {
@@ -116,10 +125,10 @@ int AlltoallPolicy::fastest_on_flow(const PolicyContext& ctx, const LayerInputs&
   int best = 1;
   double best_s = 0;
   for (int d = 1; d <= h_.dimensions(); ++d) {
-    const HierDispatch hd{&h_, d, opt_.dedup};
+    const HierarchicalDispatch hd(h_, d, opt_.dedup);
     const LayerPlan plan = plan_layer(ctx.model, ctx.shares, ctx.layer, ctx.trace, ctx.first_token, ctx.groups,
-                                      ctx.cfg.shape, nullptr, &hd, in.rows.empty() ? nullptr : &in.rows);
-    FlowExecutor ex(ctx.hw);
+                                      ctx.cfg.shape, &hd, in.rows.empty() ? nullptr : &in.rows);
+    flow::FlowExecutor ex(ctx.hw);
     ex.execute(std::make_shared<LayerSchedule>(build_moe_layer(ctx.model, plan, ctx.groups, ctx.hw.element_bytes)));
     if (d == 1 || ex.now_s() < best_s) {
       best = d;
@@ -152,6 +161,7 @@ nlohmann::json AlltoallPolicy::stats() const {
 void register_alltoall(Registry& r) {
   PolicyFactory f;
   f.name = "hiermoe";
+  f.stats_at_top = true;  // its levels, duplication rates and d* also at the top of summary.json (issue 15)
   f.description = "HierMoE hierarchical all-to-all (Sec. III): d* per layer or a fixed d, with or without token dedup";
   f.options = {{"virtual_levels", "0", "recursive 2x2 quadrant levels inside the finest real group"},
                {"dimension", "0", "d of every MoE layer (1 = flat); 0 = d* per layer from the batch's routing (Eq. 6)"},

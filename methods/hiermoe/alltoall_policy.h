@@ -9,19 +9,21 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "mapping/hierarchy.h"
 #include "mapping/registry.h"
 #include "mapping/runtime_policy.h"
+#include "methods/common/hierarchy.h"
 #include "methods/hiermoe/dedup.h"
+#include "methods/hiermoe/hier_alltoall.h"
 #include "methods/hiermoe/online_swap.h"
 
 namespace nmpsim::methods::hiermoe {
 
 struct AlltoallOptions {
-  int virtual_levels = 0;       ///< quadrant levels (mapping::make_hierarchy)
+  int virtual_levels = 0;       ///< quadrant levels (common::make_hierarchy)
   int dimension = 0;            ///< d of every layer; 0 = d* per layer (Eq. 6)
   bool dedup = true;            ///< false: one copy per expert (the 2DH baseline)
   bool select_by_flow = false;  ///< d* by replaying the layer at every d on the flow model (ours), not Eq. 6
@@ -44,7 +46,8 @@ class AlltoallPolicy : public mapping::RuntimePolicy {
   int fastest_on_flow(const mapping::PolicyContext& ctx, const mapping::LayerInputs& in) const;
   AlltoallOptions opt_;
   bool ready_ = false;
-  mapping::Hierarchy h_;
+  common::Hierarchy h_;
+  std::optional<HierarchicalDispatch> planner_;  ///< the current layer's (d > 1)
   HierarchyCosts costs_;
   OnlineSwap online_;            ///< expert slots now, and the online swap rounds
   std::vector<double> dup_sum_;  ///< per level: duplication rates summed over layers seen

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "mapping/json_fields.h"
+#include "mapping/base_names.h"
 
 namespace nmpsim::methods::hiermoe {
 
@@ -56,7 +56,7 @@ double uniform_duplication_rate(int experts, int top_k, int groups) {
   return 1.0 - groups * (1.0 - none) / top_k;
 }
 
-std::vector<HdTerm> hd_terms(const mapping::Hierarchy& h, const HierarchyCosts& c, int d) {
+std::vector<HdTerm> hd_terms(const common::Hierarchy& h, const HierarchyCosts& c, int d) {
   const int G = h.nodes(), D = h.dimensions();
   if (d < 1 || d > D)
     throw mapping::InputError("hiermoe: dimension " + std::to_string(d) + " outside 1.." + std::to_string(D));
@@ -72,14 +72,14 @@ std::vector<HdTerm> hd_terms(const mapping::Hierarchy& h, const HierarchyCosts& 
   return terms;
 }
 
-double hd_seconds(const mapping::Hierarchy& h, const HierarchyCosts& c, const Routing& r, int d, double token_bytes) {
+double hd_seconds(const common::Hierarchy& h, const HierarchyCosts& c, const Routing& r, int d, double token_bytes) {
   double t = 0;
   for (const HdTerm& term : hd_terms(h, c, d))
     t += term.cost.seconds(term.fan * max_of(group_counts(r, term.groups)) * token_bytes);
   return t;
 }
 
-int optimal_dimension(const mapping::Hierarchy& h, const HierarchyCosts& c, const Routing& r, double token_bytes) {
+int optimal_dimension(const common::Hierarchy& h, const HierarchyCosts& c, const Routing& r, double token_bytes) {
   int best = 1;
   double best_s = hd_seconds(h, c, r, 1, token_bytes);
   for (int d = 2; d <= h.dimensions(); ++d) {

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "mapping/hierarchy.h"
+#include "methods/common/level_fit.h"
 
 namespace nmpsim::methods::hiermoe {
 
@@ -29,18 +29,9 @@ double duplication_rate(const Routing& r, int groups);
 /// 1 - R (1 - C(E - E/R, K) / C(E, K)) / K.
 double uniform_duplication_rate(int experts, int top_k, int groups);
 
-/// t = alpha + n beta (Eq. 1) of one kind of all-to-all.
-struct LinkCost {
-  double alpha_s = 0;
-  double beta_s_per_byte = 0;
-  double seconds(double bytes) const { return alpha_s + bytes * beta_s_per_byte; }
-};
-/// Per level of a hierarchy: the flat all-to-all (HD1, "Intra(0)"), and per inter level i = 1..D-1
-/// its Inter-level-i and Intra-level-i all-to-all.
-struct HierarchyCosts {
-  LinkCost flat;
-  std::vector<LinkCost> inter, intra;  ///< [i - 1]
-};
+using common::Hierarchy;
+using common::HierarchyCosts;
+using common::LinkCost;
 
 /// One all-to-all of HDd: over `groups` expert groups, with `fan` participants (Eq. 2, 4, 5).
 struct HdTerm {
@@ -51,10 +42,10 @@ struct HdTerm {
 /// The all-to-all kinds of HDd in order: inter levels 1..d-1 (U[i] groups, U[i] / U[i-1] participants),
 /// then the G node groups (G / U[d-1] participants; the flat cost for d = 1). t_d is the sum over them
 /// of cost.seconds(fan x max(group counts) x M v).
-std::vector<HdTerm> hd_terms(const mapping::Hierarchy& h, const HierarchyCosts& c, int d);
+std::vector<HdTerm> hd_terms(const common::Hierarchy& h, const HierarchyCosts& c, int d);
 /// t_d of HDd-AlltoAll for this routing (Eq. 1-5); d = 1 is the flat all-to-all (Eq. 2); token_bytes = M v.
-double hd_seconds(const mapping::Hierarchy& h, const HierarchyCosts& c, const Routing& r, int d, double token_bytes);
+double hd_seconds(const common::Hierarchy& h, const HierarchyCosts& c, const Routing& r, int d, double token_bytes);
 /// Eq. 6 (Algorithm 1): the d in 1..D of least t_d (1 unless some d > 1 is strictly faster).
-int optimal_dimension(const mapping::Hierarchy& h, const HierarchyCosts& c, const Routing& r, double token_bytes);
+int optimal_dimension(const common::Hierarchy& h, const HierarchyCosts& c, const Routing& r, double token_bytes);
 
 }  // namespace nmpsim::methods::hiermoe

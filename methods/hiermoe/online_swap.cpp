@@ -3,11 +3,12 @@
 #include <algorithm>
 #include <utility>
 
-#include "mapping/json_fields.h"
+#include "mapping/base_names.h"
 
 namespace nmpsim::methods::hiermoe {
 
-using namespace nmpsim::mapping;  // the base layer this method builds on
+using namespace nmpsim::mapping;          // the base layer this method builds on
+using namespace nmpsim::methods::common;  // the pieces methods share
 
 std::vector<int> slots_from_rows(const Hierarchy& h, const std::vector<std::vector<double>>& rows,
                                  const std::string& where) {

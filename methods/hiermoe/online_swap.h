@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "mapping/flow_model.h"
-#include "mapping/hierarchy.h"
+#include "flow/flow_model.h"
+#include "methods/common/hierarchy.h"
 #include "methods/hiermoe/dedup.h"
 #include "methods/hiermoe/swap.h"
 
@@ -21,7 +21,7 @@ namespace nmpsim::methods::hiermoe {
 /// Per sub-expert (expert e x span + j, span = max(1, nodes / experts)) its slot: the hierarchical
 /// rank of its node times the slots per node, plus its order among the node's sub-experts. Throws
 /// InputError naming `where` unless every node holds the same number of whole (sub-)experts.
-std::vector<int> slots_from_rows(const mapping::Hierarchy& h, const std::vector<std::vector<double>>& rows,
+std::vector<int> slots_from_rows(const common::Hierarchy& h, const std::vector<std::vector<double>>& rows,
                                  const std::string& where);
 
 struct OnlineSwapOptions {
@@ -42,7 +42,7 @@ class OnlineSwap {
  public:
   OnlineSwap() = default;
   /// `rows`: the placement's shares [moe layer][expert][node]; experts must be whole on single nodes.
-  OnlineSwap(OnlineSwapOptions o, const mapping::Hierarchy& h, const HierarchyCosts& c,
+  OnlineSwap(OnlineSwapOptions o, const common::Hierarchy& h, const HierarchyCosts& c,
              std::vector<std::vector<std::vector<double>>> rows, int top_k, double token_bytes, double expert_bytes,
              const mapping::AnalyticalHardware& hw);
   bool enabled() const { return opt_.every > 0; }
@@ -67,7 +67,7 @@ class OnlineSwap {
   void plan_round();
   double migration_s(int a, int b) const;
   OnlineSwapOptions opt_;
-  const mapping::Hierarchy* h_ = nullptr;
+  const common::Hierarchy* h_ = nullptr;
   const HierarchyCosts* costs_ = nullptr;
   const mapping::AnalyticalHardware* hw_ = nullptr;
   double token_bytes_ = 0, expert_bytes_ = 0;

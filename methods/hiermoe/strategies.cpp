@@ -5,15 +5,16 @@
 #include <cstdio>
 #include <memory>
 
-#include "mapping/json_fields.h"
+#include "mapping/base_names.h"
 #include "mapping/strategy.h"
+#include "methods/common/level_fit.h"
 #include "methods/hiermoe/alltoall_policy.h"
-#include "methods/hiermoe/level_fit.h"
 #include "methods/hiermoe/swap.h"
 
 namespace nmpsim::methods::hiermoe {
 
-using namespace nmpsim::mapping;  // the base layer this method builds on
+using namespace nmpsim::mapping;          // the base layer this method builds on
+using namespace nmpsim::methods::common;  // the pieces methods share
 
 namespace {
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <map>
 
-#include "mapping/json_fields.h"
+#include "mapping/base_names.h"
 
 namespace nmpsim::methods::hiermoe {
 
@@ -107,7 +107,7 @@ class SwapSmoothMax {
 
 }  // namespace
 
-SwapChoice best_swap(const mapping::Hierarchy& h, const HierarchyCosts& c, const Routing& r, int d, double token_bytes,
+SwapChoice best_swap(const common::Hierarchy& h, const HierarchyCosts& c, const Routing& r, int d, double token_bytes,
                      double gamma) {
   const int E = r.experts, G = h.nodes();
   if (E < G || E % G != 0) throw mapping::InputError("hiermoe swap: needs a whole number of experts per node");
@@ -147,7 +147,7 @@ SwapChoice best_swap(const mapping::Hierarchy& h, const HierarchyCosts& c, const
   return best;
 }
 
-int expert_swap(const mapping::Hierarchy& h, const HierarchyCosts& c, const Routing& experts, double token_bytes,
+int expert_swap(const common::Hierarchy& h, const HierarchyCosts& c, const Routing& experts, double token_bytes,
                 double gamma, int max_swaps, std::vector<int>& slot_of,
                 const std::function<bool(const SwapChoice&)>& accept, std::vector<SwapChoice>* made) {
   if (experts.experts < h.nodes() || experts.experts % h.nodes() != 0) return 0;

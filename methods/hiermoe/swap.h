@@ -9,7 +9,7 @@
 #include <functional>
 #include <vector>
 
-#include "mapping/hierarchy.h"
+#include "methods/common/hierarchy.h"
 #include "methods/hiermoe/dedup.h"
 
 namespace nmpsim::methods::hiermoe {
@@ -28,13 +28,13 @@ struct SwapChoice {
   double current_s = 0;  ///< predicted t_d now (smooth-max)
 };
 /// Eq. 8-10 for dimension d: the swap of least predicted time.
-SwapChoice best_swap(const mapping::Hierarchy& h, const HierarchyCosts& c, const Routing& r, int d, double token_bytes,
+SwapChoice best_swap(const common::Hierarchy& h, const HierarchyCosts& c, const Routing& r, int d, double token_bytes,
                      double gamma);
 
 /// Greedy HierD-ES on one layer: `slot_of[e]` is expert e's slot (updated); applies up to
 /// `max_swaps` best swaps while each lowers the predicted time at d (Eq. 6 at the start) and
 /// `accept` (when given) takes it; returns the swaps made, each also appended to `made` if given.
-int expert_swap(const mapping::Hierarchy& h, const HierarchyCosts& c, const Routing& experts, double token_bytes,
+int expert_swap(const common::Hierarchy& h, const HierarchyCosts& c, const Routing& experts, double token_bytes,
                 double gamma, int max_swaps, std::vector<int>& slot_of,
                 const std::function<bool(const SwapChoice&)>& accept = {}, std::vector<SwapChoice>* made = nullptr);
 

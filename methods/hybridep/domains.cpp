@@ -2,11 +2,11 @@
 
 #include <algorithm>
 
-#include "mapping/json_fields.h"
+#include "mapping/base_names.h"
 
 namespace nmpsim::methods::hybridep {
 
-DomainLayout make_layout(const mapping::Hierarchy& h, const Levels& lv, const std::vector<int>& sed) {
+DomainLayout make_layout(const common::Hierarchy& h, const Levels& lv, const std::vector<int>& sed) {
   DomainLayout d;
   d.sed = sed;
   d.box = box_size(sed);
@@ -73,6 +73,46 @@ std::vector<int> parse_sed(const std::string& text, const std::string& where) {
     i = j + 1;
   }
   return out;
+}
+
+void ServedDispatch::plan(const mapping::DispatchInputs& in, mapping::LayerPlan& p) const {
+  const std::vector<int>& serve = *serve_;
+  const int N = p.nodes, E = in.model.experts;
+  std::vector<std::vector<int>> pieces(static_cast<size_t>(E));
+  for (int e = 0; e < E; ++e)
+    for (int v = 0; v < N; ++v)
+      if (in.rows[static_cast<size_t>(e)][static_cast<size_t>(v)] > 0) pieces[static_cast<size_t>(e)].push_back(v);
+  std::vector<double> tokens(static_cast<size_t>(N) * E, 0.0);
+  std::vector<int> stamp(static_cast<size_t>(N) * E, -1);
+  mapping::TokenTraffic traffic(*this, p, in.model.token_bytes());
+  for (int i = 0; i < static_cast<int>(p.home.size()); ++i) {
+    const int h = p.home[static_cast<size_t>(i)];
+    const uint16_t* ex = in.experts_of(i);
+    for (int k = 0; k < in.top_k(); ++k)
+      for (int v : pieces[ex[k]]) {
+        const int n = serve[static_cast<size_t>(v) * N + h];
+        const size_t ne = static_cast<size_t>(n) * E + ex[k];
+        p.routed_token_work[static_cast<size_t>(n)] += in.rows[ex[k]][static_cast<size_t>(v)];
+        if (stamp[ne] != i) {
+          stamp[ne] = i;
+          tokens[ne] += 1;
+        }
+        traffic.visit(i, h, n);
+      }
+  }
+  for (int n = 0; n < N; ++n)
+    for (int e = 0; e < E; ++e) {
+      const double t = tokens[static_cast<size_t>(n) * E + e];
+      if (t == 0) continue;
+      // n holds the pieces of e whose copies it serves for its own tokens' offsets: those in its box.
+      double share = 0;
+      for (int v : pieces[static_cast<size_t>(e)])
+        if (serve[static_cast<size_t>(v) * N + n] == n)
+          share += in.rows[static_cast<size_t>(e)][static_cast<size_t>(v)];
+      p.expert_work[static_cast<size_t>(n)].push_back(mapping::ExpertWork{
+          e, t, share, t * in.model.expert_flops_per_token() * share, in.model.expert_bytes() * share});
+    }
+  traffic.finish(static_cast<double>(in.model.hidden));
 }
 
 }  // namespace nmpsim::methods::hybridep

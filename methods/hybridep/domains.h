@@ -7,8 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "mapping/hierarchy.h"
+#include "mapping/dispatch_planner.h"
 #include "mapping/layer_plan.h"
+#include "methods/common/hierarchy.h"
 #include "methods/hybridep/partition.h"
 
 namespace nmpsim::methods::hybridep {
@@ -19,7 +20,19 @@ struct DomainLayout {
   std::vector<int> serve;                ///< [native node * N + home node] -> serving node (physical)
   std::vector<std::vector<int>> box_of;  ///< per physical node: its domain box (physical nodes, itself first)
 };
-DomainLayout make_layout(const mapping::Hierarchy& h, const Levels& lv, const std::vector<int>& sed);
+DomainLayout make_layout(const common::Hierarchy& h, const Levels& lv, const std::vector<int>& sed);
+
+/// Expert copies as a dispatch planner: the piece of expert e native to node v that a token of home h
+/// uses is computed at serve[v * N + h], which streams the piece's weights itself (once per piece it
+/// serves for at least one token). `serve` must outlive the planner.
+class ServedDispatch : public mapping::DispatchPlanner {
+ public:
+  explicit ServedDispatch(const std::vector<int>& serve) : serve_(&serve) {}
+  void plan(const mapping::DispatchInputs& in, mapping::LayerPlan& p) const override;
+
+ private:
+  const std::vector<int>* serve_;
+};
 
 /// Every sed with sed[l] dividing SF^l, in lexicographic order (1, ..., 1 first: EP).
 std::vector<std::vector<int>> all_seds(const Levels& lv);

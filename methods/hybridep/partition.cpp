@@ -1,6 +1,6 @@
 #include "methods/hybridep/partition.h"
 
-#include "mapping/json_fields.h"
+#include "mapping/base_names.h"
 
 namespace nmpsim::methods::hybridep {
 
@@ -10,10 +10,10 @@ int Levels::nodes() const {
   return n;
 }
 
-Levels levels_of(const mapping::Hierarchy& h) {
+Levels levels_of(const common::Hierarchy& h) {
   Levels lv;
   int groups = 1;
-  for (const mapping::HierarchyLevel& l : h.levels) {
+  for (const common::HierarchyLevel& l : h.levels) {
     lv.sf.push_back(l.groups / groups);
     groups = l.groups;
   }

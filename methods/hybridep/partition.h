@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "mapping/hierarchy.h"
+#include "methods/common/hierarchy.h"
 
 namespace nmpsim::methods::hybridep {
 
@@ -19,7 +19,7 @@ struct Levels {
   int nodes() const;
 };
 /// One level per dimension of `h` (its inter levels, then the nodes of the finest group).
-Levels levels_of(const mapping::Hierarchy& h);
+Levels levels_of(const common::Hierarchy& h);
 
 /// Eq. 13: x_i = floor(m / prod_{j > i} SF^j) mod SF^i.
 std::vector<int> locate(const Levels& lv, int m);

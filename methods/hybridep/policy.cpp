@@ -3,14 +3,15 @@
 #include <algorithm>
 #include <memory>
 
-#include "mapping/json_fields.h"
+#include "mapping/base_names.h"
 #include "mapping/moe_layer.h"
-#include "methods/hiermoe/level_fit.h"
+#include "methods/common/level_fit.h"
 #include "methods/hybridep/stream_model.h"
 
 namespace nmpsim::methods::hybridep {
 
-using namespace nmpsim::mapping;  // the base layer this method builds on
+using namespace nmpsim::mapping;          // the base layer this method builds on
+using namespace nmpsim::methods::common;  // the pieces methods share
 
 HybridOptions hybrid_options(const nlohmann::json& j, const std::string& where) {
   const JsonFields f(j, where, "");
@@ -56,7 +57,7 @@ void HybridPolicy::init(const PolicyContext& ctx) {
   h_ = make_hierarchy(ctx.hw.topology, opt_.virtual_levels, "policy hybridep: virtual_levels");
   lv_ = levels_of(h_);
   if (!opt_.sed.empty()) check_sed(lv_, opt_.sed, "policy hybridep: sed");
-  const hiermoe::HierarchyCosts c = hiermoe::fitted_costs(ctx.hw, h_);
+  const common::HierarchyCosts c = common::fitted_costs(ctx.hw, h_);
   alpha_s_ = c.flat.alpha_s;
   // The fit's n is the volume of all G workers (level_fit.h): one worker's bandwidth is 1 / (G beta).
   bytes_per_s_ = 1.0 / (c.flat.beta_s_per_byte * h_.nodes());
@@ -109,8 +110,9 @@ const DomainLayout& HybridPolicy::choose(const PolicyContext& ctx) {
   for (const std::vector<int>& sed : all_seds(lv_)) {
     const DomainLayout& d = layout(sed);
     const std::vector<double>& ring = ag_bytes_per_s_.at(sed);
-    const LayerPlan plan = plan_layer(ctx.model, ctx.shares, ctx.layer, ctx.trace, ctx.first_token, ctx.groups,
-                                      ctx.cfg.shape, nullptr, nullptr, nullptr, &d.serve);
+    const ServedDispatch served(d.serve);
+    const LayerPlan plan =
+        plan_layer(ctx.model, ctx.shares, ctx.layer, ctx.trace, ctx.first_token, ctx.groups, ctx.cfg.shape, &served);
     const WorkerLoads w = loads_of(plan);
     double worst = 0;
     for (int v = 0; v < h_.nodes(); ++v) {
@@ -157,7 +159,13 @@ void HybridPolicy::before_plan(PolicyContext& ctx, LayerInputs& in) {
   current_ = opt_.stream && opt_.sed.empty() ? &choose(ctx) : &layout(opt_.sed);
   ++chosen_[current_->sed];
   ++layers_seen_;
-  in.serve = current_->serve;
+  if (in.planner != &direct_dispatch())
+    throw InputError(
+        "policy hybridep: expert domains cannot combine with the dispatch of " +
+        (in.planner_from.empty() ? std::string("the placement (its own planner)") : "policy " + in.planner_from));
+  planner_.emplace(current_->serve);
+  in.planner = &*planner_;
+  in.planner_from = "hybridep";
 }
 
 void HybridPolicy::before_layer(PolicyContext& ctx, LayerSchedule& s) {

@@ -9,12 +9,13 @@
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "mapping/hierarchy.h"
 #include "mapping/registry.h"
 #include "mapping/runtime_policy.h"
+#include "methods/common/hierarchy.h"
 #include "methods/hybridep/domains.h"
 
 namespace nmpsim::methods::hybridep {
@@ -46,7 +47,7 @@ class HybridPolicy : public mapping::RuntimePolicy {
 
   HybridOptions opt_;
   bool ready_ = false;
-  mapping::Hierarchy h_;
+  common::Hierarchy h_;
   Levels lv_;
   double alpha_s_ = 0, bytes_per_s_ = 1;  ///< the fitted flat all-to-all: its alpha, one worker's bandwidth B
   std::map<std::vector<int>, std::vector<double>>
@@ -57,7 +58,8 @@ class HybridPolicy : public mapping::RuntimePolicy {
   std::vector<double> native_bytes_;  ///< per physical node: its expert pieces' bytes per MoE layer
   std::map<std::vector<int>, DomainLayout> layouts_;
   const DomainLayout* current_ = nullptr;
-  double pre_expert_s_ = 0;  ///< Lat_PE: attention + all-reduce + gate of the previous layer
+  std::optional<ServedDispatch> planner_;  ///< the current layer's
+  double pre_expert_s_ = 0;                ///< Lat_PE: attention + all-reduce + gate of the previous layer
   // Statistics.
   std::map<std::vector<int>, int> chosen_;
   double ag_bytes_ = 0, predicted_s_ = 0, pre_expert_sum_s_ = 0, data_sum_ = 0;

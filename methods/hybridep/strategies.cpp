@@ -7,15 +7,16 @@
 #include <cstdio>
 #include <memory>
 
-#include "mapping/json_fields.h"
+#include "mapping/base_names.h"
 #include "mapping/strategy.h"
-#include "methods/hiermoe/level_fit.h"
+#include "methods/common/level_fit.h"
 #include "methods/hybridep/policy.h"
 #include "methods/hybridep/stream_model.h"
 
 namespace nmpsim::methods::hybridep {
 
-using namespace nmpsim::mapping;  // the base layer this method builds on
+using namespace nmpsim::mapping;          // the base layer this method builds on
+using namespace nmpsim::methods::common;  // the pieces methods share
 
 namespace {
 
@@ -28,7 +29,8 @@ class HybridStrategy : public PlacementStrategy {
   }
   std::vector<OptionDoc> options() const override {
     return {{"sed", "auto",
-             "expert domain size per level, coarse to fine, e.g. 1,4 (nmpsim hw --describe lists the levels); auto: "
+             "expert domain size per level, coarse to fine, e.g. 1,4 (nmpsim hw --report hierarchy lists the levels); "
+             "auto: "
              "resident chooses offline, stream per layer at run time"},
             {"mode", "resident", "'resident' (copies at load) or 'stream' (all-gathered every layer, the paper's)"},
             {"virtual_levels", "0", "recursive 2x2 quadrant levels inside the finest real group"},
@@ -57,6 +59,9 @@ class HybridStrategy : public PlacementStrategy {
     return o;
   }
   Placement build(const StrategyContext& ctx) const override;
+  std::vector<FlagAlias> flag_aliases() const override {
+    return {{"sed", "sed", "hybridep: expert domain size per level, coarse to fine, e.g. 1,4"}};
+  }
   std::vector<std::string> summary(const Placement& p) const override {
     std::vector<std::string> out;
     if (!p.stats.contains("hybridep")) return out;
@@ -141,7 +146,7 @@ Placement HybridStrategy::build(const StrategyContext& ctx) const {
 std::vector<int> HybridStrategy::choose_resident(const StrategyContext& ctx, const Hierarchy& h, const Levels& lv,
                                                  const Placement& p, double base_bytes, double native,
                                                  nlohmann::json& candidates) const {
-  const hiermoe::HierarchyCosts c = hiermoe::fitted_costs(ctx.hw, h);
+  const common::HierarchyCosts c = common::fitted_costs(ctx.hw, h);
   const Groups groups = groups_for(p, ctx.hw.topology, ctx.attn_tp);
   const auto shares = physical_shares(p);
   const int samples = static_cast<int>(ctx.options.at("samples").get<long long>());
@@ -163,8 +168,9 @@ std::vector<int> HybridStrategy::choose_resident(const StrategyContext& ctx, con
       for (int s = 0; s < samples; ++s) {
         const int layer = ctx.model.dense_layers + k * ctx.model.moe_layers / layers;
         const size_t first = static_cast<size_t>(s) * static_cast<size_t>(ctx.batch);
-        const LayerPlan plan = plan_layer(ctx.model, shares, layer, ctx.profile, first, groups,
-                                          RunShape{ctx.batch, ctx.context}, nullptr, nullptr, nullptr, &d.serve);
+        const ServedDispatch served(d.serve);
+        const LayerPlan plan =
+            plan_layer(ctx.model, shares, layer, ctx.profile, first, groups, RunShape{ctx.batch, ctx.context}, &served);
         const WorkerLoads w = loads_of(plan);
         double a2a = 0, expert = 0;
         for (int v = 0; v < h.nodes(); ++v) {

@@ -4,7 +4,7 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "mapping/json_fields.h"
+#include "mapping/base_names.h"
 
 namespace nmpsim::methods::moentwine {
 

@@ -4,7 +4,8 @@
 #include <cstdlib>
 #include <tuple>
 
-#include "mapping/json_fields.h"
+#include "mapping/base_names.h"
+#include "methods/moentwine/token_domain_dispatch.h"
 
 namespace nmpsim::methods::moentwine {
 
@@ -70,7 +71,8 @@ TokenDomains hierarchical_domains(const Topology& t, int tp) {
     d.token_rings.emplace_back();
     for (int w : wafer_ring) d.token_rings.back().push_back(global(w, v));
   }
-  d.tp = mapping::groups_with_domains(d.tp.ring, d.token_rings, d.ftd_of, "moentwine her");  // indexes, checks
+  d.tp = mapping::groups_with_rings(d.tp.ring, t.nodes(), "moentwine her");   // indexes the TP rings
+  TokenDomainDispatch check(d.tp, d.token_rings, d.ftd_of, "moentwine her");  // throws on inconsistent domains
   return d;
 }
 
@@ -108,7 +110,8 @@ TokenDomains token_domains(const Topology& t, int tp, Mapping m) {
   d.ftd_of.assign(static_cast<size_t>(n), -1);
   for (size_t f = 0; f < d.ftd.size(); ++f)
     for (int v : d.ftd[f]) d.ftd_of[static_cast<size_t>(v)] = static_cast<int>(f);
-  d.tp = mapping::groups_with_domains(er ? by_offset : by_block, {}, d.ftd_of, "moentwine");  // indexes, checks
+  d.tp = mapping::groups_with_rings(er ? by_offset : by_block, n, "moentwine");  // indexes the TP rings
+  TokenDomainDispatch check(d.tp, {}, d.ftd_of, "moentwine");                    // throws on inconsistent domains
   return d;
 }
 

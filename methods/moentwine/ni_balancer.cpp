@@ -3,8 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "mapping/json_fields.h"
+#include "mapping/base_names.h"
 #include "mapping/moe_layer.h"
+#include "methods/moentwine/token_domain_dispatch.h"
 
 namespace nmpsim::methods::moentwine {
 
@@ -179,7 +180,7 @@ void BalancerPolicy::add_moves(const PolicyContext& ctx, int ml, const std::vect
             tr.after = static_cast<int>(k);
           }
     }
-    tr.stages = migration_stages(t, ctx.groups.domain_of, tr.from, tr.to);
+    tr.stages = migration_stages(t, domains_of(ctx.planner), tr.from, tr.to);
     tr.stage_left = expert_bytes_;
     out.push_back(std::move(tr));
   }
@@ -196,14 +197,10 @@ void BalancerPolicy::before_plan(PolicyContext& ctx, LayerInputs& in) {
   double mean = 0;
   for (double h : heat) mean += h / static_cast<double>(heat.size());
   if (mean > 0) peak_to_mean_.back() += *std::max_element(heat.begin(), heat.end()) / mean / ctx.model.moe_layers;
-  in.dynamic.full_copies.assign(static_cast<size_t>(ctx.model.experts), {});
-  in.dynamic.peak_flops = ctx.hw.peak_flops;
-  in.dynamic.memory_bytes_per_s = ctx.hw.memory_bytes_per_s;
+  std::vector<std::vector<int>> full_copies(static_cast<size_t>(ctx.model.experts));
   for (size_t e = 0; e < serving_[ml].holders.size(); ++e)
-    if (serving_[ml].holders[e].size() > 1) {
-      in.dynamic.full_copies[e] = serving_[ml].holders[e];
-      in.use_dynamic = true;
-    }
+    if (serving_[ml].holders[e].size() > 1) full_copies[e] = serving_[ml].holders[e];
+  common::hand_replicas(in, planner_, std::move(full_copies), ctx.hw, "moentwine-balancer");
 }
 
 int BalancerPolicy::window_kind(const Phase& p) {

@@ -7,11 +7,13 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "mapping/registry.h"
 #include "mapping/runtime_policy.h"
+#include "methods/common/replica_dispatch.h"
 #include "methods/moentwine/balancer.h"
 
 namespace nmpsim::methods::moentwine {
@@ -71,6 +73,7 @@ class BalancerPolicy : public mapping::RuntimePolicy {
   void add_paused(mapping::PolicyContext& ctx, mapping::LayerSchedule& s);
 
   BalancerOptions opt_;
+  std::optional<common::ReplicaDispatch> planner_;  ///< the current layer's, when replicas serve
   bool ready_ = false;
   std::vector<ExpertCopies> native_;   ///< per MoE layer
   std::vector<ExpertCopies> serving_;  ///< per MoE layer: natives and the replicas that landed

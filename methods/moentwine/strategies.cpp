@@ -8,6 +8,7 @@
 #include "mapping/registry.h"
 #include "methods/moentwine/ftd_layout.h"
 #include "methods/moentwine/ni_balancer.h"
+#include "methods/moentwine/token_domain_dispatch.h"
 
 namespace nmpsim::methods::moentwine {
 
@@ -47,8 +48,7 @@ class MappingStrategy : public PlacementStrategy {
     Placement p = make_ep(ctx.model, t.nodes());
     p.strategy = name();
     p.tp_rings = d.tp.ring;
-    p.token_domain = d.ftd_of;
-    p.token_rings = d.token_rings;
+    p.dispatch = token_domain_dispatch_json(d.ftd_of, d.token_rings);
     p.stats = {{"ftd", to_json(ftd_stats(t, d))}, {"mapping", mapping_name(m_)}};
     return p;
   }
@@ -77,6 +77,7 @@ void register_methods(Registry& r) {
   r.add(std::make_unique<MappingStrategy>(Mapping::kEntwined));
   r.add(std::make_unique<MappingStrategy>(Mapping::kHierarchical));
   register_balancer(r);
+  r.add(token_domain_planner());
 }
 
 }  // namespace nmpsim::methods::moentwine

@@ -1,45 +1,17 @@
-#include "mapping/flow_model.h"
+#include "flow/flow_model.h"
 
 #include <algorithm>
 #include <cmath>
 
-namespace nmpsim::mapping {
+namespace nmpsim::flow {
+
+using mapping::LinkParams;
+using mapping::walk_xy;
 
 namespace {
 double link_bytes_per_s(const Topology& t, int a, int b) { return t.link(a, b).gbytes_per_s * 1e9; }
 
 }  // namespace
-
-nlohmann::json analytical_to_json(const AnalyticalHardware& hw) {
-  const Topology& t = hw.topology;
-  nlohmann::json links = nlohmann::json::array();
-  for (const LinkParams& l : t.links) links.push_back({l.gbytes_per_s, l.latency_ns, l.pj_per_bit});
-  return {{"mesh", {t.width, t.height}},
-          {"die", {t.die_width, t.die_height}},
-          {"wafer", {t.wafer_width, t.wafer_height}},
-          {"links", links},
-          {"peak_flops", hw.peak_flops},
-          {"startup_s", hw.startup_s},
-          {"memory_bytes_per_s", hw.memory_bytes_per_s},
-          {"memory_first_access_s", hw.memory_first_access_s},
-          {"element_bytes", hw.element_bytes},
-          {"clock_hz", hw.clock_hz},
-          {"flit_bytes", hw.flit_bytes},
-          {"router_delay_cycles", hw.router_delay_cycles},
-          {"ni_queues", hw.ni_queues},
-          {"buffer_flits", hw.buffer_flits},
-          {"vcs", hw.vcs},
-          {"copy_chunk_bytes", hw.copy_chunk_bytes},
-          {"broadcast_window_chunks", hw.broadcast_window_chunks},
-          {"contended_efficiency", hw.contended_efficiency},
-          {"resolve_fraction", hw.resolve_fraction}};
-}
-
-double compute_seconds(const AnalyticalHardware& hw, double flops, double bytes) {
-  if (flops <= 0 && bytes <= 0) return 0.0;
-  const double mem = bytes > 0 ? hw.memory_first_access_s + bytes / hw.memory_bytes_per_s : 0.0;
-  return hw.startup_s + std::max(flops / hw.peak_flops, mem);
-}
 
 void add_link_load(const Topology& t, int src, int dst, double bytes, std::vector<double>& load) {
   if (bytes <= 0 || src == dst) return;
@@ -128,4 +100,4 @@ double traffic_seconds(const AnalyticalHardware& hw, const std::vector<double>& 
   return LinkLoadModel(hw).seconds_matrix(bytes);
 }
 
-}  // namespace nmpsim::mapping
+}  // namespace nmpsim::flow

@@ -1,4 +1,4 @@
-// The network of flow fidelity: the fluid engine (mapping/fluid_network.h) run session by session,
+// The network of flow fidelity: the fluid engine (flow/fluid_network.h) run session by session,
 // with repeated sessions replayed from a recording (docs/MODEL.md "Session replay at flow fidelity").
 //
 // A session runs from a send to an idle network until the network holds nothing again. The engine
@@ -19,10 +19,10 @@
 #include <utility>
 #include <vector>
 
-#include "mapping/fluid_network.h"
-#include "mapping/session_lru.h"
+#include "base/session_lru.h"
+#include "flow/fluid_network.h"
 
-namespace nmpsim::mapping {
+namespace nmpsim::flow {
 
 /// One call the flow executor made to the network in a session, in session time.
 struct FluidCall {
@@ -104,7 +104,7 @@ class FluidNetwork {
 
   FluidEngine engine_;
   bool replay_enabled_ = true;
-  SessionLru<FluidSession> cache_{kPerKey, kBudgetBytes};
+  base::SessionLru<FluidSession> cache_{kPerKey, kBudgetBytes};
   Stats stats_;
 
   Mode mode_ = Mode::kIdle;
@@ -122,4 +122,4 @@ class FluidNetwork {
   std::vector<Delivery> scratch_;
 };
 
-}  // namespace nmpsim::mapping
+}  // namespace nmpsim::flow

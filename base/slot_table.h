@@ -4,7 +4,7 @@
 
 #include <vector>
 
-namespace nmpsim::mapping {
+namespace nmpsim::base {
 
 /// An index into `table` for a new record: the last freed one, else a new default-constructed slot.
 /// The caller assigns the record.
@@ -19,4 +19,4 @@ Id take_slot(std::vector<T>& table, std::vector<Id>& free_list) {
   return static_cast<Id>(table.size() - 1);
 }
 
-}  // namespace nmpsim::mapping
+}  // namespace nmpsim::base

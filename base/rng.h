@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstdint>
 
-namespace nmpsim::mapping {
+namespace nmpsim::base {
 
 class Rng {
  public:
@@ -47,4 +47,4 @@ class Rng {
   uint64_t s_[4];
 };
 
-}  // namespace nmpsim::mapping
+}  // namespace nmpsim::base

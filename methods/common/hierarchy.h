@@ -10,7 +10,11 @@
 #include "mapping/placement.h"
 #include "mapping/topology.h"
 
-namespace nmpsim::mapping {
+namespace nmpsim::methods::common {
+
+using mapping::ModelSpec;
+using mapping::Placement;
+using mapping::Topology;
 
 struct HierarchyLevel {
   std::string name;  ///< "wafer", "die", "quadrant-1", ...
@@ -45,4 +49,4 @@ Hierarchy make_hierarchy(const Topology& t, int virtual_levels, const std::strin
 Placement ep_by_rank(const ModelSpec& m, const Hierarchy& h, const std::string& strategy, const std::string& where,
                      const std::vector<std::vector<int>>* slots = nullptr);
 
-}  // namespace nmpsim::mapping
+}  // namespace nmpsim::methods::common

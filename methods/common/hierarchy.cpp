@@ -1,12 +1,14 @@
-#include "mapping/hierarchy.h"
+#include "methods/common/hierarchy.h"
 
 #include <algorithm>
 #include <array>
 #include <numeric>
 
-#include "mapping/json_fields.h"
+#include "mapping/base_names.h"
 
-namespace nmpsim::mapping {
+namespace nmpsim::methods::common {
+
+using namespace nmpsim::mapping;  // the base layer the shared method pieces build on
 
 Hierarchy make_hierarchy(const Topology& t, int virtual_levels, const std::string& where) {
   const int n = t.nodes();
@@ -75,4 +77,4 @@ Placement ep_by_rank(const ModelSpec& m, const Hierarchy& h, const std::string& 
   return p;
 }
 
-}  // namespace nmpsim::mapping
+}  // namespace nmpsim::methods::common

@@ -1,13 +1,13 @@
-#include "methods/hiermoe/level_fit.h"
+#include "methods/common/level_fit.h"
 
 #include <algorithm>
 #include <map>
 #include <memory>
 #include <mutex>
 
-#include "mapping/flow_executor.h"
+#include "flow/flow_executor.h"
 
-namespace nmpsim::methods::hiermoe {
+namespace nmpsim::methods::common {
 
 using namespace nmpsim::mapping;  // the base layer this method builds on
 
@@ -49,7 +49,7 @@ double exchange_seconds(const AnalyticalHardware& hw, const Sets& sets, double b
       for (size_t k = 1; k < set.size(); ++k)  // shifted order, as the layer's exchanges
         s->transfer(ph, PhysicalNode(set[a]), PhysicalNode(set[(a + k) % set.size()]), bytes);
   if (s->size() == 0) return 0.0;
-  FlowExecutor ex(hw);
+  flow::FlowExecutor ex(hw);
   ex.execute(s);
   return ex.now_s();
 }
@@ -133,4 +133,4 @@ HierarchyCosts fitted_costs(const AnalyticalHardware& hw, const Hierarchy& h) {
   return fitted[key] = fit_levels(hw, h).costs;
 }
 
-}  // namespace nmpsim::methods::hiermoe
+}  // namespace nmpsim::methods::common

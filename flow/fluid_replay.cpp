@@ -1,11 +1,11 @@
-#include "mapping/fluid_replay.h"
+#include "flow/fluid_replay.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
 
-namespace nmpsim::mapping {
+namespace nmpsim::flow {
 
 double FluidNetwork::quantise(double seconds) { return std::ldexp(std::nearbyint(std::ldexp(seconds, 40)), -40); }
 
@@ -14,7 +14,7 @@ FluidNetwork::FluidNetwork(const AnalyticalHardware& hw) : engine_(hw), replay_e
 uint64_t FluidNetwork::key(int src, int dst, double bytes) {
   uint64_t b = 0;
   std::memcpy(&b, &bytes, sizeof b);
-  return session_key({uint64_t(uint32_t(src)), uint64_t(uint32_t(dst)), b});
+  return base::session_key({uint64_t(uint32_t(src)), uint64_t(uint32_t(dst)), b});
 }
 
 double FluidNetwork::to_rel(double abs_s) const {
@@ -176,4 +176,4 @@ void FluidNetwork::advance(double t_s, std::vector<Delivery>& delivered) {
   if (engine_.idle()) end_session();
 }
 
-}  // namespace nmpsim::mapping
+}  // namespace nmpsim::flow

@@ -3,47 +3,20 @@
 //  - communication: a flow-level XY link-sharing bound: every message's bytes load each link of its
 //    XY path and the source's injection / destination's ejection channel; a set of concurrent messages
 //    takes the most loaded resource's bytes / bandwidth plus the zero-load latency of the longest path.
-// mapping/flow_executor.h executes layer schedules with them. docs/MODEL.md "Flow-level model" lists
+// flow/flow_executor.h executes layer schedules with them. docs/MODEL.md "Flow-level model" lists
 // what they leave out; docs/PERFORMANCE.md reports how closely flow fidelity tracks cycle fidelity.
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "mapping/topology.h"
+#include "mapping/analytical_hardware.h"
 
-namespace nmpsim::mapping {
+namespace nmpsim::flow {
 
-/// What the analytical models need to know about the hardware (built by hw::to_analytical).
-struct AnalyticalHardware {
-  Topology topology;
-  double peak_flops = 5e12;
-  double startup_s = 50e-9;
-  double memory_bytes_per_s = 593.75e9;  ///< streaming
-  double memory_first_access_s = 28e-9;  ///< tRCD + tCL of the first row
-  double element_bytes = 2;
-  double clock_hz = 1e9;
-  double flit_bytes = 50;
-  int router_delay_cycles = 2;
-  int ni_queues = 2;                  ///< injection queues per network interface (noc ni_queues, resolved)
-  int buffer_flits = 8;               ///< flit slots per router input VC (noc buffer_flits, resolved)
-  int vcs = 2;                        ///< virtual channels per router input port
-  double copy_chunk_bytes = 262144;   ///< weight streams move through the NoC in chunks of this size
-  int broadcast_window_chunks = 2;    ///< a stream's chunks on the way to its first node at most (0 = any)
-  double contended_efficiency = 0.9;  ///< share of a mesh link's bandwidth left when flows contend for it
-  double resolve_fraction = 0.05;     ///< flow fidelity re-solves rates after this share of flows changed
-  /// Replay repeated network sessions (mapping/fluid_replay.h). Not in analytical_to_json: the results
-  /// are the same to the bit either way.
-  bool replay_sessions = true;
-  /// Bandwidth of the network interface channels (one flit per cycle), bytes/s.
-  double ni_bytes_per_s() const { return flit_bytes * clock_hz; }
-};
+using mapping::AnalyticalHardware;
+using mapping::Topology;
 
-/// Every field, for cache keys.
-nlohmann::json analytical_to_json(const AnalyticalHardware& hw);
-
-/// Seconds one node needs for `flops` and `bytes` of weight streaming (0 if there is no work).
-double compute_seconds(const AnalyticalHardware& hw, double flops, double bytes);
 /// One message of a concurrent set.
 struct Message {
   int src = 0, dst = 0;
@@ -79,4 +52,4 @@ void add_link_load(const Topology& t, int src, int dst, double bytes, std::vecto
 /// Bytes each directed link carries for a message matrix: [node * 4 + dir] (N, E, S, W).
 std::vector<double> link_loads(const Topology& t, const std::vector<double>& bytes);
 
-}  // namespace nmpsim::mapping
+}  // namespace nmpsim::flow

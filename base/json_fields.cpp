@@ -1,4 +1,4 @@
-#include "mapping/json_fields.h"
+#include "base/json_fields.h"
 
 #include <cctype>
 #include <cerrno>
@@ -8,7 +8,7 @@
 
 #include "base/input_file.h"
 
-namespace nmpsim::mapping {
+namespace nmpsim::base {
 
 JsonFields::JsonFields(const nlohmann::json& obj, std::string where, std::string path)
     : obj_(obj), where_(std::move(where)), path_(std::move(path)) {
@@ -216,4 +216,4 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& where
 
 nlohmann::json read_json_file(const std::string& path) { return parse_json_text(read_text_file(path), path); }
 
-}  // namespace nmpsim::mapping
+}  // namespace nmpsim::base

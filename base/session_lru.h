@@ -1,5 +1,5 @@
 // A bounded store of recorded network sessions, found by a key of their first send, for session
-// replay at both fidelities (noc/session_cache.h for the cycle level, mapping/fluid_replay.h for the
+// replay at both fidelities (noc/session_cache.h for the cycle level, flow/fluid_replay.h for the
 // flow level). Bounded: at most `per_key` recordings per key (the least recently used goes) and a
 // memory budget past which the least recently used recording anywhere makes room; a recording over a
 // quarter of the budget is not kept. S needs `uint64_t last_used` and `size_t footprint_bytes() const`.
@@ -13,7 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
-namespace nmpsim::mapping {
+namespace nmpsim::base {
 
 /// FNV-1a over 64-bit words: the key of a session's first send at both fidelities.
 inline uint64_t session_key(std::initializer_list<uint64_t> words) {
@@ -74,4 +74,4 @@ class SessionLru {
   uint64_t clock_ = 0;
 };
 
-}  // namespace nmpsim::mapping
+}  // namespace nmpsim::base

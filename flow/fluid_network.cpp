@@ -1,12 +1,12 @@
-#include "mapping/fluid_network.h"
+#include "flow/fluid_network.h"
 
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
-#include "mapping/slot_table.h"
+#include "base/slot_table.h"
 
-namespace nmpsim::mapping {
+namespace nmpsim::flow {
 
 namespace {
 
@@ -136,7 +136,7 @@ void FluidEngine::start_next(int queue) {
 void FluidEngine::start_one(int queue) {
   Queue& q = queues_[static_cast<size_t>(queue)];
   if (paths_.size() > 4 * live_path_len_ + 4096) compact_paths();
-  const int id = take_slot(flows_, free_flows_);
+  const int id = base::take_slot(flows_, free_flows_);
   Flow& f = flows_[static_cast<size_t>(id)];
   f = Flow{};
   f.m = q.pending.front();
@@ -441,4 +441,4 @@ void FluidEngine::advance(double t_s, std::vector<Delivery>& delivered) {
   }
 }
 
-}  // namespace nmpsim::mapping
+}  // namespace nmpsim::flow

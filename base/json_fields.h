@@ -11,10 +11,7 @@
 
 #include "base/errors.h"
 
-namespace nmpsim::mapping {
-
-using base::InputError;
-using base::one_line;
+namespace nmpsim::base {
 
 /// The accepted range of a numeric input field, with its unit (docs/FORMATS.md lists them all).
 struct NumberRange {
@@ -92,4 +89,4 @@ void check_underflow(double v, const std::string& text, const std::string& where
 /// read_text_file + parse_json_text.
 nlohmann::json read_json_file(const std::string& path);
 
-}  // namespace nmpsim::mapping
+}  // namespace nmpsim::base

@@ -12,7 +12,7 @@
 // path, so the next message starts while the tail drains, as in a wormhole network. A message is
 // delivered its path's zero-load latency after its last byte leaves the source.
 //
-// FluidEngine works in session time: mapping::FluidNetwork (mapping/fluid_replay.h) starts it from
+// FluidEngine works in session time: mapping::FluidNetwork (flow/fluid_replay.h) starts it from
 // reset() at every send to an idle network, so a session's results depend only on its own calls, and
 // replays the sessions that repeat.
 //
@@ -28,9 +28,12 @@
 #include <queue>
 #include <vector>
 
-#include "mapping/flow_model.h"
+#include "flow/flow_model.h"
 
-namespace nmpsim::mapping {
+namespace nmpsim::flow {
+
+using mapping::LinkParams;
+using mapping::walk_xy;
 
 class FluidEngine {
  public:
@@ -167,4 +170,4 @@ class FluidEngine {
   std::vector<char> frozen_;
 };
 
-}  // namespace nmpsim::mapping
+}  // namespace nmpsim::flow

@@ -8,9 +8,9 @@
 //    chunk by chunk read from DRAM, sent to the first node of the chain, forwarded by every node on
 //    arrival and written into its DRAM; the last node acknowledges each chunk with a one-flit message;
 //    the op is done at the last acknowledgement.
-//  - The network is mapping::FluidNetwork: every message in flight shares the links, injection and
+//  - The network is flow::FluidNetwork: every message in flight shares the links, injection and
 //    ejection channels max-min fairly, with rates re-solved as flows start and finish; sessions that
-//    repeat are replayed from a recording (mapping/fluid_replay.h).
+//    repeat are replayed from a recording (flow/fluid_replay.h).
 #pragma once
 
 #include <deque>
@@ -19,10 +19,21 @@
 #include <unordered_set>
 #include <vector>
 
+#include "flow/fluid_replay.h"
 #include "mapping/executor.h"
-#include "mapping/fluid_replay.h"
+#include "mapping/layer_runner.h"
 
-namespace nmpsim::mapping {
+namespace nmpsim::flow {
+
+using mapping::compute_seconds;
+using mapping::Executor;
+using mapping::Fidelity;
+using mapping::kForeground;
+using mapping::LayerSchedule;
+using mapping::Op;
+using mapping::OpKind;
+using mapping::OpRef;
+using mapping::PhysicalNode;
 
 class FlowExecutor : public Executor {
  public:
@@ -106,4 +117,12 @@ class FlowExecutor : public Executor {
   std::vector<double> link_bytes_, node_flops_, node_dram_bytes_;
 };
 
-}  // namespace nmpsim::mapping
+/// The flow network's sessions (replayed, re-simulated, recorded) as `simulator.noc_sessions`.
+void record_sessions(mapping::StrategyResult& r, const FlowExecutor& ex);
+
+/// Flow fidelity: mapping::run_placement on a FlowExecutor, without runtime policies.
+mapping::StrategyResult run_flow(const AnalyticalHardware& hw, const mapping::ModelSpec& m,
+                                 const mapping::RoutingTrace& trace, const mapping::Placement& p,
+                                 const mapping::RunConfig& cfg);
+
+}  // namespace nmpsim::flow

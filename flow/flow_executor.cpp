@@ -1,11 +1,11 @@
-#include "mapping/flow_executor.h"
+#include "flow/flow_executor.h"
 
 #include <algorithm>
 #include <stdexcept>
 
-#include "mapping/slot_table.h"
+#include "base/slot_table.h"
 
-namespace nmpsim::mapping {
+namespace nmpsim::flow {
 
 FlowExecutor::FlowExecutor(const AnalyticalHardware& hw)
     : hw_(hw),
@@ -26,7 +26,7 @@ double FlowExecutor::dma_job(int node, double t, double bytes) {
 }
 
 void FlowExecutor::send(int src, int dst, const Msg& m) {
-  const uint32_t cookie = take_slot(msgs_, free_msgs_);
+  const uint32_t cookie = base::take_slot(msgs_, free_msgs_);
   msgs_[cookie] = m;
   net_.add_link_bytes(src, dst, m.bytes, link_bytes_);
   net_.send(now_, src, dst, m.bytes, cookie);
@@ -104,7 +104,7 @@ void FlowExecutor::start_stream(OpRef r, int node, int queue) {
     timer(now_, TimerKind::kCommandDone, node * 2 + queue);
     return;
   }
-  const int id = take_slot(streams_, free_streams_);
+  const int id = base::take_slot(streams_, free_streams_);
   Stream& s = streams_[static_cast<size_t>(id)];
   s = Stream{};
   s.op = r;
@@ -250,4 +250,20 @@ void FlowExecutor::drain() {
     if (!step()) throw std::logic_error("flow executor: background ops wait for something that never happens");
 }
 
-}  // namespace nmpsim::mapping
+void record_sessions(mapping::StrategyResult& r, const FlowExecutor& ex) {
+  const FluidNetwork::Stats& s = ex.network_sessions();
+  r.simulator["noc_sessions"] = {
+      {"sessions", s.sessions}, {"replayed", s.replayed}, {"resimulated", s.resimulated}, {"recorded", s.recorded}};
+}
+
+mapping::StrategyResult run_flow(const AnalyticalHardware& hw, const mapping::ModelSpec& m,
+                                 const mapping::RoutingTrace& trace, const mapping::Placement& p,
+                                 const mapping::RunConfig& cfg) {
+  FlowExecutor ex(hw);
+  mapping::PolicyList none;
+  mapping::StrategyResult r = mapping::run_placement(ex, mapping::RunInputs{m, trace, hw, cfg}, p, none);
+  record_sessions(r, ex);
+  return r;
+}
+
+}  // namespace nmpsim::flow

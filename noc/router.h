@@ -12,6 +12,9 @@
 // then a separable input-first switch allocation (round-robin per input port over its ready VCs,
 // then round-robin per output port over requesting inputs). A flit is ready for the switch only
 // if its output VC has a credit and the output link is free (serialisation of slow links).
+// Each stage is a private member function (route_compute, vc_allocate, switch_allocate_inputs,
+// switch_allocate_output, switch_traverse, consume_credit); step() calls them in that order. They and
+// step() are defined inline in noc/router_stages.h, included at the end of this header.
 #pragma once
 
 #include <cstdint>
@@ -101,6 +104,37 @@ class Router {
     int8_t out_vc = -1;
   };
   int ivc_index(int port, int vc) const { return port * vcs_ + vc; }
+
+  // ---- Pipeline stages of step(), in the order it calls them (defined in noc/router_stages.h).
+  // Bit masks over input VCs carry the requests from one stage to the next.
+  /// Route compute: for every non-empty input VC whose front flit has cleared the pipeline, the output
+  /// port of a new head (XY; writes in_[].out_port). Reads nonempty_ and in_. Marks in `ready` the VCs
+  /// that hold an output VC (ejection takes VC 0 at once, writing in_[].out_vc) and adds the others to
+  /// va_req[output port]. Returns whether any VC requests VC allocation.
+  bool route_compute(uint64_t cycle, uint64_t (&va_req)[kNumMeshDirs], uint64_t& ready);
+  /// VC allocation: per output port, round-robin (va_rr_) over the requesting input VCs, each winner
+  /// granted the lowest free output VC (out_busy_) until none is left. Writes in_[].out_vc, out_busy_,
+  /// va_rr_ and `ready`.
+  void vc_allocate(const uint64_t (&va_req)[kNumMeshDirs], uint64_t& ready);
+  /// Switch allocation, input stage: per input port with `ready` VCs, the first VC round-robin from
+  /// in_rr_ whose output link is free at now_q (out_next_free_q_) and whose output VC has a credit
+  /// (out_credits_; ejection needs none). Writes in_pick[port] and out_req[output] (bit per input
+  /// port); returns the output ports requested (bit per port). Reads the pointers, never writes them.
+  unsigned switch_allocate_inputs(uint64_t now_q, uint64_t ready, int (&in_pick)[kNumPorts],
+                                  uint8_t (&out_req)[kNumPorts]);
+  /// Switch allocation, output stage for output o: one of the requesting input ports (bit mask `req`),
+  /// round-robin from out_rr_[o]. Moves the winner's pointers on: out_rr_[o] past the input port,
+  /// in_rr_[input] past in_pick[input]. Returns the input port.
+  int switch_allocate_output(int o, unsigned req, const int (&in_pick)[kNumPorts]);
+  /// Switch and link traversal of the front flit of input VC ivc to output o in the cycle of now_q:
+  /// pops it from buf_ (in_[ivc], nonempty_), frees the input VC after a tail (in_[ivc].out_port,
+  /// out_vc), occupies the output link (out_next_free_q_) and counts the flit (buffered_, flits_out_).
+  /// Returns the flit with its output VC in f.vc.
+  Flit switch_traverse(int ivc, int o, uint64_t now_q);
+  /// Credits of a departing flit f on output o: uses one credit of its output VC f.vc (out_credits_)
+  /// and frees that VC after a tail (out_busy_). Ejection has neither. (The input slot's credit goes
+  /// upstream through sink.on_credit in step().)
+  void consume_credit(int o, const Flit& f);
   void note_occupancy(uint64_t cycle) {
     occ_area_ += static_cast<double>(buffered_) * static_cast<double>(cycle - occ_last_);
     occ_last_ = cycle;
@@ -144,133 +178,7 @@ class Router {
   uint64_t occ_last_ = 0;
 };
 
-template <class Sink>
-void Router::step(uint64_t cycle, Sink& sink) {
-  if (buffered_ == 0) return;
-  const int V = vcs_;
-  uint64_t va_req[kNumMeshDirs] = {0, 0, 0, 0};
-  uint64_t ready = 0;
-  bool va_any = false;
-
-  // Route compute and classification of eligible front flits.
-  for (uint64_t m = nonempty_; m; m &= m - 1) {
-    const int ivc = __builtin_ctzll(m);
-    InputVc& iv = in_[ivc];
-    if (iv.front_ready > cycle) continue;
-    if (iv.out_vc >= 0) {
-      ready |= uint64_t{1} << ivc;
-      continue;
-    }
-    if (iv.out_port < 0) iv.out_port = static_cast<int8_t>(geo_.route_xy(node_, static_cast<int>(iv.front_dst)));
-    if (iv.out_port == kLocal) {
-      iv.out_vc = 0;  // ejection needs no VC allocation: the network interface sinks every flit
-      ready |= uint64_t{1} << ivc;
-    } else {
-      va_req[iv.out_port] |= uint64_t{1} << ivc;
-      va_any = true;
-    }
-  }
-
-  // VC allocation, per output port.
-  if (va_any) {
-    for (int o = 0; o < kNumMeshDirs; ++o) {
-      uint64_t req = va_req[o];
-      if (!req) continue;
-      uint8_t busy = out_busy_[o];
-      while (req && busy != low_bits(V)) {
-        if (req & (req - 1)) rr_read(o, req, va_rr_[o], n_ivc_);
-        const int ivc = round_robin_pick(req, va_rr_[o], n_ivc_);
-        req &= ~(uint64_t{1} << ivc);
-        const int ov = __builtin_ctz(static_cast<unsigned>(~busy));
-        busy |= static_cast<uint8_t>(1u << ov);
-        in_[ivc].out_vc = static_cast<int8_t>(ov);
-        ready |= uint64_t{1} << ivc;
-        va_rr_[o] = ivc + 1 == n_ivc_ ? 0 : ivc + 1;
-        rr_wrote(o);
-      }
-      out_busy_[o] = busy;
-    }
-  }
-  if (!ready) return;
-
-  // Switch allocation, input stage: one VC per input port (only ports with a ready VC).
-  const uint64_t now_q = cycle << kCycleFracBits;
-  const uint64_t vmask = low_bits(V);
-  int in_pick[kNumPorts];
-  uint8_t out_req[kNumPorts] = {0, 0, 0, 0, 0};
-  unsigned outs = 0;
-  for (uint64_t r = ready; r;) {
-    const int i = port_of_[__builtin_ctzll(r)];
-    uint64_t cand = (r >> (i * V)) & vmask;
-    r &= ~(vmask << (i * V));
-    while (cand) {
-      int v;
-      if ((cand & (cand - 1)) == 0) {
-        v = __builtin_ctzll(cand);
-      } else {
-        rr_read(kNumPorts + i, cand, in_rr_[i], V);
-        v = round_robin_pick(cand, in_rr_[i], V);
-      }
-      cand &= ~(uint64_t{1} << v);
-      const InputVc& iv = in_[i * V + v];
-      const int o = iv.out_port;
-      if (out_next_free_q_[o] > now_q) continue;
-      if (o != kLocal && out_credits_[o * V + iv.out_vc] <= 0) continue;
-      in_pick[i] = v;
-      out_req[o] |= static_cast<uint8_t>(1u << i);
-      outs |= 1u << o;
-      break;
-    }
-  }
-  if (!outs) return;
-
-  // Output stage: one input per output port; then traversal. All departures share the cycle, so the
-  // occupancy integral is brought up to it once.
-  note_occupancy(cycle);
-  for (; outs; outs &= outs - 1) {
-    const int o = __builtin_ctz(outs);
-    const unsigned req = out_req[o];
-    int i;
-    if ((req & (req - 1)) == 0) {
-      i = __builtin_ctz(req);
-    } else {
-      rr_read(2 * kNumPorts + o, req, out_rr_[o], kNumPorts);
-      i = round_robin_pick(req, out_rr_[o], kNumPorts);
-    }
-    const int v = in_pick[i];
-    const int ivc = i * V + v;
-    InputVc& iv = in_[ivc];
-    Flit f = buf_[ivc * depth_ + iv.head];
-    iv.head = static_cast<uint16_t>(iv.head + 1 == depth_ ? 0 : iv.head + 1);
-    if (--iv.count == 0) {
-      nonempty_ &= ~(uint64_t{1} << ivc);
-    } else {
-      const Flit& next = buf_[ivc * depth_ + iv.head];
-      iv.front_ready = next.ready_cycle;
-      iv.front_dst = next.dst;
-    }
-    const int ov = iv.out_vc;
-    if (o != kLocal) {
-      --out_credits_[o * V + ov];
-      if (f.tail()) out_busy_[o] &= static_cast<uint8_t>(~(1u << ov));
-    }
-    if (f.tail()) {
-      iv.out_vc = -1;
-      iv.out_port = -1;
-    }
-    f.vc = static_cast<uint8_t>(ov);
-    const uint64_t floor_q = now_q + 1 > kCycleOne ? now_q + 1 - kCycleOne : 0;
-    out_next_free_q_[o] =
-        (out_next_free_q_[o] > floor_q ? out_next_free_q_[o] : floor_q) + out_link_[o].cycles_per_flit_q;
-    --buffered_;
-    ++flits_out_[o];
-    in_rr_[i] = v + 1 == V ? 0 : v + 1;
-    out_rr_[o] = i + 1 == kNumPorts ? 0 : i + 1;
-    rr_wrote(kNumPorts + i);
-    rr_wrote(2 * kNumPorts + o);
-    sink.on_flit(o, f);
-    sink.on_credit(i, v);
-  }
-}
-
 }  // namespace nmpsim::noc
+
+// step() and its stages, defined inline.
+#include "noc/router_stages.h"  // IWYU pragma: export

@@ -1,11 +1,11 @@
-#include "apps/cli_common.h"
+#include "nmpsim/apps/cli_common.h"
 
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 
-#include "base/parse.h"
+#include "nmpsim/base/parse.h"
 
 namespace po = boost::program_options;
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "mapping/base_names.h"
+#include "nmpsim/mapping/base_names.h"
 
 namespace nmpsim::apps {
 

@@ -3,14 +3,14 @@
 #include <cstdio>
 #include <iostream>
 
-#include "apps/cli_common.h"
-#include "apps/commands.h"
-#include "apps/hw_overrides.h"
-#include "apps/spec_options.h"
-#include "base/output_files.h"
-#include "hw/analytical.h"
-#include "hw/system.h"
-#include "methods/register_all.h"
+#include "nmpsim/apps/cli_common.h"
+#include "nmpsim/apps/commands.h"
+#include "nmpsim/apps/hw_overrides.h"
+#include "nmpsim/apps/spec_options.h"
+#include "nmpsim/base/output_files.h"
+#include "nmpsim/hw/analytical.h"
+#include "nmpsim/hw/system.h"
+#include "nmpsim/methods/register_all.h"
 
 namespace po = boost::program_options;
 
@@ -93,6 +93,55 @@ nlohmann::json exercise_json(const hw::HardwareSpec& spec, int nodes, const Exer
        {{"on_die", e.noc_flit_hops[0]}, {"die_to_die", e.noc_flit_hops[1]}, {"wafer_to_wafer", e.noc_flit_hops[2]}}}};
 }
 
+/// `nmpsim hw --exercise`: the GEMV and all-to-all workload on the SystemC system, its report on
+/// `rep`, and the VCD and JSON outputs (both or neither).
+int run_exercise(const hw::HardwareSpec& spec, const std::string& vcd, const std::string& json_path,
+                 uint64_t weight_bytes, uint64_t msg, std::FILE* rep) {
+  base::OutputFiles out;  // the VCD and the JSON, both or neither
+  hw::System sys("system", spec);
+  if (!vcd.empty()) sys.enable_vcd(out.stage(vcd, "--vcd"));
+  const ExerciseResult r = exercise(sys, weight_bytes, msg);
+  const hw::EnergyReport& e = r.energy;
+  std::fprintf(rep, "exercise on %s: %d nodes, %lld MiB of weights each, %llu-byte all-to-all\n", spec.name.c_str(),
+               sys.nodes(), static_cast<long long>(weight_bytes >> 20), static_cast<unsigned long long>(msg));
+  std::fprintf(rep, "  time: %.3f us total = %.3f us GEMV (last node) + %.3f us all-to-all\n", r.total_us, r.compute_us,
+               r.all_to_all_us);
+  std::fprintf(rep, "  energy: %.4g uJ total = DRAM %.4g uJ + NoC %.4g uJ + compute %.4g uJ\n", e.total_pj() / 1e6,
+               e.dram_pj / 1e6, e.noc_pj / 1e6, e.compute_pj / 1e6);
+  sys.finish_vcd(true);
+  if (!json_path.empty()) out.write(json_path, exercise_json(spec, sys.nodes(), r).dump(2) + "\n", "--json");
+  out.commit();
+  const std::string err = sys.mesh().network().check_conservation();
+  if (!err.empty() || sys.mesh().network().stalled()) {
+    std::fprintf(stderr, "nmpsim hw: NoC check failed: %s\n",
+                 err.empty() ? sys.mesh().network().stall_report().c_str() : err.c_str());
+    return kExitCheckFailed;
+  }
+  return kExitOk;
+}
+
+/// The --report given (null for none) and its options; unknown reports and stray options are errors.
+const mapping::HardwareReport* chosen_report(const mapping::Registry& registry, const std::string& report,
+                                             const std::vector<std::string>& report_opts, nlohmann::json& options) {
+  const mapping::HardwareReport* r = report.empty() ? nullptr : registry.hardware_report(report);
+  if (!report.empty() && !r) throw UsageError("--report: unknown report '" + report + "' (--list-reports)");
+  if (!report_opts.empty() && report.empty()) throw UsageError("--report-opt needs --report");
+  nlohmann::json given = nlohmann::json::object();
+  for (const std::string& o : report_opts) parse_named_option(report + "." + o, "--report-opt", given);
+  options = given.value(report, nlohmann::json::object());
+  return r;
+}
+
+/// --list-reports and --list-presets: prints what was asked; false if neither was.
+bool print_lists(const po::variables_map& vm, const mapping::Registry& registry) {
+  if (vm.count("list-reports"))
+    std::cout << "hardware reports (--report NAME, --report-opt KEY=VALUE):\n" << registry.describe_hardware_reports();
+  if (vm.count("list-presets"))
+    for (const auto& name : hw::preset_names())
+      std::printf("%-26s %s\n", name.c_str(), hw::preset_summary(name).c_str());
+  return vm.count("list-reports") || vm.count("list-presets");
+}
+
 }  // namespace
 
 int cmd_hw(const std::vector<std::string>& args) {
@@ -137,15 +186,7 @@ int cmd_hw(const std::vector<std::string>& args) {
   }
   mapping::Registry registry;
   methods::register_all(registry);
-  if (vm.count("list-reports")) {
-    std::cout << "hardware reports (--report NAME, --report-opt KEY=VALUE):\n" << registry.describe_hardware_reports();
-    return kExitOk;
-  }
-  if (vm.count("list-presets")) {
-    for (const auto& name : hw::preset_names())
-      std::printf("%-26s %s\n", name.c_str(), hw::preset_summary(name).c_str());
-    return kExitOk;
-  }
+  if (print_lists(vm, registry)) return kExitOk;
   if (preset.empty() == file.empty()) throw UsageError("give exactly one of --hw PRESET|FILE or --preset NAME");
   const std::string name = preset.empty() ? file : preset;
   const hw::HardwareSpec spec =
@@ -156,11 +197,8 @@ int cmd_hw(const std::vector<std::string>& args) {
     for (const char* k : {"vcd", "json", "exercise-weight-mib", "exercise-message-bytes"})
       if (!vm[k].empty() && !vm[k].defaulted()) throw UsageError(std::string("--") + k + " needs --exercise");
   const bool describes = vm.count("describe") || (!vm.count("print-json") && !vm.count("exercise") && report.empty());
-  const mapping::HardwareReport* hw_report = report.empty() ? nullptr : registry.hardware_report(report);
-  if (!report.empty() && !hw_report) throw UsageError("--report: unknown report '" + report + "' (--list-reports)");
-  if (!report_opts.empty() && report.empty()) throw UsageError("--report-opt needs --report");
-  nlohmann::json report_options = nlohmann::json::object();
-  for (const std::string& o : report_opts) parse_named_option(report + "." + o, "--report-opt", report_options);
+  nlohmann::json report_options;
+  const mapping::HardwareReport* hw_report = chosen_report(registry, report, report_opts, report_options);
   if (vm.count("exercise")) check_exercise_size(spec, weight_bytes, msg);
   if (!vcd.empty()) base::OutputFiles::check_file(vcd, "--vcd");
   if (!json_path.empty()) base::OutputFiles::check_file(json_path, "--json");
@@ -174,32 +212,10 @@ int cmd_hw(const std::vector<std::string>& args) {
       throw UsageError(std::string("--") + k + " and an output to standard output cannot share it");
   if (vm.count("print-json")) std::cout << hw::to_json(spec).dump(2) << "\n";
   if (describes) std::cout << spec.describe();
-  if (hw_report)
-    std::cout << hw_report->report(hw::to_analytical(spec), report_options.value(report, nlohmann::json::object()),
-                                   "--report " + report);
+  if (hw_report) std::cout << hw_report->report(hw::to_analytical(spec), report_options, "--report " + report);
   if (!vm.count("exercise")) return kExitOk;
 
-  base::OutputFiles out;  // the VCD and the JSON, both or neither
-  hw::System sys("system", spec);
-  if (!vcd.empty()) sys.enable_vcd(out.stage(vcd, "--vcd"));
-  const ExerciseResult r = exercise(sys, weight_bytes, msg);
-  const hw::EnergyReport& e = r.energy;
-  std::fprintf(rep, "exercise on %s: %d nodes, %lld MiB of weights each, %llu-byte all-to-all\n", spec.name.c_str(),
-               sys.nodes(), weight_mib, static_cast<unsigned long long>(msg));
-  std::fprintf(rep, "  time: %.3f us total = %.3f us GEMV (last node) + %.3f us all-to-all\n", r.total_us, r.compute_us,
-               r.all_to_all_us);
-  std::fprintf(rep, "  energy: %.4g uJ total = DRAM %.4g uJ + NoC %.4g uJ + compute %.4g uJ\n", e.total_pj() / 1e6,
-               e.dram_pj / 1e6, e.noc_pj / 1e6, e.compute_pj / 1e6);
-  sys.finish_vcd(true);
-  if (!json_path.empty()) out.write(json_path, exercise_json(spec, sys.nodes(), r).dump(2) + "\n", "--json");
-  out.commit();
-  const std::string err = sys.mesh().network().check_conservation();
-  if (!err.empty() || sys.mesh().network().stalled()) {
-    std::fprintf(stderr, "nmpsim hw: NoC check failed: %s\n",
-                 err.empty() ? sys.mesh().network().stall_report().c_str() : err.c_str());
-    return kExitCheckFailed;
-  }
-  return kExitOk;
+  return run_exercise(spec, vcd, json_path, weight_bytes, msg, rep);
 }
 
 }  // namespace nmpsim::apps

@@ -2,9 +2,9 @@
 #include <cstdio>
 #include <iostream>
 
-#include "apps/cli_common.h"
-#include "apps/commands.h"
-#include "mapping/moe_model.h"
+#include "nmpsim/apps/cli_common.h"
+#include "nmpsim/apps/commands.h"
+#include "nmpsim/mapping/moe_model.h"
 
 namespace po = boost::program_options;
 

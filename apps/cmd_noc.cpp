@@ -8,12 +8,12 @@
 #include <set>
 #include <sstream>
 
-#include "apps/cli_common.h"
-#include "apps/commands.h"
-#include "apps/noc_curve.h"
-#include "apps/router_choice.h"
-#include "base/output_files.h"
-#include "noc/testbench.h"
+#include "nmpsim/apps/cli_common.h"
+#include "nmpsim/apps/commands.h"
+#include "nmpsim/apps/noc_curve.h"
+#include "nmpsim/apps/router_choice.h"
+#include "nmpsim/base/output_files.h"
+#include "nmpsim/noc/testbench.h"
 
 namespace po = boost::program_options;
 
@@ -132,118 +132,97 @@ void print_report(std::FILE* rep, const noc::TestbenchConfig& cfg, const noc::Te
                  static_cast<unsigned long long>(cfg.max_drain_cycles));
 }
 
-}  // namespace
-
-int cmd_noc(const std::vector<std::string>& args) {
+/// The command line of `nmpsim noc`: its options and what they set.
+struct NocArgs {
   noc::TestbenchConfig cfg;
   std::string mesh = "8x8", traffic = "uniform", json_path, router = "engine", rtl_nodes, vcd_path, router_kind = "vc",
               curve, plot_path;
   int vcd_node = -1;
   long long flit_bytes = cfg.noc.flit_bytes, warmup = 10000, cycles = 100000, drain = 1000000, watchdog = 20000,
             seed = 1;
-  po::options_description desc(
-      "nmpsim noc: synthetic-traffic testbench of the XY-routed wormhole mesh\n\n"
-      "Usage: nmpsim noc [options]\n\nOptions");
-  // clang-format off
-  desc.add_options()
-    ("help", "show this help")
-    ("mesh", po::value(&mesh)->default_value(mesh), "mesh size WxH in routers (1x1 .. 256x256)")
-    ("traffic", po::value(&traffic)->default_value(traffic),
-     "destination pattern: uniform | transpose (square meshes) | bitcomp | hotspot")
-    ("injection-rate", po::value(&cfg.traffic.injection_rate)->default_value(0.1, "0.1"),
-     "offered load in flits per node per cycle, in [0, 1]")
-    ("packet-flits", po::value(&cfg.traffic.packet_flits)->default_value(4), "flits per packet (head .. tail)")
-    ("vcs", po::value(&cfg.noc.vcs)->default_value(cfg.noc.vcs), "virtual channels per input port (1..8)")
-    ("buffer-flits", po::value(&cfg.noc.buffer_flits)->default_value(cfg.noc.buffer_flits),
-     "buffer depth per virtual channel, in flits")
-    ("ni-queues", po::value(&cfg.noc.ni_queues)->default_value(cfg.noc.ni_queues),
-     "injection queues per network interface (0 = one per VC; 1 = a single FIFO, head-of-line blocking)")
-    ("router-delay", po::value(&cfg.noc.router_delay_cycles)->default_value(cfg.noc.router_delay_cycles),
-     "router pipeline delay in cycles (buffer write to switch traversal)")
-    ("link-delay", po::value(&cfg.noc.link_delay_cycles)->default_value(cfg.noc.link_delay_cycles),
-     "link latency in cycles")
-    ("flit-bytes", po::value(&flit_bytes)->default_value(flit_bytes), "flit width in bytes")
-    ("clock-ghz", po::value(&cfg.noc.clock_ghz)->default_value(cfg.noc.clock_ghz, "1.0"), "router clock in GHz")
-    ("warmup-cycles", po::value(&warmup)->default_value(warmup),
-     "cycles simulated before measuring (cycles)")
-    ("cycles", po::value(&cycles)->default_value(cycles), "measured cycles")
-    ("max-drain-cycles", po::value(&drain)->default_value(drain),
-     "after the measured window, cycles allowed for delivering the packets created in it")
-    ("watchdog-cycles", po::value(&watchdog)->default_value(watchdog),
-     "report a stall if no flit moves for this many cycles while flits are in flight")
-    ("hotspot-node", po::value(&cfg.traffic.hotspot_node)->default_value(-1),
-     "hotspot traffic: destination node id (-1 = node nearest the centre)")
-    ("hotspot-fraction", po::value(&cfg.traffic.hotspot_fraction)->default_value(0.2, "0.2"),
-     "hotspot traffic: share of packets sent to the hotspot node")
-    ("seed", po::value(&seed)->default_value(seed), "random seed (same seed, same results)")
-    ("router-kind", po::value(&router_kind)->default_value(router_kind),
-     "router micro-architecture: vc (input-buffered, virtual channels, credits) | lookahead (no VCs, "
-     "look-ahead routing, single-cycle bypass, valid/stop handshakes; no engine model: sc by default)")
-    ("router", po::value(&router)->default_value(router),
-     "router implementation: engine (built-in C++ routers, fastest, skips idle cycles) | sc (pin-level "
-     "SystemC router modules) | rtl[:NAME] (Verilated SystemVerilog routers: nmp for vc, la for lookahead, or "
-     "one registered in rtl_checks/routers.cmake: la_vr, la_credit, yours) | mixed[:NAME] (RTL at --rtl-nodes, "
-     "SystemC elsewhere). engine, sc, nmp and la give identical results for their router kind.")
-    ("rtl-nodes", po::value(&rtl_nodes),
-     "--router mixed: comma-separated node ids (id = y * width + x) that get the RTL router "
-     "(default: a checkerboard, the nodes with x + y even)")
-    ("vcd", po::value(&vcd_path), "--router rtl|mixed: dump every signal of one RTL router to this VCD file")
-    ("vcd-node", po::value(&vcd_node),
-     "--vcd: the node whose RTL router is dumped (default: the node nearest the mesh centre)")
-    ("curve", po::value(&curve),
-     "latency/throughput curve: run at each offered load FROM:TO:STEP or R1,R2,... (instead of "
-     "--injection-rate), the chosen --router beside its model (engine for vc, sc for lookahead), "
-     "one process per run, as many at once as cores")
-    ("plot", po::value(&plot_path), "--curve: also draw the curves to this PNG (gnuplot)")
-    ("json", po::value(&json_path), "also write the results as JSON to this file")
-    ("quiet", "print nothing but errors");
-  // clang-format on
-  const po::variables_map vm = parse_options(args, desc);
-  if (vm.count("help")) {
-    std::cout << desc << "\nExit codes: 0 ok, 1 stall or conservation failure, 2 bad input.\n";
-    return kExitOk;
-  }
-  parse_mesh(mesh, cfg.noc.width, cfg.noc.height);
-  cfg.noc.flit_bytes = static_cast<uint32_t>(checked_count(flit_bytes, "flit-bytes", 1, 1 << 20));
-  cfg.warmup_cycles = checked_count(warmup, "warmup-cycles", 0);
-  cfg.measure_cycles = checked_count(cycles, "cycles", 1);
-  cfg.max_drain_cycles = checked_count(drain, "max-drain-cycles", 0);
-  cfg.noc.watchdog_cycles = checked_count(watchdog, "watchdog-cycles", 1);
-  cfg.traffic.seed = checked_count(seed, "seed", 0, std::numeric_limits<long long>::max());
-  cfg.traffic.pattern = noc::parse_traffic_pattern(traffic);
-  settle_noc_router(router_kind, !vm["router-kind"].defaulted(), !vm["vcs"].defaulted(), !vm["router"].defaulted(),
-                    router, cfg.noc);
-  cfg.validate();
 
-  const RouterChoice rc = router_choice(vm, cfg.noc, router, rtl_nodes, vcd_node);
-  if (vm.count("plot") && !vm.count("curve")) throw UsageError("--plot needs --curve");
-  if (cfg.traffic.pattern != noc::TrafficPattern::kHotspot)
-    for (const char* k : {"hotspot-node", "hotspot-fraction"})
-      if (!vm[k].defaulted()) throw UsageError(std::string("--") + k + " needs --traffic hotspot");
-  if (!json_path.empty()) base::OutputFiles::check_file(json_path, "--json");
-  if (!plot_path.empty()) base::OutputFiles::check_file(plot_path, "--plot");
-  if (!vcd_path.empty()) base::OutputFiles::check_file(vcd_path, "--vcd");
-  base::OutputFiles::check_distinct({{"--vcd", vcd_path}, {"--json", json_path}, {"--plot", plot_path}});
-  // With an output on standard output, the report goes to standard error.
-  std::FILE* rep = stdout;
-  for (const std::string* p : {&json_path, &plot_path, &vcd_path})
-    if (!p->empty() && base::OutputFiles::is_stdout(*p)) rep = stderr;
-  if (vm.count("curve")) {
-    if (!vm["injection-rate"].defaulted()) throw UsageError("--curve replaces --injection-rate: give one of them");
-    if (vm.count("vcd")) throw UsageError("--vcd dumps one run: it does not go with --curve");
-    const std::vector<double> rates = parse_curve_rates(curve);
-    if (!vm.count("quiet"))
-      std::fprintf(rep, "nmpsim noc --curve: %dx%d mesh, %s traffic, %d-flit packets, %zu loads\n", cfg.noc.width,
-                   cfg.noc.height, traffic.c_str(), cfg.traffic.packet_flits, rates.size());
-    return run_noc_curve(cfg, rc, rates, CurveOutputs{json_path, plot_path, vm.count("quiet") > 0, rep});
+  void add_to(po::options_description& desc) {
+    // clang-format off
+    desc.add_options()
+      ("help", "show this help")
+      ("mesh", po::value(&mesh)->default_value(mesh), "mesh size WxH in routers (1x1 .. 256x256)")
+      ("traffic", po::value(&traffic)->default_value(traffic),
+       "destination pattern: uniform | transpose (square meshes) | bitcomp | hotspot")
+      ("injection-rate", po::value(&cfg.traffic.injection_rate)->default_value(0.1, "0.1"),
+       "offered load in flits per node per cycle, in [0, 1]")
+      ("packet-flits", po::value(&cfg.traffic.packet_flits)->default_value(4), "flits per packet (head .. tail)")
+      ("vcs", po::value(&cfg.noc.vcs)->default_value(cfg.noc.vcs), "virtual channels per input port (1..8)")
+      ("buffer-flits", po::value(&cfg.noc.buffer_flits)->default_value(cfg.noc.buffer_flits),
+       "buffer depth per virtual channel, in flits")
+      ("ni-queues", po::value(&cfg.noc.ni_queues)->default_value(cfg.noc.ni_queues),
+       "injection queues per network interface (0 = one per VC; 1 = a single FIFO, head-of-line blocking)")
+      ("router-delay", po::value(&cfg.noc.router_delay_cycles)->default_value(cfg.noc.router_delay_cycles),
+       "router pipeline delay in cycles (buffer write to switch traversal)")
+      ("link-delay", po::value(&cfg.noc.link_delay_cycles)->default_value(cfg.noc.link_delay_cycles),
+       "link latency in cycles")
+      ("flit-bytes", po::value(&flit_bytes)->default_value(flit_bytes), "flit width in bytes")
+      ("clock-ghz", po::value(&cfg.noc.clock_ghz)->default_value(cfg.noc.clock_ghz, "1.0"), "router clock in GHz")
+      ("warmup-cycles", po::value(&warmup)->default_value(warmup),
+       "cycles simulated before measuring (cycles)")
+      ("cycles", po::value(&cycles)->default_value(cycles), "measured cycles")
+      ("max-drain-cycles", po::value(&drain)->default_value(drain),
+       "after the measured window, cycles allowed for delivering the packets created in it")
+      ("watchdog-cycles", po::value(&watchdog)->default_value(watchdog),
+       "report a stall if no flit moves for this many cycles while flits are in flight")
+      ("hotspot-node", po::value(&cfg.traffic.hotspot_node)->default_value(-1),
+       "hotspot traffic: destination node id (-1 = node nearest the centre)")
+      ("hotspot-fraction", po::value(&cfg.traffic.hotspot_fraction)->default_value(0.2, "0.2"),
+       "hotspot traffic: share of packets sent to the hotspot node")
+      ("seed", po::value(&seed)->default_value(seed), "random seed (same seed, same results)")
+      ("router-kind", po::value(&router_kind)->default_value(router_kind),
+       "router micro-architecture: vc (input-buffered, virtual channels, credits) | lookahead (no VCs, "
+       "look-ahead routing, single-cycle bypass, valid/stop handshakes; no engine model: sc by default)")
+      ("router", po::value(&router)->default_value(router),
+       "router implementation: engine (built-in C++ routers, fastest, skips idle cycles) | sc (pin-level "
+       "SystemC router modules) | rtl[:NAME] (Verilated SystemVerilog routers: nmp for vc, la for lookahead, or "
+       "one registered in rtl_checks/routers.cmake: la_vr, la_credit, yours) | mixed[:NAME] (RTL at --rtl-nodes, "
+       "SystemC elsewhere). engine, sc, nmp and la give identical results for their router kind.")
+      ("rtl-nodes", po::value(&rtl_nodes),
+       "--router mixed: comma-separated node ids (id = y * width + x) that get the RTL router "
+       "(default: a checkerboard, the nodes with x + y even)")
+      ("vcd", po::value(&vcd_path), "--router rtl|mixed: dump every signal of one RTL router to this VCD file")
+      ("vcd-node", po::value(&vcd_node),
+       "--vcd: the node whose RTL router is dumped (default: the node nearest the mesh centre)")
+      ("curve", po::value(&curve),
+       "latency/throughput curve: run at each offered load FROM:TO:STEP or R1,R2,... (instead of "
+       "--injection-rate), the chosen --router beside its model (engine for vc, sc for lookahead), "
+       "one process per run, as many at once as cores")
+      ("plot", po::value(&plot_path), "--curve: also draw the curves to this PNG (gnuplot)")
+      ("json", po::value(&json_path), "also write the results as JSON to this file")
+      ("quiet", "print nothing but errors");
+    // clang-format on
   }
+  /// Checks the values and fills `cfg` (throws InputError naming the option).
+  void apply(const po::variables_map& vm) {
+    parse_mesh(mesh, cfg.noc.width, cfg.noc.height);
+    cfg.noc.flit_bytes = static_cast<uint32_t>(checked_count(flit_bytes, "flit-bytes", 1, 1 << 20));
+    cfg.warmup_cycles = checked_count(warmup, "warmup-cycles", 0);
+    cfg.measure_cycles = checked_count(cycles, "cycles", 1);
+    cfg.max_drain_cycles = checked_count(drain, "max-drain-cycles", 0);
+    cfg.noc.watchdog_cycles = checked_count(watchdog, "watchdog-cycles", 1);
+    cfg.traffic.seed = checked_count(seed, "seed", 0, std::numeric_limits<long long>::max());
+    cfg.traffic.pattern = noc::parse_traffic_pattern(traffic);
+    settle_noc_router(router_kind, !vm["router-kind"].defaulted(), !vm["vcs"].defaulted(), !vm["router"].defaulted(),
+                      router, cfg.noc);
+    cfg.validate();
+  }
+};
 
+/// One run of the testbench: the report on `rep`, the VCD and JSON outputs (both or neither), and the
+/// exit code of its checks.
+int run_single(const NocArgs& a, const RouterChoice& rc, bool quiet, std::FILE* rep) {
+  const noc::TestbenchConfig& cfg = a.cfg;
   base::OutputFiles out;  // the VCD and the JSON, both or neither
   // The VCD grows while the simulation runs: it is staged and put in place when the run is complete.
-  const std::string vcd_tmp = vcd_path.empty() ? "" : out.stage(vcd_path, "--vcd");
-  const noc::TestbenchResult r = run_noc_testbench(cfg, rc, vcd_tmp, vcd_node);
-  if (!vm.count("quiet")) print_report(rep, cfg, r, traffic, router, vcd_path, vcd_node);
-  if (!json_path.empty()) out.write(json_path, result_json(cfg, r, rc).dump(2) + "\n", "--json");
+  const std::string vcd_tmp = a.vcd_path.empty() ? "" : out.stage(a.vcd_path, "--vcd");
+  const noc::TestbenchResult r = run_noc_testbench(cfg, rc, vcd_tmp, a.vcd_node);
+  if (!quiet) print_report(rep, cfg, r, a.traffic, a.router, a.vcd_path, a.vcd_node);
+  if (!a.json_path.empty()) out.write(a.json_path, result_json(cfg, r, rc).dump(2) + "\n", "--json");
   out.commit();
   if (r.stalled) {
     std::fprintf(stderr, "%s\n", r.stall_report.c_str());
@@ -258,6 +237,47 @@ int cmd_noc(const std::vector<std::string>& args) {
     return kExitCheckFailed;
   }
   return kExitOk;
+}
+
+}  // namespace
+
+int cmd_noc(const std::vector<std::string>& args) {
+  NocArgs a;
+  po::options_description desc(
+      "nmpsim noc: synthetic-traffic testbench of the XY-routed wormhole mesh\n\n"
+      "Usage: nmpsim noc [options]\n\nOptions");
+  a.add_to(desc);
+  const po::variables_map vm = parse_options(args, desc);
+  if (vm.count("help")) {
+    std::cout << desc << "\nExit codes: 0 ok, 1 stall or conservation failure, 2 bad input.\n";
+    return kExitOk;
+  }
+  a.apply(vm);
+
+  const RouterChoice rc = router_choice(vm, a.cfg.noc, a.router, a.rtl_nodes, a.vcd_node);
+  if (vm.count("plot") && !vm.count("curve")) throw UsageError("--plot needs --curve");
+  if (a.cfg.traffic.pattern != noc::TrafficPattern::kHotspot)
+    for (const char* k : {"hotspot-node", "hotspot-fraction"})
+      if (!vm[k].defaulted()) throw UsageError(std::string("--") + k + " needs --traffic hotspot");
+  if (!a.json_path.empty()) base::OutputFiles::check_file(a.json_path, "--json");
+  if (!a.plot_path.empty()) base::OutputFiles::check_file(a.plot_path, "--plot");
+  if (!a.vcd_path.empty()) base::OutputFiles::check_file(a.vcd_path, "--vcd");
+  base::OutputFiles::check_distinct({{"--vcd", a.vcd_path}, {"--json", a.json_path}, {"--plot", a.plot_path}});
+  // With an output on standard output, the report goes to standard error.
+  std::FILE* rep = stdout;
+  for (const std::string* p : {&a.json_path, &a.plot_path, &a.vcd_path})
+    if (!p->empty() && base::OutputFiles::is_stdout(*p)) rep = stderr;
+  if (vm.count("curve")) {
+    if (!vm["injection-rate"].defaulted()) throw UsageError("--curve replaces --injection-rate: give one of them");
+    if (vm.count("vcd")) throw UsageError("--vcd dumps one run: it does not go with --curve");
+    const std::vector<double> rates = parse_curve_rates(a.curve);
+    if (!vm.count("quiet"))
+      std::fprintf(rep, "nmpsim noc --curve: %dx%d mesh, %s traffic, %d-flit packets, %zu loads\n", a.cfg.noc.width,
+                   a.cfg.noc.height, a.traffic.c_str(), a.cfg.traffic.packet_flits, rates.size());
+    return run_noc_curve(a.cfg, rc, rates, CurveOutputs{a.json_path, a.plot_path, vm.count("quiet") > 0, rep});
+  }
+
+  return run_single(a, rc, vm.count("quiet") > 0, rep);
 }
 
 }  // namespace nmpsim::apps

@@ -6,16 +6,16 @@
 #include <map>
 #include <memory>
 
-#include "apps/cli_common.h"
-#include "apps/commands.h"
-#include "apps/experiment.h"
-#include "apps/method_flags.h"
-#include "apps/spec_options.h"
-#include "base/output_files.h"
-#include "firmware/cycle_executor.h"
-#include "hw/analytical.h"
-#include "mapping/base_names.h"
-#include "methods/register_all.h"
+#include "nmpsim/apps/cli_common.h"
+#include "nmpsim/apps/commands.h"
+#include "nmpsim/apps/experiment.h"
+#include "nmpsim/apps/method_flags.h"
+#include "nmpsim/apps/spec_options.h"
+#include "nmpsim/base/output_files.h"
+#include "nmpsim/firmware/cycle_executor.h"
+#include "nmpsim/hw/analytical.h"
+#include "nmpsim/mapping/base_names.h"
+#include "nmpsim/methods/register_all.h"
 
 namespace po = boost::program_options;
 
@@ -48,6 +48,43 @@ int run_tool(const mapping::Registry& registry, const std::map<std::string, std:
     return std::make_unique<firmware::CycleExecutor>(*sys);
   };
   std::printf("%s", tool->run(ctx, tool_values.at(tool->name), cycle).c_str());
+  return kExitOk;
+}
+
+/// Builds strategy `name`'s placement and writes it to `out` with the strategy's extra outputs (all or
+/// none), then reports it on standard output (standard error when an output goes there).
+int build_placement(const mapping::Registry& registry, const std::string& name, const RunSpec& spec,
+                    const ExperimentOptions& opt, const std::string& out,
+                    const std::vector<std::pair<std::string, std::string>>& extra, bool quiet) {
+  base::OutputFiles::check_file(out, "--out");
+  std::vector<std::pair<std::string, std::string>> named;
+  for (const auto& [flag, file] : extra) {
+    base::OutputFiles::check_file(file, "--" + flag);
+    named.emplace_back("--" + flag, file);
+  }
+  named.emplace_back("--out", out);
+  base::OutputFiles::check_distinct(named);
+  // With an output on standard output, the report goes to standard error.
+  std::FILE* rep = stdout;
+  for (const auto& [flag, file] : named)
+    if (base::OutputFiles::is_stdout(file)) rep = stderr;
+  const PreparedExperiment e = prepare_experiment(spec, opt);
+  const mapping::Placement& p = e.placements.at(0);
+  base::OutputFiles files;  // the placement and its extra outputs, all or none
+  if (!extra.empty()) {
+    const mapping::AnalyticalHardware ah = hw::to_analytical(e.hardware);
+    mapping::StrategyContext ctx = strategy_context(e, ah, opt, e.profile);
+    ctx.options = e.spec.strategies.at(0).options;
+    for (const auto& o : registry.strategy(name)->extra_outputs())
+      for (const auto& [flag, file] : extra)
+        if (o.flag == flag) files.write(file, o.text(p, ctx), "--" + flag);
+  }
+  files.write(out, mapping::placement_to_json(p).dump(2) + "\n", "--out");
+  files.commit();
+  if (quiet) return kExitOk;
+  std::fprintf(rep, "nmpsim place: %s placement of %s on %s written to %s\n", p.strategy.c_str(), e.model.name.c_str(),
+               e.hardware.name.c_str(), out.c_str());
+  for (const std::string& line : registry.strategy(name)->summary(p)) std::fprintf(rep, "  %s\n", line.c_str());
   return kExitOk;
 }
 
@@ -114,36 +151,7 @@ int cmd_place(const std::vector<std::string>& args) {
   const auto extra = flags.given_outputs(vm);  // a strategy's extra outputs, written with the placement
   const int tool = run_tool(registry, tool_values, vm, spec, opt, !extra.empty());
   if (tool >= 0) return tool;
-  base::OutputFiles::check_file(out, "--out");
-  std::vector<std::pair<std::string, std::string>> named;
-  for (const auto& [flag, file] : extra) {
-    base::OutputFiles::check_file(file, "--" + flag);
-    named.emplace_back("--" + flag, file);
-  }
-  named.emplace_back("--out", out);
-  base::OutputFiles::check_distinct(named);
-  // With an output on standard output, the report goes to standard error.
-  std::FILE* rep = stdout;
-  for (const auto& [flag, file] : named)
-    if (base::OutputFiles::is_stdout(file)) rep = stderr;
-  const PreparedExperiment e = prepare_experiment(spec, opt);
-  const mapping::Placement& p = e.placements.at(0);
-  base::OutputFiles files;  // the placement and its extra outputs, all or none
-  if (!extra.empty()) {
-    const mapping::AnalyticalHardware ah = hw::to_analytical(e.hardware);
-    mapping::StrategyContext ctx = strategy_context(e, ah, opt, e.profile);
-    ctx.options = e.spec.strategies.at(0).options;
-    for (const auto& o : registry.strategy(name)->extra_outputs())
-      for (const auto& [flag, file] : extra)
-        if (o.flag == flag) files.write(file, o.text(p, ctx), "--" + flag);
-  }
-  files.write(out, mapping::placement_to_json(p).dump(2) + "\n", "--out");
-  files.commit();
-  if (quiet) return kExitOk;
-  std::fprintf(rep, "nmpsim place: %s placement of %s on %s written to %s\n", p.strategy.c_str(), e.model.name.c_str(),
-               e.hardware.name.c_str(), out.c_str());
-  for (const std::string& line : registry.strategy(name)->summary(p)) std::fprintf(rep, "  %s\n", line.c_str());
-  return kExitOk;
+  return build_placement(registry, name, spec, opt, out, extra, quiet);
 }
 
 }  // namespace nmpsim::apps

@@ -8,14 +8,14 @@
 #include <filesystem>
 #include <iostream>
 
-#include "apps/cli_common.h"
-#include "apps/commands.h"
-#include "apps/experiment.h"
-#include "apps/method_flags.h"
-#include "apps/router_choice.h"
-#include "apps/spec_options.h"
-#include "base/output_files.h"
-#include "methods/register_all.h"
+#include "nmpsim/apps/cli_common.h"
+#include "nmpsim/apps/commands.h"
+#include "nmpsim/apps/experiment.h"
+#include "nmpsim/apps/method_flags.h"
+#include "nmpsim/apps/router_choice.h"
+#include "nmpsim/apps/spec_options.h"
+#include "nmpsim/base/output_files.h"
+#include "nmpsim/methods/register_all.h"
 
 namespace po = boost::program_options;
 
@@ -109,6 +109,46 @@ std::string set_router_options(const po::variables_map& vm, const PreparedExperi
   opt.message_log_dir = out.make_scratch_dir(out_dir);  // each strategy's log, as it finishes
   return opt.message_log_dir;
 }
+/// --list-strategies, --list-policies, --list-accountings: prints what was asked; false if none was.
+bool print_lists(const po::variables_map& vm, const mapping::Registry& registry) {
+  if (!vm.count("list-strategies") && !vm.count("list-policies") && !vm.count("list-accountings")) return false;
+  if (vm.count("list-accountings"))
+    std::cout << "accountings (--accounting, --accounting-opt NAME.KEY=VALUE):\n" << registry.describe_accountings();
+  if (vm.count("list-strategies"))
+    std::cout << "strategies (--strategy, --strategy-opt NAME.KEY=VALUE):\n" << registry.describe_strategies();
+  if (vm.count("list-policies"))
+    std::cout << "runtime policies (--policy, --policy-opt NAME.KEY=VALUE):\n" << registry.describe_policies();
+  return true;
+}
+
+/// --jobs: cycle fidelity without --vcd only, 1-1024.
+void set_jobs(const po::variables_map& vm, const RunSpec& spec, const std::string& vcd, ExperimentOptions& opt) {
+  if (!vm.count("jobs")) return;
+  const bool cycle = spec.fidelity == mapping::Fidelity::kCycle && spec.accounting.name.empty();
+  if (!cycle || !vcd.empty())
+    throw UsageError(std::string("--jobs: ") + (cycle
+                                                    ? "with --vcd one process runs every strategy in turn"
+                                                    : "only cycle fidelity simulates strategies in worker processes"));
+  opt.jobs = vm["jobs"].as<int>();
+  if (opt.jobs < 1 || opt.jobs > 1024)
+    throw UsageError("--jobs: must be in [1, 1024] (got " + std::to_string(opt.jobs) + ")");
+}
+
+/// Progress on standard error (unless `quiet`): notes, and each layer as it finishes (a line that
+/// rewrites itself on a terminal, the last layer of each step otherwise). `layers` and `steps` are
+/// filled in once the experiment is prepared.
+void report_progress(ExperimentOptions& opt, bool quiet, bool tty, const int& layers, const int& steps) {
+  opt.note = [quiet](const std::string& line) {
+    if (!quiet) std::fprintf(stderr, "%s\n", line.c_str());
+  };
+  opt.on_layer = [quiet, tty, &layers, &steps](const std::string& strategy, int s, int l) {
+    if (quiet || (!tty && l + 1 != layers)) return;
+    std::fprintf(stderr, "%s  %-12s step %d/%d layer %d/%d", tty ? "\r" : "", strategy.c_str(), s + 1, steps, l + 1,
+                 layers);
+    if (!tty) std::fprintf(stderr, "\n");
+  };
+}
+
 }  // namespace
 
 int cmd_run(const std::vector<std::string>& args) {
@@ -146,25 +186,12 @@ int cmd_run(const std::vector<std::string>& args) {
               << "\nOutputs and their units: docs/FORMATS.md. Exit codes: 0 ok, 1 simulation failure, 2 bad input.\n";
     return kExitOk;
   }
-  if (vm.count("list-strategies") || vm.count("list-policies") || vm.count("list-accountings")) {
-    if (vm.count("list-accountings"))
-      std::cout << "accountings (--accounting, --accounting-opt NAME.KEY=VALUE):\n" << registry.describe_accountings();
-    if (vm.count("list-strategies"))
-      std::cout << "strategies (--strategy, --strategy-opt NAME.KEY=VALUE):\n" << registry.describe_strategies();
-    if (vm.count("list-policies"))
-      std::cout << "runtime policies (--policy, --policy-opt NAME.KEY=VALUE):\n" << registry.describe_policies();
-    return kExitOk;
-  }
+  if (print_lists(vm, registry)) return kExitOk;
   const bool quiet = vm.count("quiet") > 0;
   RunSpec spec = spec_file.empty() ? RunSpec{} : load_run_spec(spec_file);
   flags.strategy_options(vm, strategy_names(vm, spec, registry), so);
   so.apply(vm, spec, registry);
   flags.policies(vm, spec);
-  const bool cycle = spec.fidelity == mapping::Fidelity::kCycle && spec.accounting.name.empty();
-  if (vm.count("jobs") && (!cycle || !vcd.empty()))
-    throw UsageError(std::string("--jobs: ") + (cycle
-                                                    ? "with --vcd one process runs every strategy in turn"
-                                                    : "only cycle fidelity simulates strategies in worker processes"));
 
   mapping::PlacementCache placements(placement_cache_dir(vm, cache), [&](const std::string& w) {
     if (!quiet) std::fprintf(stderr, "%s\n", w.c_str());
@@ -172,22 +199,10 @@ int cmd_run(const std::vector<std::string>& args) {
   ExperimentOptions opt;
   opt.registry = &registry;
   opt.cache = &placements;
-  if (vm.count("jobs")) {
-    opt.jobs = vm["jobs"].as<int>();
-    if (opt.jobs < 1 || opt.jobs > 1024)
-      throw UsageError("--jobs: must be in [1, 1024] (got " + std::to_string(opt.jobs) + ")");
-  }
+  set_jobs(vm, spec, vcd, opt);
   const bool tty = isatty(STDERR_FILENO);
-  opt.note = [&](const std::string& line) {
-    if (!quiet) std::fprintf(stderr, "%s\n", line.c_str());
-  };
   int layers = 0, steps = 0;
-  opt.on_layer = [&](const std::string& strategy, int s, int l) {
-    if (quiet || (!tty && l + 1 != layers)) return;
-    std::fprintf(stderr, "%s  %-12s step %d/%d layer %d/%d", tty ? "\r" : "", strategy.c_str(), s + 1, steps, l + 1,
-                 layers);
-    if (!tty) std::fprintf(stderr, "\n");
-  };
+  report_progress(opt, quiet, tty, layers, steps);
   base::OutputFiles::check_dir(out_dir, "--out");  // before anything runs: nowhere to write is an input error
   if (!vcd.empty()) base::OutputFiles::check_file(vcd, "--vcd");
   check_router_name(router);  // before any placement is solved

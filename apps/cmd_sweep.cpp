@@ -12,15 +12,15 @@
 #include <iostream>
 #include <set>
 
-#include "apps/cli_common.h"
-#include "apps/commands.h"
-#include "apps/experiment.h"
-#include "apps/run_report.h"
-#include "apps/spec_options.h"
-#include "apps/sweep.h"
-#include "apps/workers.h"
-#include "base/output_files.h"
-#include "methods/register_all.h"
+#include "nmpsim/apps/cli_common.h"
+#include "nmpsim/apps/commands.h"
+#include "nmpsim/apps/experiment.h"
+#include "nmpsim/apps/run_report.h"
+#include "nmpsim/apps/spec_options.h"
+#include "nmpsim/apps/sweep.h"
+#include "nmpsim/apps/workers.h"
+#include "nmpsim/base/output_files.h"
+#include "nmpsim/methods/register_all.h"
 
 namespace po = boost::program_options;
 
@@ -245,6 +245,27 @@ void check_modes(const po::variables_map& vm, long long point, int jobs) {
     throw UsageError("--collect runs nothing: it takes no --cache-dir or --no-cache");
 }
 
+/// `--point K`: runs that point only (as a job of an emitted array does); 1 when it failed.
+int run_only_point(SweepSpec& s, const std::vector<SweepPoint>& points, size_t k, const std::string& out_dir,
+                   const mapping::Registry& registry, const std::string& cache_dir) {
+  const SweepPoint& p = points[k];
+  resolve_values(s, points, registry, 1, &p);
+  const std::string err = run_point(p, out_dir + "/points/" + p.id, registry, cache_dir, 1);
+  if (!err.empty()) std::fprintf(stderr, "nmpsim sweep: point %s: %s\n", p.id.c_str(), err.c_str());
+  return err.empty() ? kExitOk : kExitCheckFailed;
+}
+
+/// The options the emitted jobs run their points with, quoted for the shell (after checking the target).
+std::string emitted_options(const po::variables_map& vm, const std::string& emit, const std::string& out_dir,
+                            const std::string& cache) {
+  check_emit_target(emit, out_dir);
+  std::string extra;
+  if (vm.count("no-cache")) extra += " --no-cache";
+  if (vm.count("cache-dir"))  // absolute: the jobs may run in another directory
+    extra += " --cache-dir " + shell_word(std::filesystem::absolute(cache).lexically_normal().string(), "--cache-dir");
+  return extra;
+}
+
 }  // namespace
 
 int cmd_sweep(const std::vector<std::string>& args) {
@@ -302,23 +323,10 @@ int cmd_sweep(const std::vector<std::string>& args) {
     throw UsageError("--point " + std::to_string(point) + ": the sweep has " + std::to_string(points.size()) +
                      " points");
   const std::string cache_dir = placement_cache_dir(vm, cache);
-  if (point >= 0) {
-    const SweepPoint& p = points[static_cast<size_t>(point)];
-    resolve_values(s, points, registry, 1, &p);
-    const std::string err = run_point(p, out_dir + "/points/" + p.id, registry, cache_dir, 1);
-    if (!err.empty()) std::fprintf(stderr, "nmpsim sweep: point %s: %s\n", p.id.c_str(), err.c_str());
-    return err.empty() ? kExitOk : kExitCheckFailed;
-  }
+  if (point >= 0) return run_only_point(s, points, static_cast<size_t>(point), out_dir, registry, cache_dir);
   if (vm.count("collect")) return collect(s, points, out_dir, !vm.count("no-plots"), quiet, 0);
   resolve_values(s, points, registry, jobs > 0 ? jobs : available_cores());  // before the first point runs
-  std::string extra;  // emitted jobs: the options the points run with, quoted
-  if (!emit.empty()) {
-    check_emit_target(emit, out_dir);
-    if (vm.count("no-cache")) extra += " --no-cache";
-    if (vm.count("cache-dir"))  // absolute: the jobs may run in another directory
-      extra +=
-          " --cache-dir " + shell_word(std::filesystem::absolute(cache).lexically_normal().string(), "--cache-dir");
-  }
+  const std::string extra = emit.empty() ? "" : emitted_options(vm, emit, out_dir, cache);
   {
     base::OutputFiles out;  // sweep.json, and with --emit-jobs its two files: all three or none
     out.make_dir(out_dir, "--out");

@@ -10,13 +10,13 @@
 #include <string>
 #include <vector>
 
-#include "apps/run_report.h"
-#include "apps/run_spec.h"
-#include "hw/hardware_spec.h"
-#include "mapping/placement_cache.h"
-#include "mapping/registry.h"
-#include "mapping/runtime_policy.h"
-#include "noc/pin_mesh.h"
+#include "nmpsim/apps/run_report.h"
+#include "nmpsim/apps/run_spec.h"
+#include "nmpsim/hw/hardware_spec.h"
+#include "nmpsim/mapping/placement_cache.h"
+#include "nmpsim/mapping/registry.h"
+#include "nmpsim/mapping/runtime_policy.h"
+#include "nmpsim/noc/pin_mesh.h"
 
 namespace nmpsim::apps {
 

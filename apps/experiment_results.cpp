@@ -2,8 +2,8 @@
 // energy, warnings about likely unintended setups, and summary.json (apps/experiment.h).
 #include <cstdio>
 
-#include "apps/experiment.h"
-#include "mapping/topology.h"
+#include "nmpsim/apps/experiment.h"
+#include "nmpsim/mapping/topology.h"
 
 namespace nmpsim::apps {
 

@@ -7,15 +7,15 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "apps/cli_common.h"
-#include "apps/experiment.h"
-#include "apps/workers.h"
-#include "firmware/cycle_executor.h"
-#include "flow/flow_executor.h"
-#include "hw/system.h"
-#include "mapping/base_names.h"
-#include "mapping/layer_runner.h"
-#include "mapping/memory_model.h"
+#include "nmpsim/apps/cli_common.h"
+#include "nmpsim/apps/experiment.h"
+#include "nmpsim/apps/workers.h"
+#include "nmpsim/firmware/cycle_executor.h"
+#include "nmpsim/flow/flow_executor.h"
+#include "nmpsim/hw/system.h"
+#include "nmpsim/mapping/base_names.h"
+#include "nmpsim/mapping/layer_runner.h"
+#include "nmpsim/mapping/memory_model.h"
 
 namespace nmpsim::apps {
 

@@ -1,10 +1,10 @@
-#include "apps/hw_overrides.h"
+#include "nmpsim/apps/hw_overrides.h"
 
 #include <algorithm>
 #include <cctype>
 
-#include "hw/hardware_spec.h"
-#include "mapping/base_names.h"
+#include "nmpsim/hw/hardware_spec.h"
+#include "nmpsim/mapping/base_names.h"
 
 namespace nmpsim::apps {
 

@@ -9,11 +9,11 @@
 #include <systemc>
 #include <vector>
 
-#include "apps/cli_common.h"
-#include "apps/commands.h"
-#include "base/cleanup.h"
-#include "mapping/base_names.h"
-#include "noc/noc_config.h"
+#include "nmpsim/apps/cli_common.h"
+#include "nmpsim/apps/commands.h"
+#include "nmpsim/base/cleanup.h"
+#include "nmpsim/mapping/base_names.h"
+#include "nmpsim/noc/noc_config.h"
 
 namespace {
 

@@ -1,8 +1,8 @@
-#include "apps/method_flags.h"
+#include "nmpsim/apps/method_flags.h"
 
 #include <algorithm>
 
-#include "apps/cli_common.h"
+#include "nmpsim/apps/cli_common.h"
 
 namespace po = boost::program_options;
 

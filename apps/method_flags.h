@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
-#include "apps/run_spec.h"
-#include "apps/spec_options.h"
-#include "mapping/registry.h"
+#include "nmpsim/apps/run_spec.h"
+#include "nmpsim/apps/spec_options.h"
+#include "nmpsim/mapping/registry.h"
 
 namespace nmpsim::apps {
 

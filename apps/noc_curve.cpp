@@ -1,4 +1,4 @@
-#include "apps/noc_curve.h"
+#include "nmpsim/apps/noc_curve.h"
 
 #include <unistd.h>
 
@@ -9,11 +9,11 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "apps/cli_common.h"
-#include "apps/subprocess.h"
-#include "apps/workers.h"
-#include "base/output_files.h"
-#include "base/parse.h"
+#include "nmpsim/apps/cli_common.h"
+#include "nmpsim/apps/subprocess.h"
+#include "nmpsim/apps/workers.h"
+#include "nmpsim/base/output_files.h"
+#include "nmpsim/base/parse.h"
 
 namespace nmpsim::apps {
 

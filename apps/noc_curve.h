@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "apps/router_choice.h"
-#include "noc/testbench.h"
+#include "nmpsim/apps/router_choice.h"
+#include "nmpsim/noc/testbench.h"
 
 namespace nmpsim::apps {
 

@@ -1,14 +1,14 @@
-#include "apps/router_choice.h"
+#include "nmpsim/apps/router_choice.h"
 
 #include <sstream>
 
-#include "apps/cli_common.h"
-#include "base/parse.h"
-#include "noc/valid_stop_adapter.h"
-#include "rtl_checks/described_credit.h"
-#include "rtl_checks/described_router.h"
-#include "rtl_checks/la_router_rtl.h"
-#include "rtl_checks/rtl_router.h"
+#include "nmpsim/apps/cli_common.h"
+#include "nmpsim/base/parse.h"
+#include "nmpsim/noc/valid_stop_adapter.h"
+#include "nmpsim/rtl_checks/described_credit.h"
+#include "nmpsim/rtl_checks/described_router.h"
+#include "nmpsim/rtl_checks/la_router_rtl.h"
+#include "nmpsim/rtl_checks/rtl_router.h"
 
 namespace nmpsim::apps {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "noc/noc_config.h"
-#include "noc/pin_mesh.h"
+#include "nmpsim/noc/noc_config.h"
+#include "nmpsim/noc/pin_mesh.h"
 
 namespace nmpsim::apps {
 

@@ -5,9 +5,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "apps/run_report.h"
-#include "apps/subprocess.h"
-#include "mapping/moe_layer.h"
+#include "nmpsim/apps/run_report.h"
+#include "nmpsim/apps/subprocess.h"
+#include "nmpsim/mapping/moe_layer.h"
 
 namespace nmpsim::apps {
 

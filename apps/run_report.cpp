@@ -1,11 +1,11 @@
-#include "apps/run_report.h"
+#include "nmpsim/apps/run_report.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 
-#include "apps/subprocess.h"
+#include "nmpsim/apps/subprocess.h"
 
 namespace nmpsim::apps {
 

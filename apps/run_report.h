@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "hw/hardware_spec.h"
-#include "mapping/run_result.h"
+#include "nmpsim/hw/hardware_spec.h"
+#include "nmpsim/mapping/run_result.h"
 
 namespace nmpsim::apps {
 

@@ -1,8 +1,8 @@
-#include "apps/run_spec.h"
+#include "nmpsim/apps/run_spec.h"
 
 #include <limits>
 
-#include "mapping/base_names.h"
+#include "nmpsim/mapping/base_names.h"
 
 namespace nmpsim::apps {
 

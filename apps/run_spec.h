@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "mapping/modes.h"
-#include "mapping/trace.h"
+#include "nmpsim/mapping/modes.h"
+#include "nmpsim/mapping/trace.h"
 
 namespace nmpsim::apps {
 

@@ -1,14 +1,14 @@
-#include "apps/spec_options.h"
+#include "nmpsim/apps/spec_options.h"
 
 #include <cctype>
 #include <fstream>
 #include <limits>
 
-#include "apps/cli_common.h"
-#include "apps/hw_overrides.h"
-#include "base/input_file.h"
-#include "base/parse.h"
-#include "mapping/data_files.h"
+#include "nmpsim/apps/cli_common.h"
+#include "nmpsim/apps/hw_overrides.h"
+#include "nmpsim/base/input_file.h"
+#include "nmpsim/base/parse.h"
+#include "nmpsim/mapping/data_files.h"
 
 namespace po = boost::program_options;
 

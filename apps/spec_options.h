@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "apps/run_spec.h"
-#include "mapping/registry.h"
+#include "nmpsim/apps/run_spec.h"
+#include "nmpsim/mapping/registry.h"
 
 namespace nmpsim::apps {
 

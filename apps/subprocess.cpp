@@ -1,4 +1,4 @@
-#include "apps/subprocess.h"
+#include "nmpsim/apps/subprocess.h"
 
 #include <fcntl.h>
 #include <sys/wait.h>
@@ -6,7 +6,7 @@
 
 #include <cerrno>
 
-#include "base/cleanup.h"
+#include "nmpsim/base/cleanup.h"
 
 namespace nmpsim::apps {
 

@@ -1,4 +1,4 @@
-#include "apps/sweep.h"
+#include "nmpsim/apps/sweep.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -6,12 +6,12 @@
 #include <map>
 #include <sstream>
 
-#include "apps/run_report.h"
-#include "apps/run_spec.h"
-#include "apps/subprocess.h"
-#include "base/input_file.h"
-#include "mapping/base_names.h"
-#include "mapping/moe_model.h"
+#include "nmpsim/apps/run_report.h"
+#include "nmpsim/apps/run_spec.h"
+#include "nmpsim/apps/subprocess.h"
+#include "nmpsim/base/input_file.h"
+#include "nmpsim/mapping/base_names.h"
+#include "nmpsim/mapping/moe_model.h"
 
 namespace nmpsim::apps {
 
@@ -222,6 +222,52 @@ void pareto_plot(const std::string& dir, const SweepSpec& s, const std::vector<R
 
 }  // namespace
 
+namespace {
+
+/// Whether row `r` holds every axis but those in `free` at its first value.
+bool held_fixed(const SweepSpec& s, const Row& r, const std::vector<const SweepAxis*>& free) {
+  for (const SweepAxis& a : s.axes) {
+    if (std::find(free.begin(), free.end(), &a) != free.end()) continue;
+    if (r.cell.at(a.path) != text_of(a.values.front())) return false;
+  }
+  return true;
+}
+
+/// Speedup over the baseline across axes x and y (the other axes at their first value), one heatmap per
+/// strategy: the data files in `dir` and their gnuplot commands on `gp`.
+void speedup_plots(const std::string& dir, const SweepSpec& s, const std::vector<Row>& rows,
+                   const std::vector<std::string>& strategies, const SweepAxis& x, const SweepAxis& y,
+                   std::ostringstream& gp) {
+  auto fixed = [&](const Row& r, const std::vector<const SweepAxis*>& free) { return held_fixed(s, r, free); };
+  const std::string col = "speedup_vs_" + s.baseline;
+  for (const std::string& st : strategies) {
+    if (st == s.baseline) continue;
+    const std::string file = "sweep_speedup_" + st + ".dat";
+    std::ofstream dat(dir + "/" + file);
+    for (size_t j = 0; j < y.values.size(); ++j) {
+      for (size_t i = 0; i < x.values.size(); ++i)
+        for (const Row& r : rows)
+          if (r.cell.at("strategy") == st && r.cell.at(x.path) == text_of(x.values[i]) &&
+              r.cell.at(y.path) == text_of(y.values[j]) && fixed(r, {&x, &y}) && !r.cell.at(col).empty())
+            dat << i << " " << j << " " << r.cell.at(col) << "\n";
+      dat << "\n";
+    }
+    gp << "reset\nset terminal pngcairo size 800,640 font 'sans,10' noenhanced\nset output "
+       << gp_quote("sweep_speedup_" + st + ".png") << "\nset title "
+       << gp_quote(st + ": speedup over " + s.baseline + " (TBT ratio, > 1 is faster): " + context_of(s, {&x, &y}))
+       << "\nset xlabel " << gp_quote(x.path) << "\nset ylabel " << gp_quote(y.path)
+       << "\nset cblabel 'speedup'\nset palette "
+       << "defined (0 '#b2182b', 1 '#f7f7f7', 2 '#2166ac')\nset cbrange [0:2]\nset xtics (";
+    for (size_t i = 0; i < x.values.size(); ++i) gp << (i ? ", " : "") << gp_quote(text_of(x.values[i])) << " " << i;
+    gp << ")\nset ytics (";
+    for (size_t j = 0; j < y.values.size(); ++j) gp << (j ? ", " : "") << gp_quote(text_of(y.values[j])) << " " << j;
+    gp << ")\nplot " << gp_quote(file) << " using 1:2:3 with image notitle, " << gp_quote(file)
+       << " using 1:2:(sprintf('%.2f', $3)) with labels notitle\n";
+  }
+}
+
+}  // namespace
+
 std::string sweep_plots(const std::string& dir, const SweepSpec& s, const std::string& csv) {
   std::vector<std::string> header;
   const std::vector<Row> rows = parse_csv(csv, header);
@@ -229,14 +275,7 @@ std::string sweep_plots(const std::string& dir, const SweepSpec& s, const std::s
   for (const SweepAxis& a : s.axes)
     if (varying_axis(a)) num.push_back(&a);
   if (rows.empty() || num.empty()) return "plots skipped: no axis with two or more values, or no results";
-  // Other axes are held at their first value.
-  auto fixed = [&](const Row& r, const std::vector<const SweepAxis*>& free) {
-    for (const SweepAxis& a : s.axes) {
-      if (std::find(free.begin(), free.end(), &a) != free.end()) continue;
-      if (r.cell.at(a.path) != text_of(a.values.front())) return false;
-    }
-    return true;
-  };
+  auto fixed = [&](const Row& r, const std::vector<const SweepAxis*>& free) { return held_fixed(s, r, free); };
   std::vector<std::string> strategies;
   for (const Row& r : rows)
     if (std::find(strategies.begin(), strategies.end(), r.cell.at("strategy")) == strategies.end())
@@ -264,35 +303,7 @@ std::string sweep_plots(const std::string& dir, const SweepSpec& s, const std::s
          << gp_quote(strategies[k]);
     gp << "\n";
   }
-  // Speedup over the baseline across the first two such axes, one heatmap per strategy.
-  if (num.size() >= 2) {
-    const SweepAxis& y = *num[1];
-    const std::string col = "speedup_vs_" + s.baseline;
-    for (const std::string& st : strategies) {
-      if (st == s.baseline) continue;
-      const std::string file = "sweep_speedup_" + st + ".dat";
-      std::ofstream dat(dir + "/" + file);
-      for (size_t j = 0; j < y.values.size(); ++j) {
-        for (size_t i = 0; i < x.values.size(); ++i)
-          for (const Row& r : rows)
-            if (r.cell.at("strategy") == st && r.cell.at(x.path) == text_of(x.values[i]) &&
-                r.cell.at(y.path) == text_of(y.values[j]) && fixed(r, {&x, &y}) && !r.cell.at(col).empty())
-              dat << i << " " << j << " " << r.cell.at(col) << "\n";
-        dat << "\n";
-      }
-      gp << "reset\nset terminal pngcairo size 800,640 font 'sans,10' noenhanced\nset output "
-         << gp_quote("sweep_speedup_" + st + ".png") << "\nset title "
-         << gp_quote(st + ": speedup over " + s.baseline + " (TBT ratio, > 1 is faster): " + context_of(s, {&x, &y}))
-         << "\nset xlabel " << gp_quote(x.path) << "\nset ylabel " << gp_quote(y.path)
-         << "\nset cblabel 'speedup'\nset palette "
-         << "defined (0 '#b2182b', 1 '#f7f7f7', 2 '#2166ac')\nset cbrange [0:2]\nset xtics (";
-      for (size_t i = 0; i < x.values.size(); ++i) gp << (i ? ", " : "") << gp_quote(text_of(x.values[i])) << " " << i;
-      gp << ")\nset ytics (";
-      for (size_t j = 0; j < y.values.size(); ++j) gp << (j ? ", " : "") << gp_quote(text_of(y.values[j])) << " " << j;
-      gp << ")\nplot " << gp_quote(file) << " using 1:2:3 with image notitle, " << gp_quote(file)
-         << " using 1:2:(sprintf('%.2f', $3)) with labels notitle\n";
-    }
-  }
+  if (num.size() >= 2) speedup_plots(dir, s, rows, strategies, x, *num[1], gp);
   pareto_plot(dir, s, rows, strategies, gp);
   {
     std::ofstream f(dir + "/sweep_plots.gp");

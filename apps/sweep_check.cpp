@@ -3,11 +3,11 @@
 // impossible combination is one input error naming the point and its values, not a failed point.
 #include <set>
 
-#include "apps/experiment.h"
-#include "apps/run_spec.h"
-#include "apps/sweep.h"
-#include "mapping/base_names.h"
-#include "mapping/registry.h"
+#include "nmpsim/apps/experiment.h"
+#include "nmpsim/apps/run_spec.h"
+#include "nmpsim/apps/sweep.h"
+#include "nmpsim/mapping/base_names.h"
+#include "nmpsim/mapping/registry.h"
 
 namespace nmpsim::apps {
 

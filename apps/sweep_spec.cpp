@@ -3,12 +3,12 @@
 #include <cstdio>
 #include <sstream>
 
-#include "apps/hw_overrides.h"
-#include "apps/run_spec.h"
-#include "apps/sweep.h"
-#include "base/parse.h"
-#include "hw/hardware_spec.h"
-#include "mapping/base_names.h"
+#include "nmpsim/apps/hw_overrides.h"
+#include "nmpsim/apps/run_spec.h"
+#include "nmpsim/apps/sweep.h"
+#include "nmpsim/base/parse.h"
+#include "nmpsim/hw/hardware_spec.h"
+#include "nmpsim/mapping/base_names.h"
 
 namespace nmpsim::apps {
 

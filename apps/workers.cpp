@@ -1,4 +1,4 @@
-#include "apps/workers.h"
+#include "nmpsim/apps/workers.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -9,9 +9,9 @@
 #include <map>
 #include <stdexcept>
 
-#include "base/cleanup.h"
-#include "mapping/base_names.h"
-#include "noc/noc_config.h"
+#include "nmpsim/base/cleanup.h"
+#include "nmpsim/mapping/base_names.h"
+#include "nmpsim/noc/noc_config.h"
 
 namespace nmpsim::apps {
 

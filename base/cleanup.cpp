@@ -1,4 +1,4 @@
-#include "base/cleanup.h"
+#include "nmpsim/base/cleanup.h"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-#include "base/errors.h"
+#include "nmpsim/base/errors.h"
 
 namespace nmpsim::base {
 

@@ -1,4 +1,4 @@
-#include "base/input_file.h"
+#include "nmpsim/base/input_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "base/errors.h"
+#include "nmpsim/base/errors.h"
 
 namespace nmpsim::base {
 

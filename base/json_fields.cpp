@@ -1,4 +1,4 @@
-#include "base/json_fields.h"
+#include "nmpsim/base/json_fields.h"
 
 #include <cctype>
 #include <cerrno>
@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "base/input_file.h"
+#include "nmpsim/base/input_file.h"
 
 namespace nmpsim::base {
 

@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "base/errors.h"
+#include "nmpsim/base/errors.h"
 
 namespace nmpsim::base {
 

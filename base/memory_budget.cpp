@@ -1,4 +1,4 @@
-#include "base/memory_budget.h"
+#include "nmpsim/base/memory_budget.h"
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "base/errors.h"
+#include "nmpsim/base/errors.h"
 
 namespace nmpsim::base {
 

@@ -1,4 +1,4 @@
-#include "base/output_files.h"
+#include "nmpsim/base/output_files.h"
 
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -13,9 +13,9 @@
 #include <iostream>
 #include <set>
 
-#include "base/cleanup.h"
-#include "base/errors.h"
-#include "base/input_file.h"
+#include "nmpsim/base/cleanup.h"
+#include "nmpsim/base/errors.h"
+#include "nmpsim/base/input_file.h"
 
 namespace fs = std::filesystem;
 

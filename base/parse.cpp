@@ -1,11 +1,11 @@
-#include "base/parse.h"
+#include "nmpsim/base/parse.h"
 
 #include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 
-#include "base/errors.h"
+#include "nmpsim/base/errors.h"
 
 namespace nmpsim::base {
 

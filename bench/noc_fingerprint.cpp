@@ -19,7 +19,7 @@
 #include <systemc>
 #include <vector>
 
-#include "noc/network.h"
+#include "nmpsim/noc/network.h"
 
 using nmpsim::noc::Delivery;
 using nmpsim::noc::LinkSpec;

@@ -1,4 +1,4 @@
-#include "dram/dram_spec.h"
+#include "nmpsim/dram/dram_spec.h"
 
 #include <algorithm>
 #include <cmath>

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "base/json_fields.h"
+#include "nmpsim/base/json_fields.h"
 
 namespace nmpsim::dram {
 

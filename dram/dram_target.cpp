@@ -1,4 +1,4 @@
-#include "dram/dram_target.h"
+#include "nmpsim/dram/dram_target.h"
 
 #include <algorithm>
 

@@ -17,7 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "dram/dram_spec.h"
+#include "nmpsim/dram/dram_spec.h"
 
 namespace nmpsim::dram {
 

@@ -1,4 +1,4 @@
-#include "dram/payload_pool.h"
+#include "nmpsim/dram/payload_pool.h"
 
 namespace nmpsim::dram {
 

@@ -1,4 +1,4 @@
-#include "firmware/cycle_executor.h"
+#include "nmpsim/firmware/cycle_executor.h"
 
 #include <stdexcept>
 

@@ -15,11 +15,11 @@
 #include <unordered_set>
 #include <vector>
 
-#include "hw/analytical.h"
-#include "hw/system.h"
-#include "mapping/analytical_hardware.h"
-#include "mapping/executor.h"
-#include "mapping/layer_runner.h"
+#include "nmpsim/hw/analytical.h"
+#include "nmpsim/hw/system.h"
+#include "nmpsim/mapping/analytical_hardware.h"
+#include "nmpsim/mapping/executor.h"
+#include "nmpsim/mapping/layer_runner.h"
 
 namespace nmpsim::firmware {
 

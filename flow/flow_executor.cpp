@@ -1,9 +1,9 @@
-#include "flow/flow_executor.h"
+#include "nmpsim/flow/flow_executor.h"
 
 #include <algorithm>
 #include <stdexcept>
 
-#include "base/slot_table.h"
+#include "nmpsim/base/slot_table.h"
 
 namespace nmpsim::flow {
 

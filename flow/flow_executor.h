@@ -19,9 +19,9 @@
 #include <unordered_set>
 #include <vector>
 
-#include "flow/fluid_replay.h"
-#include "mapping/executor.h"
-#include "mapping/layer_runner.h"
+#include "nmpsim/flow/fluid_replay.h"
+#include "nmpsim/mapping/executor.h"
+#include "nmpsim/mapping/layer_runner.h"
 
 namespace nmpsim::flow {
 

@@ -1,4 +1,4 @@
-#include "flow/flow_model.h"
+#include "nmpsim/flow/flow_model.h"
 
 #include <algorithm>
 #include <cmath>

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "mapping/analytical_hardware.h"
+#include "nmpsim/mapping/analytical_hardware.h"
 
 namespace nmpsim::flow {
 

@@ -1,10 +1,10 @@
-#include "flow/fluid_network.h"
+#include "nmpsim/flow/fluid_network.h"
 
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
-#include "base/slot_table.h"
+#include "nmpsim/base/slot_table.h"
 
 namespace nmpsim::flow {
 

@@ -28,7 +28,7 @@
 #include <queue>
 #include <vector>
 
-#include "flow/flow_model.h"
+#include "nmpsim/flow/flow_model.h"
 
 namespace nmpsim::flow {
 

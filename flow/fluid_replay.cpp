@@ -1,4 +1,4 @@
-#include "flow/fluid_replay.h"
+#include "nmpsim/flow/fluid_replay.h"
 
 #include <algorithm>
 #include <cmath>

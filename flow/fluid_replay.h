@@ -19,8 +19,8 @@
 #include <utility>
 #include <vector>
 
-#include "base/session_lru.h"
-#include "flow/fluid_network.h"
+#include "nmpsim/base/session_lru.h"
+#include "nmpsim/flow/fluid_network.h"
 
 namespace nmpsim::flow {
 

@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "fuzz_common.h"
-#include "mapping/placement_cache.h"
+#include "nmpsim/mapping/placement_cache.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace nmpsim;

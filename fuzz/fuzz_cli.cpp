@@ -4,10 +4,10 @@
 // give a spec that survives a round trip.
 #include <vector>
 
-#include "apps/cli_common.h"
-#include "apps/run_spec.h"
-#include "apps/spec_options.h"
 #include "fuzz_common.h"
+#include "nmpsim/apps/cli_common.h"
+#include "nmpsim/apps/run_spec.h"
+#include "nmpsim/apps/spec_options.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace nmpsim;

@@ -8,7 +8,7 @@
 #include <exception>
 #include <string>
 
-#include "mapping/base_names.h"
+#include "nmpsim/mapping/base_names.h"
 
 namespace nmpsim::fuzz {
 

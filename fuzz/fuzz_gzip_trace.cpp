@@ -1,9 +1,9 @@
 // Fuzz target: routing traces as they come from a file, gzip-compressed or not
 // (base::gunzip_if_compressed, then mapping::trace_from_text): corrupt, truncated and multi-member
 // gzip and garbage after it are one-line input errors; an accepted trace has every id in range.
-#include "base/input_file.h"
 #include "fuzz_common.h"
-#include "mapping/trace.h"
+#include "nmpsim/base/input_file.h"
+#include "nmpsim/mapping/trace.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace nmpsim;

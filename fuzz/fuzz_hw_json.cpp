@@ -1,7 +1,7 @@
 // Fuzz target: hardware description JSON (hw::hardware_from_json). An accepted description must
 // describe itself and survive a round trip through to_json.
 #include "fuzz_common.h"
-#include "hw/hardware_spec.h"
+#include "nmpsim/hw/hardware_spec.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace nmpsim;

@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "fuzz_common.h"
-#include "mapping/moe_model.h"
+#include "nmpsim/mapping/moe_model.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace nmpsim;

@@ -1,7 +1,7 @@
 // Fuzz target: placement JSON (mapping::placement_from_json). An accepted placement is valid and
 // survives a round trip.
 #include "fuzz_common.h"
-#include "mapping/placement.h"
+#include "nmpsim/mapping/placement.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace nmpsim;

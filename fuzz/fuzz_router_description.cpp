@@ -1,8 +1,8 @@
 // Fuzz target: router description files (rtl::RouterDescription::parse): any text is refused with a
 // one-line configuration error or gives fields inside the flit word.
 #include "fuzz_common.h"
-#include "noc/noc_config.h"
-#include "rtl_checks/router_description.h"
+#include "nmpsim/noc/noc_config.h"
+#include "nmpsim/rtl_checks/router_description.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace nmpsim;

@@ -1,6 +1,6 @@
 // Fuzz target: run spec JSON (apps::run_spec_from_json). An accepted spec survives a round trip.
-#include "apps/run_spec.h"
 #include "fuzz_common.h"
+#include "nmpsim/apps/run_spec.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace nmpsim;

@@ -1,7 +1,7 @@
 // Fuzz target: sweep specs (apps::sweep_from_json and expand): any JSON text is refused with a one-line
 // input error or expands into at most 100000 points, each a valid run spec.
-#include "apps/sweep.h"
 #include "fuzz_common.h"
+#include "nmpsim/apps/sweep.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace nmpsim;

@@ -1,7 +1,7 @@
 // Fuzz target: routing trace JSON (mapping::trace_from_json), for an 8-expert top-2 and a 64-expert
 // top-6 model. An accepted trace has every id in range and survives a round trip.
 #include "fuzz_common.h"
-#include "mapping/trace.h"
+#include "nmpsim/mapping/trace.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace nmpsim;

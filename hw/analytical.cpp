@@ -1,4 +1,4 @@
-#include "hw/analytical.h"
+#include "nmpsim/hw/analytical.h"
 
 namespace nmpsim::hw {
 

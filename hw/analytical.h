@@ -3,8 +3,8 @@
 // does not link the simulator.
 #pragma once
 
-#include "hw/hardware_spec.h"
-#include "mapping/analytical_hardware.h"
+#include "nmpsim/hw/hardware_spec.h"
+#include "nmpsim/mapping/analytical_hardware.h"
 
 namespace nmpsim::hw {
 

@@ -1,4 +1,4 @@
-#include "hw/hardware_spec.h"
+#include "nmpsim/hw/hardware_spec.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "base/input_file.h"
+#include "nmpsim/base/input_file.h"
 
 namespace nmpsim::hw {
 
@@ -266,6 +266,84 @@ nlohmann::json to_json(const HardwareSpec& s) {
   };
 }
 
+namespace {
+
+/// The "compute" object.
+void read_compute(const JsonFields& c, pe::PeSpec& out) {
+  out.peak_flops = c.number_in("peak_tflops", ranges::kPeakTflops) * 1e12;
+  out.startup_ns = c.number_in("startup_ns", ranges::kStartupNs, out.startup_ns);
+  out.pj_per_flop = c.number_in("pj_per_flop", ranges::kPjPerFlop, out.pj_per_flop);
+  out.static_w = c.number_in("static_w", ranges::kStaticW, out.static_w);
+  out.dma_chunk_bytes = static_cast<uint32_t>(c.integer("dma_chunk_bytes", 64, 1 << 30, out.dma_chunk_bytes));
+  out.copy_chunk_bytes = static_cast<uint32_t>(c.integer("copy_chunk_bytes", 64, 1 << 30, out.copy_chunk_bytes));
+  out.broadcast_window_chunks =
+      static_cast<uint32_t>(c.integer("broadcast_window_chunks", 0, 1 << 20, out.broadcast_window_chunks));
+  out.element_bytes = static_cast<uint32_t>(c.integer("element_bytes", 1, 16, out.element_bytes));
+  c.no_unknown_keys();
+}
+
+/// The "memory" object.
+void read_memory(const JsonFields& m, dram::DramSpec& d) {
+  d.kind = m.string("kind", d.kind);
+  namespace dr = dram::dram_ranges;
+  d.capacity_bytes = static_cast<uint64_t>(m.integer("capacity_bytes", 1 << 20, 1LL << 50));
+  d.peak_gbytes_per_s = m.number_in("peak_gbytes_per_s", dr::kPeakGbps);
+  d.banks = static_cast<int>(m.integer("banks", 1, 4096, d.banks));
+  d.row_bytes = static_cast<uint32_t>(m.integer("row_bytes", 64, 1 << 20, d.row_bytes));
+  d.t_rcd_ns = m.number_in("t_rcd_ns", dr::kTimingNs, d.t_rcd_ns);
+  d.t_rp_ns = m.number_in("t_rp_ns", dr::kTimingNs, d.t_rp_ns);
+  d.t_cl_ns = m.number_in("t_cl_ns", dr::kTimingNs, d.t_cl_ns);
+  d.t_rc_ns = m.number_in("t_rc_ns", dr::kRowCycleNs, d.t_rc_ns);
+  d.refresh_overhead = m.number_in("refresh_overhead", dr::kRefresh, d.refresh_overhead);
+  d.array_pj_per_bit = m.number_in("array_pj_per_bit", dr::kPjPerBit, d.array_pj_per_bit);
+  d.interface_pj_per_bit = m.number_in("interface_pj_per_bit", dr::kPjPerBit, d.interface_pj_per_bit);
+  d.activate_pj = m.number_in("activate_pj", dr::kActivatePj, d.activate_pj);
+  d.background_w = m.number_in("background_w", ranges::kStaticW, d.background_w);
+  d.queue_depth = static_cast<int>(m.integer("queue_depth", 1, 1024, d.queue_depth));
+  m.no_unknown_keys();
+}
+
+/// The "noc" object.
+void read_noc(const JsonFields& n, NocParams& out) {
+  out.clock_ghz = n.number_in("clock_ghz", ranges::kClockGhz, out.clock_ghz);
+  out.router_kind = n.string("router_kind", out.router_kind);
+  if (out.router_kind != "vc" && out.router_kind != "lookahead")
+    n.fail("router_kind", "unknown router kind '" + out.router_kind + "' (expected vc or lookahead)");
+  out.vcs = static_cast<int>(n.integer("vcs", 1, 8, out.vcs));
+  out.buffer_flits = static_cast<int>(n.integer("buffer_flits", 0, 1024, out.buffer_flits));
+  out.router_delay_cycles = static_cast<int>(n.integer("router_delay_cycles", 1, 64, out.router_delay_cycles));
+  out.max_packet_flits = static_cast<int>(n.integer("max_packet_flits", 1, 65535, out.max_packet_flits));
+  out.flit_bytes = static_cast<uint32_t>(n.integer("flit_bytes", 0, ranges::kMaxFlitBytes, out.flit_bytes));
+  out.ni_queues = static_cast<int>(n.integer("ni_queues", 0, noc::kMaxNiQueues, out.ni_queues));
+  out.flow_link_efficiency = n.number_in("flow_link_efficiency", ranges::kFlowLinkEfficiency, out.flow_link_efficiency);
+  out.flow_resolve_fraction =
+      n.number_in("flow_resolve_fraction", ranges::kFlowResolveFraction, out.flow_resolve_fraction);
+  out.replay_sessions = n.boolean("replay_sessions", out.replay_sessions);
+  n.no_unknown_keys();
+}
+
+/// The "links" object: one entry per link level the topology has.
+void read_links(const JsonFields& links, mapping::Topology& t) {
+  const auto used = levels_present(t);
+  for (int l = 0; l < mapping::kNumLinkLevels; ++l) {
+    auto& p = t.links[l];
+    if (!links.has(kLevelKeys[l])) {
+      if (used[l])
+        links.fail(kLevelKeys[l], "missing (this topology has " +
+                                      std::string(mapping::link_level_name(static_cast<LinkLevel>(l))) + " links)");
+      continue;
+    }
+    const JsonFields lf = links.object(kLevelKeys[l]);
+    p.gbytes_per_s = lf.number_in("gbytes_per_s", ranges::kLinkGbps);
+    p.latency_ns = lf.number_in("latency_ns", ranges::kLinkLatencyNs, p.latency_ns);
+    p.pj_per_bit = lf.number_in("pj_per_bit", ranges::kLinkPjPerBit, p.pj_per_bit);
+    lf.no_unknown_keys();
+  }
+  links.no_unknown_keys();
+}
+
+}  // namespace
+
 HardwareSpec hardware_from_json(const nlohmann::json& j, const std::string& where) {
   HardwareSpec s;
   const JsonFields root(j, where, "");
@@ -301,77 +379,10 @@ HardwareSpec hardware_from_json(const nlohmann::json& j, const std::string& wher
     s.topology.die_height = s.topology.wafer_height;
   }
 
-  const JsonFields c = root.object("compute");
-  s.compute.peak_flops = c.number_in("peak_tflops", ranges::kPeakTflops) * 1e12;
-  s.compute.startup_ns = c.number_in("startup_ns", ranges::kStartupNs, s.compute.startup_ns);
-  s.compute.pj_per_flop = c.number_in("pj_per_flop", ranges::kPjPerFlop, s.compute.pj_per_flop);
-  s.compute.static_w = c.number_in("static_w", ranges::kStaticW, s.compute.static_w);
-  s.compute.dma_chunk_bytes =
-      static_cast<uint32_t>(c.integer("dma_chunk_bytes", 64, 1 << 30, s.compute.dma_chunk_bytes));
-  s.compute.copy_chunk_bytes =
-      static_cast<uint32_t>(c.integer("copy_chunk_bytes", 64, 1 << 30, s.compute.copy_chunk_bytes));
-  s.compute.broadcast_window_chunks =
-      static_cast<uint32_t>(c.integer("broadcast_window_chunks", 0, 1 << 20, s.compute.broadcast_window_chunks));
-  s.compute.element_bytes = static_cast<uint32_t>(c.integer("element_bytes", 1, 16, s.compute.element_bytes));
-  c.no_unknown_keys();
-
-  const JsonFields m = root.object("memory");
-  auto& d = s.memory;
-  d.kind = m.string("kind", d.kind);
-  namespace dr = dram::dram_ranges;
-  d.capacity_bytes = static_cast<uint64_t>(m.integer("capacity_bytes", 1 << 20, 1LL << 50));
-  d.peak_gbytes_per_s = m.number_in("peak_gbytes_per_s", dr::kPeakGbps);
-  d.banks = static_cast<int>(m.integer("banks", 1, 4096, d.banks));
-  d.row_bytes = static_cast<uint32_t>(m.integer("row_bytes", 64, 1 << 20, d.row_bytes));
-  d.t_rcd_ns = m.number_in("t_rcd_ns", dr::kTimingNs, d.t_rcd_ns);
-  d.t_rp_ns = m.number_in("t_rp_ns", dr::kTimingNs, d.t_rp_ns);
-  d.t_cl_ns = m.number_in("t_cl_ns", dr::kTimingNs, d.t_cl_ns);
-  d.t_rc_ns = m.number_in("t_rc_ns", dr::kRowCycleNs, d.t_rc_ns);
-  d.refresh_overhead = m.number_in("refresh_overhead", dr::kRefresh, d.refresh_overhead);
-  d.array_pj_per_bit = m.number_in("array_pj_per_bit", dr::kPjPerBit, d.array_pj_per_bit);
-  d.interface_pj_per_bit = m.number_in("interface_pj_per_bit", dr::kPjPerBit, d.interface_pj_per_bit);
-  d.activate_pj = m.number_in("activate_pj", dr::kActivatePj, d.activate_pj);
-  d.background_w = m.number_in("background_w", ranges::kStaticW, d.background_w);
-  d.queue_depth = static_cast<int>(m.integer("queue_depth", 1, 1024, d.queue_depth));
-  m.no_unknown_keys();
-
-  if (root.has("noc")) {
-    const JsonFields n = root.object("noc");
-    s.noc.clock_ghz = n.number_in("clock_ghz", ranges::kClockGhz, s.noc.clock_ghz);
-    s.noc.router_kind = n.string("router_kind", s.noc.router_kind);
-    if (s.noc.router_kind != "vc" && s.noc.router_kind != "lookahead")
-      n.fail("router_kind", "unknown router kind '" + s.noc.router_kind + "' (expected vc or lookahead)");
-    s.noc.vcs = static_cast<int>(n.integer("vcs", 1, 8, s.noc.vcs));
-    s.noc.buffer_flits = static_cast<int>(n.integer("buffer_flits", 0, 1024, s.noc.buffer_flits));
-    s.noc.router_delay_cycles = static_cast<int>(n.integer("router_delay_cycles", 1, 64, s.noc.router_delay_cycles));
-    s.noc.max_packet_flits = static_cast<int>(n.integer("max_packet_flits", 1, 65535, s.noc.max_packet_flits));
-    s.noc.flit_bytes = static_cast<uint32_t>(n.integer("flit_bytes", 0, ranges::kMaxFlitBytes, s.noc.flit_bytes));
-    s.noc.ni_queues = static_cast<int>(n.integer("ni_queues", 0, noc::kMaxNiQueues, s.noc.ni_queues));
-    s.noc.flow_link_efficiency =
-        n.number_in("flow_link_efficiency", ranges::kFlowLinkEfficiency, s.noc.flow_link_efficiency);
-    s.noc.flow_resolve_fraction =
-        n.number_in("flow_resolve_fraction", ranges::kFlowResolveFraction, s.noc.flow_resolve_fraction);
-    s.noc.replay_sessions = n.boolean("replay_sessions", s.noc.replay_sessions);
-    n.no_unknown_keys();
-  }
-
-  const JsonFields links = root.object("links");
-  const auto used = levels_present(s.topology);
-  for (int l = 0; l < mapping::kNumLinkLevels; ++l) {
-    auto& p = s.topology.links[l];
-    if (!links.has(kLevelKeys[l])) {
-      if (used[l])
-        links.fail(kLevelKeys[l], "missing (this topology has " +
-                                      std::string(mapping::link_level_name(static_cast<LinkLevel>(l))) + " links)");
-      continue;
-    }
-    const JsonFields lf = links.object(kLevelKeys[l]);
-    p.gbytes_per_s = lf.number_in("gbytes_per_s", ranges::kLinkGbps);
-    p.latency_ns = lf.number_in("latency_ns", ranges::kLinkLatencyNs, p.latency_ns);
-    p.pj_per_bit = lf.number_in("pj_per_bit", ranges::kLinkPjPerBit, p.pj_per_bit);
-    lf.no_unknown_keys();
-  }
-  links.no_unknown_keys();
+  read_compute(root.object("compute"), s.compute);
+  read_memory(root.object("memory"), s.memory);
+  if (root.has("noc")) read_noc(root.object("noc"), s.noc);
+  read_links(root.object("links"), s.topology);
   root.no_unknown_keys();
   s.validate(where);
   return s;

@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "base/json_fields.h"
-#include "dram/dram_spec.h"
-#include "mapping/topology.h"
-#include "noc/noc_config.h"
-#include "pe/pe_spec.h"
+#include "nmpsim/base/json_fields.h"
+#include "nmpsim/dram/dram_spec.h"
+#include "nmpsim/mapping/topology.h"
+#include "nmpsim/noc/noc_config.h"
+#include "nmpsim/pe/pe_spec.h"
 
 namespace nmpsim::hw {
 

@@ -1,9 +1,9 @@
-#include "hw/network_port.h"
+#include "nmpsim/hw/network_port.h"
 
 #include <algorithm>
 #include <cstring>
 
-#include "pe/processing_element.h"
+#include "nmpsim/pe/processing_element.h"
 
 namespace nmpsim::hw {
 

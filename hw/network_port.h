@@ -19,8 +19,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "noc/mesh_module.h"
-#include "pe/dma.h"
+#include "nmpsim/noc/mesh_module.h"
+#include "nmpsim/pe/dma.h"
 
 namespace nmpsim::hw {
 

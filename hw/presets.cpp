@@ -2,7 +2,7 @@
 #include <cstdio>
 #include <map>
 
-#include "hw/hardware_spec.h"
+#include "nmpsim/hw/hardware_spec.h"
 
 namespace nmpsim::hw {
 

@@ -1,4 +1,4 @@
-#include "hw/system.h"
+#include "nmpsim/hw/system.h"
 
 #include <algorithm>
 #include <cerrno>

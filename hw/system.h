@@ -8,11 +8,11 @@
 #include <systemc>
 #include <vector>
 
-#include "dram/dram_target.h"
-#include "hw/hardware_spec.h"
-#include "hw/network_port.h"
-#include "noc/mesh_module.h"
-#include "pe/processing_element.h"
+#include "nmpsim/dram/dram_target.h"
+#include "nmpsim/hw/hardware_spec.h"
+#include "nmpsim/hw/network_port.h"
+#include "nmpsim/noc/mesh_module.h"
+#include "nmpsim/pe/processing_element.h"
 
 namespace nmpsim::hw {
 

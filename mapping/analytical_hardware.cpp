@@ -1,4 +1,4 @@
-#include "mapping/analytical_hardware.h"
+#include "nmpsim/mapping/analytical_hardware.h"
 
 #include <algorithm>
 

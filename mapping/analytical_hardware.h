@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "mapping/topology.h"
+#include "nmpsim/mapping/topology.h"
 
 namespace nmpsim::mapping {
 

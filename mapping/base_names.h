@@ -3,9 +3,9 @@
 // mapping::InputError. Included by mapping/topology.h, so every mapping header has them.
 #pragma once
 
-#include "base/errors.h"
-#include "base/json_fields.h"
-#include "base/rng.h"
+#include "nmpsim/base/errors.h"
+#include "nmpsim/base/json_fields.h"
+#include "nmpsim/base/rng.h"
 
 namespace nmpsim::mapping {
 

@@ -1,4 +1,4 @@
-#include "mapping/data_files.h"
+#include "nmpsim/mapping/data_files.h"
 
 #include <cstdlib>
 

@@ -1,4 +1,4 @@
-#include "mapping/dispatch_planner.h"
+#include "nmpsim/mapping/dispatch_planner.h"
 
 namespace nmpsim::mapping {
 

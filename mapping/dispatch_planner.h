@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "mapping/layer_plan.h"
+#include "nmpsim/mapping/layer_plan.h"
 
 namespace nmpsim::mapping {
 

@@ -8,9 +8,9 @@
 #include <memory>
 #include <vector>
 
-#include "mapping/modes.h"
-#include "mapping/schedule.h"
-#include "mapping/schedule_tracker.h"
+#include "nmpsim/mapping/modes.h"
+#include "nmpsim/mapping/schedule.h"
+#include "nmpsim/mapping/schedule_tracker.h"
 
 namespace nmpsim::mapping {
 

@@ -1,10 +1,10 @@
-#include "mapping/layer_plan.h"
+#include "nmpsim/mapping/layer_plan.h"
 
 #include <algorithm>
 #include <numeric>
 
-#include "mapping/base_names.h"
-#include "mapping/dispatch_planner.h"
+#include "nmpsim/mapping/base_names.h"
+#include "nmpsim/mapping/dispatch_planner.h"
 
 namespace nmpsim::mapping {
 

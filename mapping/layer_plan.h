@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "mapping/moe_model.h"
-#include "mapping/placement.h"
-#include "mapping/topology.h"
-#include "mapping/trace.h"
+#include "nmpsim/mapping/moe_model.h"
+#include "nmpsim/mapping/placement.h"
+#include "nmpsim/mapping/topology.h"
+#include "nmpsim/mapping/trace.h"
 
 namespace nmpsim::mapping {
 

@@ -1,11 +1,11 @@
-#include "mapping/layer_runner.h"
+#include "nmpsim/mapping/layer_runner.h"
 
 #include <algorithm>
 #include <chrono>
 #include <limits>
 #include <stdexcept>
 
-#include "mapping/moe_layer.h"
+#include "nmpsim/mapping/moe_layer.h"
 
 namespace nmpsim::mapping {
 

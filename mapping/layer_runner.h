@@ -5,8 +5,8 @@
 
 #include <functional>
 
-#include "mapping/placement.h"
-#include "mapping/runtime_policy.h"
+#include "nmpsim/mapping/placement.h"
+#include "nmpsim/mapping/runtime_policy.h"
 
 namespace nmpsim::mapping {
 

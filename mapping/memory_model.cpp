@@ -1,10 +1,10 @@
-#include "mapping/memory_model.h"
+#include "nmpsim/mapping/memory_model.h"
 
 #include <algorithm>
 #include <cstdio>
 
-#include "base/memory_budget.h"
-#include "mapping/base_names.h"
+#include "nmpsim/base/memory_budget.h"
+#include "nmpsim/mapping/base_names.h"
 
 namespace nmpsim::mapping {
 

@@ -1,6 +1,6 @@
-#include "mapping/modes.h"
+#include "nmpsim/mapping/modes.h"
 
-#include "mapping/base_names.h"
+#include "nmpsim/mapping/base_names.h"
 
 namespace nmpsim::mapping {
 

@@ -1,4 +1,4 @@
-#include "mapping/moe_layer.h"
+#include "nmpsim/mapping/moe_layer.h"
 
 namespace nmpsim::mapping {
 

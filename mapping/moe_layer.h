@@ -3,8 +3,8 @@
 // shared experts, reduce-scatter], dispatch, experts, combine, with a barrier after every phase.
 #pragma once
 
-#include "mapping/layer_plan.h"
-#include "mapping/schedule.h"
+#include "nmpsim/mapping/layer_plan.h"
+#include "nmpsim/mapping/schedule.h"
 
 namespace nmpsim::mapping {
 

@@ -1,11 +1,11 @@
-#include "mapping/moe_model.h"
+#include "nmpsim/mapping/moe_model.h"
 
 #include <algorithm>
 #include <fstream>
 #include <map>
 
-#include "base/input_file.h"
-#include "mapping/base_names.h"
+#include "nmpsim/base/input_file.h"
+#include "nmpsim/mapping/base_names.h"
 
 namespace nmpsim::mapping {
 

@@ -1,11 +1,11 @@
-#include "mapping/placement.h"
+#include "nmpsim/mapping/placement.h"
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
-#include "mapping/base_names.h"
-#include "mapping/layer_plan.h"
+#include "nmpsim/mapping/base_names.h"
+#include "nmpsim/mapping/layer_plan.h"
 
 namespace nmpsim::mapping {
 

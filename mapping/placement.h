@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "mapping/moe_model.h"
-#include "mapping/node_id.h"
-#include "mapping/topology.h"
-#include "mapping/trace.h"
+#include "nmpsim/mapping/moe_model.h"
+#include "nmpsim/mapping/node_id.h"
+#include "nmpsim/mapping/topology.h"
+#include "nmpsim/mapping/trace.h"
 
 namespace nmpsim::mapping {
 

@@ -1,4 +1,4 @@
-#include "mapping/placement_cache.h"
+#include "nmpsim/mapping/placement_cache.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -7,10 +7,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "base/input_file.h"
-#include "base/output_files.h"
-#include "mapping/base_names.h"
-#include "mapping/strategy.h"
+#include "nmpsim/base/input_file.h"
+#include "nmpsim/base/output_files.h"
+#include "nmpsim/mapping/base_names.h"
+#include "nmpsim/mapping/strategy.h"
 
 namespace nmpsim::mapping {
 

@@ -11,8 +11,8 @@
 #include <optional>
 #include <string>
 
-#include "mapping/placement.h"
-#include "mapping/trace.h"
+#include "nmpsim/mapping/placement.h"
+#include "nmpsim/mapping/trace.h"
 
 namespace nmpsim::mapping {
 

@@ -1,9 +1,9 @@
-#include "mapping/registry.h"
+#include "nmpsim/mapping/registry.h"
 
 #include <sstream>
 #include <stdexcept>
 
-#include "mapping/base_names.h"
+#include "nmpsim/mapping/base_names.h"
 
 namespace nmpsim::mapping {
 

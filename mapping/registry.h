@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "mapping/modes.h"
-#include "mapping/run_result.h"
-#include "mapping/runtime_policy.h"
-#include "mapping/strategy.h"
+#include "nmpsim/mapping/modes.h"
+#include "nmpsim/mapping/run_result.h"
+#include "nmpsim/mapping/runtime_policy.h"
+#include "nmpsim/mapping/strategy.h"
 
 namespace nmpsim::mapping {
 

@@ -1,4 +1,4 @@
-#include "mapping/run_result.h"
+#include "nmpsim/mapping/run_result.h"
 
 #include <numeric>
 #include <stdexcept>

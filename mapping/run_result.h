@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "mapping/modes.h"
-#include "mapping/schedule.h"
+#include "nmpsim/mapping/modes.h"
+#include "nmpsim/mapping/schedule.h"
 
 namespace nmpsim::mapping {
 

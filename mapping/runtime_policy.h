@@ -13,11 +13,11 @@
 #include <utility>
 #include <vector>
 
-#include "mapping/analytical_hardware.h"
-#include "mapping/dispatch_planner.h"
-#include "mapping/executor.h"
-#include "mapping/layer_plan.h"
-#include "mapping/run_result.h"
+#include "nmpsim/mapping/analytical_hardware.h"
+#include "nmpsim/mapping/dispatch_planner.h"
+#include "nmpsim/mapping/executor.h"
+#include "nmpsim/mapping/layer_plan.h"
+#include "nmpsim/mapping/run_result.h"
 
 namespace nmpsim::mapping {
 

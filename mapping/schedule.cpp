@@ -1,8 +1,8 @@
-#include "mapping/schedule.h"
+#include "nmpsim/mapping/schedule.h"
 
 #include <stdexcept>
 
-#include "mapping/base_names.h"
+#include "nmpsim/mapping/base_names.h"
 
 namespace nmpsim::mapping {
 

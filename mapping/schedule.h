@@ -31,7 +31,7 @@
 #include <string>
 #include <vector>
 
-#include "mapping/node_id.h"
+#include "nmpsim/mapping/node_id.h"
 
 namespace nmpsim::mapping {
 

@@ -1,4 +1,4 @@
-#include "mapping/schedule_tracker.h"
+#include "nmpsim/mapping/schedule_tracker.h"
 
 #include <stdexcept>
 

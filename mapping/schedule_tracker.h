@@ -11,7 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "mapping/schedule.h"
+#include "nmpsim/mapping/schedule.h"
 
 namespace nmpsim::mapping {
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "mapping/analytical_hardware.h"
-#include "mapping/placement.h"
+#include "nmpsim/mapping/analytical_hardware.h"
+#include "nmpsim/mapping/placement.h"
 
 namespace nmpsim::mapping {
 

@@ -1,4 +1,4 @@
-#include "mapping/topology.h"
+#include "nmpsim/mapping/topology.h"
 
 #include <algorithm>
 #include <cmath>

@@ -6,7 +6,7 @@
 #include <array>
 #include <string>
 
-#include "mapping/base_names.h"
+#include "nmpsim/mapping/base_names.h"
 
 namespace nmpsim::mapping {
 

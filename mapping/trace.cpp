@@ -1,13 +1,13 @@
-#include "mapping/trace.h"
+#include "nmpsim/mapping/trace.h"
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
-#include "base/rng.h"
-#include "mapping/base_names.h"
-#include "mapping/data_files.h"
-#include "mapping/moe_model.h"
+#include "nmpsim/base/rng.h"
+#include "nmpsim/mapping/base_names.h"
+#include "nmpsim/mapping/data_files.h"
+#include "nmpsim/mapping/moe_model.h"
 
 namespace nmpsim::mapping {
 

@@ -3,8 +3,8 @@
 #include <map>
 #include <set>
 
-#include "mapping/base_names.h"
-#include "mapping/trace.h"
+#include "nmpsim/mapping/base_names.h"
+#include "nmpsim/mapping/trace.h"
 
 namespace nmpsim::mapping {
 

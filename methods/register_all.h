@@ -2,7 +2,7 @@
 // folder under methods/ (generated, methods/CMakeLists.txt).
 #pragma once
 
-#include "mapping/registry.h"
+#include "nmpsim/mapping/registry.h"
 
 namespace nmpsim::methods {
 

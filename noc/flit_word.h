@@ -11,8 +11,8 @@
 #include <cstdint>
 #include <string>
 
-#include "noc/flit.h"
-#include "noc/noc_config.h"
+#include "nmpsim/noc/flit.h"
+#include "nmpsim/noc/noc_config.h"
 
 namespace nmpsim::noc {
 

@@ -1,4 +1,4 @@
-#include "noc/la_router.h"
+#include "nmpsim/noc/la_router.h"
 
 namespace nmpsim::noc {
 

@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "noc/noc_config.h"
+#include "nmpsim/noc/noc_config.h"
 
 namespace nmpsim::noc {
 

@@ -1,8 +1,8 @@
-#include "noc/mesh_module.h"
+#include "nmpsim/noc/mesh_module.h"
 
 #include <cmath>
 
-#include "noc/valid_stop_adapter.h"
+#include "nmpsim/noc/valid_stop_adapter.h"
 
 namespace nmpsim::noc {
 

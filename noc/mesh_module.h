@@ -15,8 +15,8 @@
 #include <memory>
 #include <systemc>
 
-#include "noc/network.h"
-#include "noc/pin_mesh.h"
+#include "nmpsim/noc/network.h"
+#include "nmpsim/noc/pin_mesh.h"
 
 namespace nmpsim::noc {
 

@@ -1,12 +1,12 @@
-#include "noc/network.h"
+#include "nmpsim/noc/network.h"
 
 #include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
 
-#include "base/slot_table.h"
-#include "noc/flit_word.h"
+#include "nmpsim/base/slot_table.h"
+#include "nmpsim/noc/flit_word.h"
 
 namespace nmpsim::noc {
 

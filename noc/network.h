@@ -13,12 +13,12 @@
 #include <string>
 #include <vector>
 
-#include "noc/flit.h"
-#include "noc/noc_config.h"
-#include "noc/pin_checks.h"
-#include "noc/ring_queue.h"
-#include "noc/router.h"
-#include "noc/session_cache.h"
+#include "nmpsim/noc/flit.h"
+#include "nmpsim/noc/noc_config.h"
+#include "nmpsim/noc/pin_checks.h"
+#include "nmpsim/noc/ring_queue.h"
+#include "nmpsim/noc/router.h"
+#include "nmpsim/noc/session_cache.h"
 
 namespace nmpsim::noc {
 

@@ -1,7 +1,7 @@
 // Session replay of the cycle-level network (noc/session_cache.h, docs/MODEL.md "Session replay").
 #include <algorithm>
 
-#include "noc/network.h"
+#include "nmpsim/noc/network.h"
 
 namespace nmpsim::noc {
 

@@ -4,8 +4,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "noc/flit_word.h"
-#include "noc/network.h"
+#include "nmpsim/noc/flit_word.h"
+#include "nmpsim/noc/network.h"
 
 namespace nmpsim::noc {
 

@@ -1,4 +1,4 @@
-#include "noc/noc_config.h"
+#include "nmpsim/noc/noc_config.h"
 
 #include <cmath>
 #include <cstdlib>

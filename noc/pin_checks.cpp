@@ -1,4 +1,4 @@
-#include "noc/pin_checks.h"
+#include "nmpsim/noc/pin_checks.h"
 
 #include <algorithm>
 

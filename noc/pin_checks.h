@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "noc/flit.h"
-#include "noc/noc_config.h"
+#include "nmpsim/noc/flit.h"
+#include "nmpsim/noc/noc_config.h"
 
 namespace nmpsim::noc {
 

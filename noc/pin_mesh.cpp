@@ -1,9 +1,9 @@
-#include "noc/pin_mesh.h"
+#include "nmpsim/noc/pin_mesh.h"
 
 #include <cmath>
 
-#include "noc/flit_word.h"
-#include "noc/sc_router.h"
+#include "nmpsim/noc/flit_word.h"
+#include "nmpsim/noc/sc_router.h"
 
 namespace nmpsim::noc {
 

@@ -17,8 +17,8 @@
 #include <systemc>
 #include <vector>
 
-#include "noc/network.h"
-#include "noc/router_pins.h"
+#include "nmpsim/noc/network.h"
+#include "nmpsim/noc/router_pins.h"
 
 namespace nmpsim::noc {
 

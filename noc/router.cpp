@@ -1,4 +1,4 @@
-#include "noc/router.h"
+#include "nmpsim/noc/router.h"
 
 #include <cmath>
 #include <sstream>

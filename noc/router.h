@@ -21,9 +21,9 @@
 #include <string>
 #include <vector>
 
-#include "noc/bits.h"
-#include "noc/flit.h"
-#include "noc/noc_config.h"
+#include "nmpsim/noc/bits.h"
+#include "nmpsim/noc/flit.h"
+#include "nmpsim/noc/noc_config.h"
 
 namespace nmpsim::noc {
 
@@ -181,4 +181,4 @@ class Router {
 }  // namespace nmpsim::noc
 
 // step() and its stages, defined inline.
-#include "noc/router_stages.h"  // IWYU pragma: export
+#include "nmpsim/noc/router_stages.h"  // IWYU pragma: export

@@ -1,4 +1,4 @@
-#include "noc/router_pins.h"
+#include "nmpsim/noc/router_pins.h"
 
 namespace nmpsim::noc {
 

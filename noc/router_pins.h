@@ -16,8 +16,8 @@
 #include <string>
 #include <systemc>
 
-#include "noc/noc_config.h"
-#include "noc/router.h"
+#include "nmpsim/noc/noc_config.h"
+#include "nmpsim/noc/router.h"
 
 namespace nmpsim::noc {
 

@@ -5,7 +5,7 @@
 // docs/MODEL.md "Router micro-architecture".
 #pragma once
 
-#include "noc/router.h"
+#include "nmpsim/noc/router.h"
 
 namespace nmpsim::noc {
 

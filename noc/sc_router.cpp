@@ -1,6 +1,6 @@
-#include "noc/sc_router.h"
+#include "nmpsim/noc/sc_router.h"
 
-#include "noc/flit_word.h"
+#include "nmpsim/noc/flit_word.h"
 
 namespace nmpsim::noc {
 

@@ -5,8 +5,8 @@
 #include <functional>
 #include <string>
 
-#include "noc/router.h"
-#include "noc/router_pins.h"
+#include "nmpsim/noc/router.h"
+#include "nmpsim/noc/router_pins.h"
 
 namespace nmpsim::noc {
 

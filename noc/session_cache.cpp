@@ -1,4 +1,4 @@
-#include "noc/session_cache.h"
+#include "nmpsim/noc/session_cache.h"
 
 namespace nmpsim::noc {
 

@@ -18,8 +18,8 @@
 #include <memory>
 #include <vector>
 
-#include "base/session_lru.h"
-#include "noc/noc_config.h"
+#include "nmpsim/base/session_lru.h"
+#include "nmpsim/noc/noc_config.h"
 
 namespace nmpsim::noc {
 

@@ -1,10 +1,10 @@
-#include "noc/testbench.h"
+#include "nmpsim/noc/testbench.h"
 
 #include <algorithm>
 #include <chrono>
 #include <systemc>
 
-#include "noc/mesh_module.h"
+#include "nmpsim/noc/mesh_module.h"
 
 namespace nmpsim::noc {
 

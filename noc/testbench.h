@@ -9,9 +9,9 @@
 #include <functional>
 #include <string>
 
-#include "noc/network.h"
-#include "noc/pin_mesh.h"
-#include "noc/traffic.h"
+#include "nmpsim/noc/network.h"
+#include "nmpsim/noc/pin_mesh.h"
+#include "nmpsim/noc/traffic.h"
 
 namespace nmpsim::noc {
 

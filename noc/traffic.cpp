@@ -1,4 +1,4 @@
-#include "noc/traffic.h"
+#include "nmpsim/noc/traffic.h"
 
 #include <cmath>
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "base/rng.h"
-#include "noc/noc_config.h"
+#include "nmpsim/base/rng.h"
+#include "nmpsim/noc/noc_config.h"
 
 namespace nmpsim::noc {
 

@@ -1,8 +1,8 @@
-#include "noc/valid_stop_adapter.h"
+#include "nmpsim/noc/valid_stop_adapter.h"
 
 #include <algorithm>
 
-#include "noc/flit_word.h"
+#include "nmpsim/noc/flit_word.h"
 
 namespace nmpsim::noc {
 

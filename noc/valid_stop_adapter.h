@@ -22,9 +22,9 @@
 #include <memory>
 #include <string>
 
-#include "noc/la_router.h"
-#include "noc/pin_mesh.h"
-#include "noc/router_pins.h"
+#include "nmpsim/noc/la_router.h"
+#include "nmpsim/noc/pin_mesh.h"
+#include "nmpsim/noc/router_pins.h"
 
 namespace nmpsim::noc {
 

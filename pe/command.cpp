@@ -1,4 +1,4 @@
-#include "pe/command.h"
+#include "nmpsim/pe/command.h"
 
 #include <utility>
 

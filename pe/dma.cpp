@@ -1,4 +1,4 @@
-#include "pe/dma.h"
+#include "nmpsim/pe/dma.h"
 
 #include <algorithm>
 

@@ -12,7 +12,7 @@
 #include <tlm>
 #include <unordered_map>
 
-#include "dram/payload_pool.h"
+#include "nmpsim/dram/payload_pool.h"
 
 namespace nmpsim::pe {
 

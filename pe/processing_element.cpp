@@ -1,4 +1,4 @@
-#include "pe/processing_element.h"
+#include "nmpsim/pe/processing_element.h"
 
 #include <algorithm>
 

@@ -17,10 +17,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "noc/mesh_module.h"
-#include "pe/command.h"
-#include "pe/dma.h"
-#include "pe/pe_spec.h"
+#include "nmpsim/noc/mesh_module.h"
+#include "nmpsim/pe/command.h"
+#include "nmpsim/pe/dma.h"
+#include "nmpsim/pe/pe_spec.h"
 
 namespace nmpsim::pe {
 

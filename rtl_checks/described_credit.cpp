@@ -1,9 +1,9 @@
-#include "rtl_checks/described_credit.h"
+#include "nmpsim/rtl_checks/described_credit.h"
 
 #include <cstdio>
 
-#include "noc/flit_word.h"
-#include "noc/valid_stop_adapter.h"
+#include "nmpsim/noc/flit_word.h"
+#include "nmpsim/noc/valid_stop_adapter.h"
 
 namespace nmpsim::rtl {
 

@@ -9,8 +9,8 @@
 #include <memory>
 #include <string>
 
-#include "noc/router_pins.h"
-#include "rtl_checks/described_router.h"
+#include "nmpsim/noc/router_pins.h"
+#include "nmpsim/rtl_checks/described_router.h"
 
 namespace nmpsim::rtl {
 

@@ -1,11 +1,11 @@
-#include "rtl_checks/described_router.h"
+#include "nmpsim/rtl_checks/described_router.h"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <tuple>
 
-#include "noc/valid_stop_adapter.h"
-#include "rtl_checks/described_credit.h"
+#include "nmpsim/noc/valid_stop_adapter.h"
+#include "nmpsim/rtl_checks/described_credit.h"
 
 namespace nmpsim::rtl {
 

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "noc/la_router.h"
-#include "noc/pin_mesh.h"
-#include "rtl_checks/router_description.h"
+#include "nmpsim/noc/la_router.h"
+#include "nmpsim/noc/pin_mesh.h"
+#include "nmpsim/rtl_checks/router_description.h"
 
 namespace nmpsim::rtl {
 

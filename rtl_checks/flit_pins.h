@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "rtl_checks/described_router.h"
+#include "nmpsim/rtl_checks/described_router.h"
 #include "verilated.h"
 
 namespace nmpsim::rtl {

@@ -1,9 +1,9 @@
-#include "rtl_checks/la_router_rtl.h"
+#include "nmpsim/rtl_checks/la_router_rtl.h"
 
 #include <string>
 
-#include "noc/valid_stop_adapter.h"
-#include "rtl_checks/described_router.h"
+#include "nmpsim/noc/valid_stop_adapter.h"
+#include "nmpsim/rtl_checks/described_router.h"
 
 namespace nmpsim::rtl {
 

@@ -6,8 +6,8 @@
 #include <functional>
 #include <memory>
 
-#include "noc/la_router.h"
-#include "noc/pin_mesh.h"
+#include "nmpsim/noc/la_router.h"
+#include "nmpsim/noc/pin_mesh.h"
 
 namespace nmpsim::rtl {
 

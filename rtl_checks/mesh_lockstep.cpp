@@ -1,9 +1,9 @@
-#include "rtl_checks/mesh_lockstep.h"
+#include "nmpsim/rtl_checks/mesh_lockstep.h"
 
 #include <stdexcept>
 
-#include "noc/flit_word.h"
-#include "rtl_checks/pin_compare.h"
+#include "nmpsim/noc/flit_word.h"
+#include "nmpsim/rtl_checks/pin_compare.h"
 
 namespace nmpsim::rtl {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <systemc>
 
-#include "noc/pin_mesh.h"
+#include "nmpsim/noc/pin_mesh.h"
 
 namespace nmpsim::rtl {
 

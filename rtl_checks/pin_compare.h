@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string>
 
-#include "noc/flit_word.h"
-#include "noc/noc_config.h"
+#include "nmpsim/noc/flit_word.h"
+#include "nmpsim/noc/noc_config.h"
 
 namespace nmpsim::rtl {
 

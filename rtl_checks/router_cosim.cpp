@@ -1,7 +1,7 @@
-#include "rtl_checks/router_cosim.h"
+#include "nmpsim/rtl_checks/router_cosim.h"
 
-#include "noc/flit_word.h"
-#include "rtl_checks/pin_compare.h"
+#include "nmpsim/noc/flit_word.h"
+#include "nmpsim/rtl_checks/pin_compare.h"
 
 namespace nmpsim::rtl {
 

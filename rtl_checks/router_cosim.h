@@ -19,9 +19,9 @@
 #include <systemc>
 #include <vector>
 
-#include "base/rng.h"
-#include "noc/sc_router.h"
-#include "rtl_checks/rtl_router.h"
+#include "nmpsim/base/rng.h"
+#include "nmpsim/noc/sc_router.h"
+#include "nmpsim/rtl_checks/rtl_router.h"
 
 namespace nmpsim::rtl {
 

@@ -1,8 +1,8 @@
-#include "rtl_checks/router_description.h"
+#include "nmpsim/rtl_checks/router_description.h"
 
 #include <nlohmann/json.hpp>
 
-#include "noc/noc_config.h"
+#include "nmpsim/noc/noc_config.h"
 
 namespace nmpsim::rtl {
 

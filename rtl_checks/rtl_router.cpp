@@ -1,4 +1,4 @@
-#include "rtl_checks/rtl_router.h"
+#include "nmpsim/rtl_checks/rtl_router.h"
 
 #include <verilated.h>
 #include <verilated_vcd_sc.h>
@@ -6,7 +6,7 @@
 #include <cstdio>
 
 #include "Vnmp_router.h"
-#include "noc/sc_router.h"
+#include "nmpsim/noc/sc_router.h"
 
 namespace nmpsim::rtl {
 

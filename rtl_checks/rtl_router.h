@@ -7,8 +7,8 @@
 #include <memory>
 #include <string>
 
-#include "noc/pin_mesh.h"
-#include "noc/router_pins.h"
+#include "nmpsim/noc/pin_mesh.h"
+#include "nmpsim/noc/router_pins.h"
 
 class Vnmp_router;
 class VerilatedVcdSc;

@@ -3,9 +3,9 @@
 
 #include <vector>
 
-#include "mapping/analytical_hardware.h"
-#include "mapping/moe_model.h"
-#include "mapping/trace.h"
+#include "nmpsim/mapping/analytical_hardware.h"
+#include "nmpsim/mapping/moe_model.h"
+#include "nmpsim/mapping/trace.h"
 
 namespace nmpsim::mapping::testing {
 

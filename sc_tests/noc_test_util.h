@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "noc/network.h"
+#include "nmpsim/noc/network.h"
 
 namespace nmpsim::noc::testing {
 

@@ -6,10 +6,10 @@
 
 #include <string>
 
-#include "noc/testbench.h"
-#include "noc/traffic.h"
-#include "noc/valid_stop_adapter.h"
-#include "rtl_checks/described_router.h"
+#include "nmpsim/noc/testbench.h"
+#include "nmpsim/noc/traffic.h"
+#include "nmpsim/noc/valid_stop_adapter.h"
+#include "nmpsim/rtl_checks/described_router.h"
 
 namespace nmpsim::rtl {
 void register_rtl_la_broken_xy();

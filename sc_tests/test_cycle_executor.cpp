@@ -3,7 +3,7 @@
 // One SystemC elaboration per test process.
 #include <gtest/gtest.h>
 
-#include "firmware/cycle_executor.h"
+#include "nmpsim/firmware/cycle_executor.h"
 #include "noc_test_util.h"
 
 namespace nmpsim {

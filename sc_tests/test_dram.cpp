@@ -6,8 +6,8 @@
 #include <systemc>
 #include <tlm>
 
-#include "dram/dram_target.h"
-#include "pe/dma.h"
+#include "nmpsim/dram/dram_target.h"
+#include "nmpsim/pe/dma.h"
 
 namespace nmpsim::dram {
 namespace {

@@ -7,12 +7,12 @@
 #include <fstream>
 #include <set>
 
-#include "apps/experiment.h"
 #include "lpt_strategy.h"
-#include "mapping/moe_layer.h"
 #include "mapping_test_util.h"
-#include "methods/register_all.h"
 #include "nearest_member/nearest_member.h"
+#include "nmpsim/apps/experiment.h"
+#include "nmpsim/mapping/moe_layer.h"
+#include "nmpsim/methods/register_all.h"
 #include "register.h"
 
 namespace nmpsim {

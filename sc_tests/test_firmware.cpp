@@ -3,11 +3,11 @@
 
 #include <numeric>
 
-#include "firmware/cycle_executor.h"
-#include "flow/flow_executor.h"
-#include "mapping/base_names.h"
 #include "mapping_test_util.h"
-#include "methods/hdmoe/prebroadcast_policy.h"
+#include "nmpsim/firmware/cycle_executor.h"
+#include "nmpsim/flow/flow_executor.h"
+#include "nmpsim/mapping/base_names.h"
+#include "nmpsim/methods/hdmoe/prebroadcast_policy.h"
 #include "noc_test_util.h"
 
 namespace nmpsim {

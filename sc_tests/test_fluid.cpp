@@ -5,8 +5,8 @@
 
 #include <map>
 
-#include "flow/fluid_replay.h"
 #include "mapping_test_util.h"
+#include "nmpsim/flow/fluid_replay.h"
 
 namespace nmpsim::flow {
 namespace {

@@ -9,8 +9,8 @@
 #include <map>
 #include <queue>
 
-#include "flow/fluid_replay.h"
 #include "mapping_test_util.h"
+#include "nmpsim/flow/fluid_replay.h"
 
 namespace nmpsim::flow {
 namespace {

@@ -4,10 +4,10 @@
 #include <numeric>
 #include <set>
 
-#include "base/rng.h"
 #include "mapping_test_util.h"
-#include "methods/hdmoe/hdmoe_strategy.h"
-#include "methods/hdmoe/prebroadcast_admission.h"
+#include "nmpsim/base/rng.h"
+#include "nmpsim/methods/hdmoe/hdmoe_strategy.h"
+#include "nmpsim/methods/hdmoe/prebroadcast_admission.h"
 
 namespace nmpsim::methods::hdmoe {
 namespace {

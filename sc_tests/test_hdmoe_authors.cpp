@@ -2,9 +2,9 @@
 // and hand-computed store-and-forward schedules.
 #include <gtest/gtest.h>
 
-#include "mapping/trace.h"
 #include "mapping_test_util.h"
-#include "methods/hdmoe/authors_accounting.h"
+#include "nmpsim/mapping/trace.h"
+#include "nmpsim/methods/hdmoe/authors_accounting.h"
 
 namespace nmpsim::methods::hdmoe {
 namespace {

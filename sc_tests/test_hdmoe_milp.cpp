@@ -2,9 +2,9 @@
 // branch and bound on DeepSeek-V2-Lite and Qwen2 instances (plain C++).
 #include <gtest/gtest.h>
 
-#include "base/rng.h"
 #include "mapping_test_util.h"
-#include "methods/hdmoe/hdmoe_strategy.h"
+#include "nmpsim/base/rng.h"
+#include "nmpsim/methods/hdmoe/hdmoe_strategy.h"
 
 namespace nmpsim::methods::hdmoe {
 namespace {

@@ -2,9 +2,9 @@
 // placements at flow fidelity (methods/hdmoe/candidate_selection.h).
 #include <gtest/gtest.h>
 
-#include "mapping/layer_runner.h"
 #include "mapping_test_util.h"
-#include "methods/hdmoe/hdmoe_strategy.h"
+#include "nmpsim/mapping/layer_runner.h"
+#include "nmpsim/methods/hdmoe/hdmoe_strategy.h"
 
 namespace nmpsim::methods::hdmoe {
 namespace {

@@ -8,16 +8,16 @@
 #include <functional>
 #include <set>
 
-#include "flow/flow_executor.h"
-#include "mapping/base_names.h"
-#include "mapping/layer_runner.h"
 #include "mapping_test_util.h"
-#include "methods/common/hierarchy.h"
-#include "methods/common/level_fit.h"
-#include "methods/hiermoe/alltoall_policy.h"
-#include "methods/hiermoe/dedup.h"
-#include "methods/hiermoe/hier_alltoall.h"
-#include "methods/hiermoe/swap.h"
+#include "nmpsim/flow/flow_executor.h"
+#include "nmpsim/mapping/base_names.h"
+#include "nmpsim/mapping/layer_runner.h"
+#include "nmpsim/methods/common/hierarchy.h"
+#include "nmpsim/methods/common/level_fit.h"
+#include "nmpsim/methods/hiermoe/alltoall_policy.h"
+#include "nmpsim/methods/hiermoe/dedup.h"
+#include "nmpsim/methods/hiermoe/hier_alltoall.h"
+#include "nmpsim/methods/hiermoe/swap.h"
 
 namespace nmpsim::methods::hiermoe {
 namespace {
@@ -384,7 +384,7 @@ TEST(HierSwap, SmoothMaxAndTheBestSwapByExhaustiveSearch) {
 }  // namespace
 }  // namespace nmpsim::methods::hiermoe
 
-#include "methods/hiermoe/online_swap.h"
+#include "nmpsim/methods/hiermoe/online_swap.h"
 
 namespace nmpsim::methods::hiermoe {
 namespace {

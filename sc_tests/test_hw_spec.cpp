@@ -3,7 +3,7 @@
 
 #include <fstream>
 
-#include "hw/hardware_spec.h"
+#include "nmpsim/hw/hardware_spec.h"
 
 namespace nmpsim::hw {
 namespace {

@@ -5,15 +5,15 @@
 
 #include <memory>
 
-#include "flow/flow_executor.h"
-#include "mapping/base_names.h"
-#include "mapping/layer_runner.h"
 #include "mapping_test_util.h"
-#include "methods/common/hierarchy.h"
-#include "methods/hybridep/domains.h"
-#include "methods/hybridep/partition.h"
-#include "methods/hybridep/policy.h"
-#include "methods/hybridep/stream_model.h"
+#include "nmpsim/flow/flow_executor.h"
+#include "nmpsim/mapping/base_names.h"
+#include "nmpsim/mapping/layer_runner.h"
+#include "nmpsim/methods/common/hierarchy.h"
+#include "nmpsim/methods/hybridep/domains.h"
+#include "nmpsim/methods/hybridep/partition.h"
+#include "nmpsim/methods/hybridep/policy.h"
+#include "nmpsim/methods/hybridep/stream_model.h"
 
 namespace nmpsim::methods::hybridep {
 namespace {

@@ -9,14 +9,14 @@
 #include <memory>
 #include <string>
 
-#include "base/rng.h"
-#include "noc/la_router.h"
-#include "noc/testbench.h"
-#include "noc/traffic.h"
-#include "noc/valid_stop_adapter.h"
-#include "rtl_checks/described_router.h"
-#include "rtl_checks/la_router_rtl.h"
-#include "rtl_checks/mesh_lockstep.h"
+#include "nmpsim/base/rng.h"
+#include "nmpsim/noc/la_router.h"
+#include "nmpsim/noc/testbench.h"
+#include "nmpsim/noc/traffic.h"
+#include "nmpsim/noc/valid_stop_adapter.h"
+#include "nmpsim/rtl_checks/described_router.h"
+#include "nmpsim/rtl_checks/la_router_rtl.h"
+#include "nmpsim/rtl_checks/mesh_lockstep.h"
 
 #ifdef NMPSIM_RTL_MUTANTS
 namespace nmpsim::rtl {

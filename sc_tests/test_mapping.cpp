@@ -8,13 +8,13 @@
 #include <numeric>
 #include <set>
 
-#include "flow/flow_model.h"
-#include "mapping/base_names.h"
-#include "mapping/data_files.h"
-#include "mapping/layer_plan.h"
-#include "mapping/placement.h"
-#include "mapping/run_result.h"
 #include "mapping_test_util.h"
+#include "nmpsim/flow/flow_model.h"
+#include "nmpsim/mapping/base_names.h"
+#include "nmpsim/mapping/data_files.h"
+#include "nmpsim/mapping/layer_plan.h"
+#include "nmpsim/mapping/placement.h"
+#include "nmpsim/mapping/run_result.h"
 
 namespace nmpsim::mapping {
 namespace {

@@ -4,13 +4,13 @@
 
 #include <set>
 
-#include "mapping/base_names.h"
-#include "mapping/layer_runner.h"
-#include "mapping/moe_layer.h"
 #include "mapping_test_util.h"
-#include "methods/moentwine/balancer.h"
-#include "methods/moentwine/ftd_layout.h"
-#include "methods/moentwine/token_domain_dispatch.h"
+#include "nmpsim/mapping/base_names.h"
+#include "nmpsim/mapping/layer_runner.h"
+#include "nmpsim/mapping/moe_layer.h"
+#include "nmpsim/methods/moentwine/balancer.h"
+#include "nmpsim/methods/moentwine/ftd_layout.h"
+#include "nmpsim/methods/moentwine/token_domain_dispatch.h"
 
 namespace nmpsim::methods::moentwine {
 namespace {

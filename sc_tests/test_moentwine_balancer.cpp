@@ -4,13 +4,13 @@
 
 #include <numeric>
 
-#include "flow/flow_executor.h"
-#include "mapping/base_names.h"
-#include "mapping/layer_runner.h"
 #include "mapping_test_util.h"
-#include "methods/moentwine/ftd_layout.h"
-#include "methods/moentwine/ni_balancer.h"
-#include "methods/moentwine/token_domain_dispatch.h"
+#include "nmpsim/flow/flow_executor.h"
+#include "nmpsim/mapping/base_names.h"
+#include "nmpsim/mapping/layer_runner.h"
+#include "nmpsim/methods/moentwine/ftd_layout.h"
+#include "nmpsim/methods/moentwine/ni_balancer.h"
+#include "nmpsim/methods/moentwine/token_domain_dispatch.h"
 
 namespace nmpsim::methods::moentwine {
 namespace {

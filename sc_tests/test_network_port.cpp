@@ -9,8 +9,8 @@
 #include <systemc>
 #include <vector>
 
-#include "firmware/cycle_executor.h"
-#include "hw/system.h"
+#include "nmpsim/firmware/cycle_executor.h"
+#include "nmpsim/hw/system.h"
 
 namespace nmpsim {
 namespace {

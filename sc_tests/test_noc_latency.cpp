@@ -4,7 +4,7 @@
 #include <set>
 #include <tuple>
 
-#include "base/rng.h"
+#include "nmpsim/base/rng.h"
 #include "noc_test_util.h"
 
 namespace nmpsim::noc {

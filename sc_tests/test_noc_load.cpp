@@ -2,7 +2,7 @@
 // against the bisection bound, slow links, determinism.
 #include <gtest/gtest.h>
 
-#include "noc/testbench.h"
+#include "nmpsim/noc/testbench.h"
 #include "noc_test_util.h"
 
 namespace nmpsim::noc {

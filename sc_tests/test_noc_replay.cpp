@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "noc/bits.h"
-#include "noc/network.h"
+#include "nmpsim/noc/bits.h"
+#include "nmpsim/noc/network.h"
 
 namespace nmpsim::noc {
 namespace {

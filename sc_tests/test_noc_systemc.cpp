@@ -4,8 +4,8 @@
 
 #include <systemc>
 
-#include "noc/mesh_module.h"
-#include "noc/testbench.h"
+#include "nmpsim/noc/mesh_module.h"
+#include "nmpsim/noc/testbench.h"
 #include "noc_test_util.h"
 
 namespace nmpsim::noc {

@@ -3,7 +3,7 @@
 
 #include <systemc>
 
-#include "hw/system.h"
+#include "nmpsim/hw/system.h"
 #include "noc_test_util.h"
 
 namespace nmpsim {

@@ -7,12 +7,12 @@
 #include <memory>
 #include <string>
 
-#include "noc/flit_word.h"
-#include "noc/pin_checks.h"
-#include "noc/pin_mesh.h"
-#include "noc/sc_router.h"
-#include "noc/testbench.h"
-#include "noc/traffic.h"
+#include "nmpsim/noc/flit_word.h"
+#include "nmpsim/noc/pin_checks.h"
+#include "nmpsim/noc/pin_mesh.h"
+#include "nmpsim/noc/sc_router.h"
+#include "nmpsim/noc/testbench.h"
+#include "nmpsim/noc/traffic.h"
 
 namespace nmpsim::noc {
 namespace {

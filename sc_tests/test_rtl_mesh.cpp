@@ -14,12 +14,12 @@
 #include <string>
 #include <vector>
 
-#include "noc/pin_mesh.h"
-#include "noc/sc_router.h"
-#include "noc/testbench.h"
-#include "noc/traffic.h"
-#include "rtl_checks/mesh_lockstep.h"
-#include "rtl_checks/rtl_router.h"
+#include "nmpsim/noc/pin_mesh.h"
+#include "nmpsim/noc/sc_router.h"
+#include "nmpsim/noc/testbench.h"
+#include "nmpsim/noc/traffic.h"
+#include "nmpsim/rtl_checks/mesh_lockstep.h"
+#include "nmpsim/rtl_checks/rtl_router.h"
 
 namespace nmpsim::noc {
 namespace {

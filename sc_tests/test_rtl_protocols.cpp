@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "noc/la_router.h"
-#include "noc/pin_mesh.h"
-#include "noc/router_pins.h"
-#include "noc/traffic.h"
-#include "noc/valid_stop_adapter.h"
-#include "rtl_checks/described_router.h"
+#include "nmpsim/noc/la_router.h"
+#include "nmpsim/noc/pin_mesh.h"
+#include "nmpsim/noc/router_pins.h"
+#include "nmpsim/noc/traffic.h"
+#include "nmpsim/noc/valid_stop_adapter.h"
+#include "nmpsim/rtl_checks/described_router.h"
 
 namespace nmpsim::noc {
 namespace {

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "base/rng.h"
-#include "rtl_checks/router_cosim.h"
+#include "nmpsim/base/rng.h"
+#include "nmpsim/rtl_checks/router_cosim.h"
 
 namespace nmpsim::rtl {
 namespace {

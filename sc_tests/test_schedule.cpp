@@ -5,10 +5,10 @@
 #include <cmath>
 #include <set>
 
-#include "flow/flow_executor.h"
-#include "mapping/layer_runner.h"
-#include "mapping/moe_layer.h"
 #include "mapping_test_util.h"
+#include "nmpsim/flow/flow_executor.h"
+#include "nmpsim/mapping/layer_runner.h"
+#include "nmpsim/mapping/moe_layer.h"
 
 namespace nmpsim::mapping {
 namespace {

@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "mapping/registry.h"
+#include "nmpsim/mapping/registry.h"
 
 namespace nmpsim::methods::extending_example {
 

@@ -1,7 +1,7 @@
 // The folder's entry point: methods::register_all() calls it once the folder sits under methods/.
 #pragma once
 
-#include "mapping/registry.h"
+#include "nmpsim/mapping/registry.h"
 
 namespace nmpsim::methods::extending_example {
 

@@ -1,7 +1,7 @@
 #include "telemetry_policy.h"
 
-#include "mapping/base_names.h"
-#include "mapping/moe_layer.h"
+#include "nmpsim/mapping/base_names.h"
+#include "nmpsim/mapping/moe_layer.h"
 
 namespace nmpsim::methods::extending_example {
 

@@ -4,7 +4,7 @@
 // cycle fidelity; they compete with the next layer's work but nothing waits for them.
 #pragma once
 
-#include "mapping/registry.h"
+#include "nmpsim/mapping/registry.h"
 
 namespace nmpsim::methods::extending_example {
 

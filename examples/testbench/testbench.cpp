@@ -8,7 +8,7 @@
 #include <systemc>
 #include <vector>
 
-#include "hw/system.h"
+#include "nmpsim/hw/system.h"
 
 namespace {
 

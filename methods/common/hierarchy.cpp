@@ -1,10 +1,10 @@
-#include "methods/common/hierarchy.h"
+#include "nmpsim/methods/common/hierarchy.h"
 
 #include <algorithm>
 #include <array>
 #include <numeric>
 
-#include "mapping/base_names.h"
+#include "nmpsim/mapping/base_names.h"
 
 namespace nmpsim::methods::common {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "mapping/placement.h"
-#include "mapping/topology.h"
+#include "nmpsim/mapping/placement.h"
+#include "nmpsim/mapping/topology.h"
 
 namespace nmpsim::methods::common {
 

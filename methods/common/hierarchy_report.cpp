@@ -4,10 +4,10 @@
 #include <cstdio>
 #include <string>
 
-#include "mapping/base_names.h"
-#include "mapping/registry.h"
-#include "methods/common/hierarchy.h"
-#include "methods/common/level_fit.h"
+#include "nmpsim/mapping/base_names.h"
+#include "nmpsim/mapping/registry.h"
+#include "nmpsim/methods/common/hierarchy.h"
+#include "nmpsim/methods/common/level_fit.h"
 
 namespace nmpsim::methods::common {
 

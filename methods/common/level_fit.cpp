@@ -1,11 +1,11 @@
-#include "methods/common/level_fit.h"
+#include "nmpsim/methods/common/level_fit.h"
 
 #include <algorithm>
 #include <map>
 #include <memory>
 #include <mutex>
 
-#include "flow/flow_executor.h"
+#include "nmpsim/flow/flow_executor.h"
 
 namespace nmpsim::methods::common {
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "flow/flow_model.h"
-#include "methods/common/hierarchy.h"
+#include "nmpsim/flow/flow_model.h"
+#include "nmpsim/methods/common/hierarchy.h"
 
 namespace nmpsim::methods::common {
 

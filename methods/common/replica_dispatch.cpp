@@ -1,4 +1,4 @@
-#include "methods/common/replica_dispatch.h"
+#include "nmpsim/methods/common/replica_dispatch.h"
 
 #include <algorithm>
 

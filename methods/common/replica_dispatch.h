@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "mapping/dispatch_planner.h"
-#include "mapping/runtime_policy.h"
+#include "nmpsim/mapping/dispatch_planner.h"
+#include "nmpsim/mapping/runtime_policy.h"
 
 namespace nmpsim::methods::common {
 

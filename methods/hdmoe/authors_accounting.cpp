@@ -1,4 +1,4 @@
-#include "methods/hdmoe/authors_accounting.h"
+#include "nmpsim/methods/hdmoe/authors_accounting.h"
 
 #include <algorithm>
 #include <cmath>

@@ -12,12 +12,12 @@
 
 #include <vector>
 
-#include "base/rng.h"
-#include "flow/flow_model.h"
-#include "mapping/moe_model.h"
-#include "mapping/placement.h"
-#include "mapping/registry.h"
-#include "mapping/trace.h"
+#include "nmpsim/base/rng.h"
+#include "nmpsim/flow/flow_model.h"
+#include "nmpsim/mapping/moe_model.h"
+#include "nmpsim/mapping/placement.h"
+#include "nmpsim/mapping/registry.h"
+#include "nmpsim/mapping/trace.h"
 
 namespace nmpsim::methods::hdmoe {
 

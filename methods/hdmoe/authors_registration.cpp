@@ -1,7 +1,7 @@
 // The authors' accounting as a registry entry: `nmpsim run --accounting hdmoe-authors`.
-#include "mapping/base_names.h"
-#include "mapping/registry.h"
-#include "methods/hdmoe/authors_accounting.h"
+#include "nmpsim/mapping/base_names.h"
+#include "nmpsim/mapping/registry.h"
+#include "nmpsim/methods/hdmoe/authors_accounting.h"
 
 namespace nmpsim::methods::hdmoe {
 

@@ -1,9 +1,9 @@
-#include "methods/hdmoe/candidate_selection.h"
+#include "nmpsim/methods/hdmoe/candidate_selection.h"
 
 #include <algorithm>
 
-#include "flow/flow_executor.h"
-#include "mapping/layer_runner.h"
+#include "nmpsim/flow/flow_executor.h"
+#include "nmpsim/mapping/layer_runner.h"
 
 namespace nmpsim::methods::hdmoe {
 

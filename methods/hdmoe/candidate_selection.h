@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "flow/flow_model.h"
-#include "mapping/placement.h"
-#include "mapping/trace.h"
+#include "nmpsim/flow/flow_model.h"
+#include "nmpsim/mapping/placement.h"
+#include "nmpsim/mapping/trace.h"
 
 namespace nmpsim::methods::hdmoe {
 

@@ -1,11 +1,11 @@
-#include "methods/hdmoe/gamma_fit.h"
+#include "nmpsim/methods/hdmoe/gamma_fit.h"
 
 #include <memory>
 #include <sstream>
 
-#include "base/rng.h"
-#include "flow/flow_model.h"
-#include "mapping/layer_runner.h"
+#include "nmpsim/base/rng.h"
+#include "nmpsim/flow/flow_model.h"
+#include "nmpsim/mapping/layer_runner.h"
 
 namespace nmpsim::methods::hdmoe {
 

@@ -3,9 +3,9 @@
 // (the link-load bound) or cycle fidelity (one layer through the SystemC model per sample).
 #pragma once
 
-#include "mapping/executor.h"
-#include "mapping/modes.h"
-#include "methods/hdmoe/hdmoe_strategy.h"
+#include "nmpsim/mapping/executor.h"
+#include "nmpsim/mapping/modes.h"
+#include "nmpsim/methods/hdmoe/hdmoe_strategy.h"
 
 namespace nmpsim::methods::hdmoe {
 

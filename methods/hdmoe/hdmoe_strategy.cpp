@@ -1,9 +1,9 @@
-#include "methods/hdmoe/hdmoe_strategy.h"
+#include "nmpsim/methods/hdmoe/hdmoe_strategy.h"
 
 #include <algorithm>
 #include <numeric>
 
-#include "mapping/base_names.h"
+#include "nmpsim/mapping/base_names.h"
 
 namespace nmpsim::methods::hdmoe {
 

@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "mapping/placement.h"
-#include "methods/hdmoe/candidate_selection.h"
-#include "methods/hdmoe/link_balance.h"
-#include "methods/hdmoe/node_balance.h"
+#include "nmpsim/mapping/placement.h"
+#include "nmpsim/methods/hdmoe/candidate_selection.h"
+#include "nmpsim/methods/hdmoe/link_balance.h"
+#include "nmpsim/methods/hdmoe/node_balance.h"
 
 namespace nmpsim::methods::hdmoe {
 

@@ -1,4 +1,4 @@
-#include "methods/hdmoe/link_balance.h"
+#include "nmpsim/methods/hdmoe/link_balance.h"
 
 #include <Eigen/Dense>
 #include <algorithm>
@@ -7,7 +7,7 @@
 #include <limits>
 #include <numeric>
 
-#include "base/rng.h"
+#include "nmpsim/base/rng.h"
 
 namespace nmpsim::methods::hdmoe {
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "flow/flow_model.h"
-#include "mapping/layer_plan.h"
+#include "nmpsim/flow/flow_model.h"
+#include "nmpsim/mapping/layer_plan.h"
 
 namespace nmpsim::methods::hdmoe {
 

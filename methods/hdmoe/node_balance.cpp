@@ -1,4 +1,4 @@
-#include "methods/hdmoe/node_balance.h"
+#include "nmpsim/methods/hdmoe/node_balance.h"
 
 #include <CbcHeuristic.hpp>
 #include <CbcHeuristicLocal.hpp>
@@ -14,9 +14,9 @@
 #include <cmath>
 #include <map>
 
-#include "base/cleanup.h"
-#include "mapping/base_names.h"
-#include "methods/hdmoe/node_balance_milp.h"
+#include "nmpsim/base/cleanup.h"
+#include "nmpsim/mapping/base_names.h"
+#include "nmpsim/methods/hdmoe/node_balance_milp.h"
 
 namespace nmpsim::methods::hdmoe {
 

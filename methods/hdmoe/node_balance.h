@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "mapping/moe_model.h"
-#include "mapping/trace.h"
+#include "nmpsim/mapping/moe_model.h"
+#include "nmpsim/mapping/trace.h"
 
 namespace nmpsim::methods::hdmoe {
 

@@ -1,4 +1,4 @@
-#include "methods/hdmoe/node_balance_milp.h"
+#include "nmpsim/methods/hdmoe/node_balance_milp.h"
 
 #include <CoinPackedMatrix.hpp>
 #include <algorithm>

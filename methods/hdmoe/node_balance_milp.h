@@ -7,7 +7,7 @@
 #include <OsiClpSolverInterface.hpp>
 #include <vector>
 
-#include "methods/hdmoe/node_balance.h"
+#include "nmpsim/methods/hdmoe/node_balance.h"
 
 namespace nmpsim::methods::hdmoe::milp {
 

@@ -1,10 +1,10 @@
-#include "methods/hdmoe/prebroadcast_admission.h"
+#include "nmpsim/methods/hdmoe/prebroadcast_admission.h"
 
 #include <algorithm>
 #include <memory>
 
-#include "flow/flow_executor.h"
-#include "mapping/moe_layer.h"
+#include "nmpsim/flow/flow_executor.h"
+#include "nmpsim/mapping/moe_layer.h"
 
 namespace nmpsim::methods::hdmoe {
 

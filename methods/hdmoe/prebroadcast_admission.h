@@ -7,8 +7,8 @@
 
 #include <vector>
 
-#include "flow/flow_model.h"
-#include "mapping/schedule.h"
+#include "nmpsim/flow/flow_model.h"
+#include "nmpsim/mapping/schedule.h"
 
 namespace nmpsim::methods::hdmoe {
 

@@ -1,12 +1,12 @@
-#include "methods/hdmoe/prebroadcast_policy.h"
+#include "nmpsim/methods/hdmoe/prebroadcast_policy.h"
 
 #include <algorithm>
 #include <numeric>
 
-#include "mapping/base_names.h"
-#include "mapping/moe_layer.h"
-#include "methods/hdmoe/node_balance.h"
-#include "methods/hdmoe/prebroadcast_admission.h"
+#include "nmpsim/mapping/base_names.h"
+#include "nmpsim/mapping/moe_layer.h"
+#include "nmpsim/methods/hdmoe/node_balance.h"
+#include "nmpsim/methods/hdmoe/prebroadcast_admission.h"
 
 namespace nmpsim::methods::hdmoe {
 

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "mapping/registry.h"
-#include "mapping/runtime_policy.h"
-#include "methods/common/replica_dispatch.h"
-#include "methods/hdmoe/prebroadcast_admission.h"
+#include "nmpsim/mapping/registry.h"
+#include "nmpsim/mapping/runtime_policy.h"
+#include "nmpsim/methods/common/replica_dispatch.h"
+#include "nmpsim/methods/hdmoe/prebroadcast_admission.h"
 
 namespace nmpsim::methods::hdmoe {
 

@@ -1,7 +1,7 @@
 // HD-MoE's entry in the registry (called by the generated methods::register_all).
-#include "methods/hdmoe/authors_accounting.h"
-#include "methods/hdmoe/prebroadcast_policy.h"
-#include "methods/hdmoe/strategies.h"
+#include "nmpsim/methods/hdmoe/authors_accounting.h"
+#include "nmpsim/methods/hdmoe/prebroadcast_policy.h"
+#include "nmpsim/methods/hdmoe/strategies.h"
 
 namespace nmpsim::methods::hdmoe {
 

@@ -1,12 +1,12 @@
 // The HD-MoE placement strategies as registered: "hdmoe-node" (node balance) and "hdmoe" (node +
 // link balance), with their options and the cache of solved placements.
-#include "methods/hdmoe/strategies.h"
+#include "nmpsim/methods/hdmoe/strategies.h"
 
 #include <cstdio>
 
-#include "mapping/base_names.h"
-#include "methods/hdmoe/gamma_fit.h"
-#include "methods/hdmoe/hdmoe_strategy.h"
+#include "nmpsim/mapping/base_names.h"
+#include "nmpsim/methods/hdmoe/gamma_fit.h"
+#include "nmpsim/methods/hdmoe/hdmoe_strategy.h"
 
 namespace nmpsim::methods::hdmoe {
 

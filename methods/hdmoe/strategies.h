@@ -1,7 +1,7 @@
 // Registration of HD-MoE's placement strategies ("hdmoe-node", "hdmoe").
 #pragma once
 
-#include "mapping/registry.h"
+#include "nmpsim/mapping/registry.h"
 
 namespace nmpsim::methods::hdmoe {
 

@@ -1,13 +1,13 @@
-#include "methods/hiermoe/alltoall_policy.h"
+#include "nmpsim/methods/hiermoe/alltoall_policy.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <memory>
 
-#include "flow/flow_executor.h"
-#include "mapping/base_names.h"
-#include "mapping/moe_layer.h"
-#include "methods/common/level_fit.h"
+#include "nmpsim/flow/flow_executor.h"
+#include "nmpsim/mapping/base_names.h"
+#include "nmpsim/mapping/moe_layer.h"
+#include "nmpsim/methods/common/level_fit.h"
 
 namespace nmpsim::methods::hiermoe {
 

@@ -13,12 +13,12 @@
 #include <string>
 #include <vector>
 
-#include "mapping/registry.h"
-#include "mapping/runtime_policy.h"
-#include "methods/common/hierarchy.h"
-#include "methods/hiermoe/dedup.h"
-#include "methods/hiermoe/hier_alltoall.h"
-#include "methods/hiermoe/online_swap.h"
+#include "nmpsim/mapping/registry.h"
+#include "nmpsim/mapping/runtime_policy.h"
+#include "nmpsim/methods/common/hierarchy.h"
+#include "nmpsim/methods/hiermoe/dedup.h"
+#include "nmpsim/methods/hiermoe/hier_alltoall.h"
+#include "nmpsim/methods/hiermoe/online_swap.h"
 
 namespace nmpsim::methods::hiermoe {
 

@@ -1,9 +1,9 @@
-#include "methods/hiermoe/dedup.h"
+#include "nmpsim/methods/hiermoe/dedup.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "mapping/base_names.h"
+#include "nmpsim/mapping/base_names.h"
 
 namespace nmpsim::methods::hiermoe {
 

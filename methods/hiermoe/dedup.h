@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "methods/common/level_fit.h"
+#include "nmpsim/methods/common/level_fit.h"
 
 namespace nmpsim::methods::hiermoe {
 

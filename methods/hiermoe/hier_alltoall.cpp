@@ -1,9 +1,9 @@
-#include "methods/hiermoe/hier_alltoall.h"
+#include "nmpsim/methods/hiermoe/hier_alltoall.h"
 
 #include <algorithm>
 #include <map>
 
-#include "mapping/base_names.h"
+#include "nmpsim/mapping/base_names.h"
 
 namespace nmpsim::methods::hiermoe {
 

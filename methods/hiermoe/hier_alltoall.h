@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "mapping/dispatch_planner.h"
-#include "methods/common/hierarchy.h"
+#include "nmpsim/mapping/dispatch_planner.h"
+#include "nmpsim/methods/common/hierarchy.h"
 
 namespace nmpsim::methods::hiermoe {
 

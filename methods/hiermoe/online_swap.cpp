@@ -1,9 +1,9 @@
-#include "methods/hiermoe/online_swap.h"
+#include "nmpsim/methods/hiermoe/online_swap.h"
 
 #include <algorithm>
 #include <utility>
 
-#include "mapping/base_names.h"
+#include "nmpsim/mapping/base_names.h"
 
 namespace nmpsim::methods::hiermoe {
 

@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "flow/flow_model.h"
-#include "methods/common/hierarchy.h"
-#include "methods/hiermoe/dedup.h"
-#include "methods/hiermoe/swap.h"
+#include "nmpsim/flow/flow_model.h"
+#include "nmpsim/methods/common/hierarchy.h"
+#include "nmpsim/methods/hiermoe/dedup.h"
+#include "nmpsim/methods/hiermoe/swap.h"
 
 namespace nmpsim::methods::hiermoe {
 

@@ -5,11 +5,11 @@
 #include <cstdio>
 #include <memory>
 
-#include "mapping/base_names.h"
-#include "mapping/strategy.h"
-#include "methods/common/level_fit.h"
-#include "methods/hiermoe/alltoall_policy.h"
-#include "methods/hiermoe/swap.h"
+#include "nmpsim/mapping/base_names.h"
+#include "nmpsim/mapping/strategy.h"
+#include "nmpsim/methods/common/level_fit.h"
+#include "nmpsim/methods/hiermoe/alltoall_policy.h"
+#include "nmpsim/methods/hiermoe/swap.h"
 
 namespace nmpsim::methods::hiermoe {
 

@@ -1,10 +1,10 @@
-#include "methods/hiermoe/swap.h"
+#include "nmpsim/methods/hiermoe/swap.h"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 
-#include "mapping/base_names.h"
+#include "nmpsim/mapping/base_names.h"
 
 namespace nmpsim::methods::hiermoe {
 

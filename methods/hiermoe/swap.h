@@ -9,8 +9,8 @@
 #include <functional>
 #include <vector>
 
-#include "methods/common/hierarchy.h"
-#include "methods/hiermoe/dedup.h"
+#include "nmpsim/methods/common/hierarchy.h"
+#include "nmpsim/methods/hiermoe/dedup.h"
 
 namespace nmpsim::methods::hiermoe {
 

@@ -1,8 +1,8 @@
-#include "methods/hybridep/domains.h"
+#include "nmpsim/methods/hybridep/domains.h"
 
 #include <algorithm>
 
-#include "mapping/base_names.h"
+#include "nmpsim/mapping/base_names.h"
 
 namespace nmpsim::methods::hybridep {
 

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "mapping/dispatch_planner.h"
-#include "mapping/layer_plan.h"
-#include "methods/common/hierarchy.h"
-#include "methods/hybridep/partition.h"
+#include "nmpsim/mapping/dispatch_planner.h"
+#include "nmpsim/mapping/layer_plan.h"
+#include "nmpsim/methods/common/hierarchy.h"
+#include "nmpsim/methods/hybridep/partition.h"
 
 namespace nmpsim::methods::hybridep {
 

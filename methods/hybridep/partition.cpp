@@ -1,6 +1,6 @@
-#include "methods/hybridep/partition.h"
+#include "nmpsim/methods/hybridep/partition.h"
 
-#include "mapping/base_names.h"
+#include "nmpsim/mapping/base_names.h"
 
 namespace nmpsim::methods::hybridep {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "methods/common/hierarchy.h"
+#include "nmpsim/methods/common/hierarchy.h"
 
 namespace nmpsim::methods::hybridep {
 

@@ -1,12 +1,12 @@
-#include "methods/hybridep/policy.h"
+#include "nmpsim/methods/hybridep/policy.h"
 
 #include <algorithm>
 #include <memory>
 
-#include "mapping/base_names.h"
-#include "mapping/moe_layer.h"
-#include "methods/common/level_fit.h"
-#include "methods/hybridep/stream_model.h"
+#include "nmpsim/mapping/base_names.h"
+#include "nmpsim/mapping/moe_layer.h"
+#include "nmpsim/methods/common/level_fit.h"
+#include "nmpsim/methods/hybridep/stream_model.h"
 
 namespace nmpsim::methods::hybridep {
 

@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "mapping/registry.h"
-#include "mapping/runtime_policy.h"
-#include "methods/common/hierarchy.h"
-#include "methods/hybridep/domains.h"
+#include "nmpsim/mapping/registry.h"
+#include "nmpsim/mapping/runtime_policy.h"
+#include "nmpsim/methods/common/hierarchy.h"
+#include "nmpsim/methods/hybridep/domains.h"
 
 namespace nmpsim::methods::hybridep {
 

@@ -7,11 +7,11 @@
 #include <cstdio>
 #include <memory>
 
-#include "mapping/base_names.h"
-#include "mapping/strategy.h"
-#include "methods/common/level_fit.h"
-#include "methods/hybridep/policy.h"
-#include "methods/hybridep/stream_model.h"
+#include "nmpsim/mapping/base_names.h"
+#include "nmpsim/mapping/strategy.h"
+#include "nmpsim/methods/common/level_fit.h"
+#include "nmpsim/methods/hybridep/policy.h"
+#include "nmpsim/methods/hybridep/stream_model.h"
 
 namespace nmpsim::methods::hybridep {
 

@@ -1,8 +1,8 @@
-#include "methods/hybridep/stream_model.h"
+#include "nmpsim/methods/hybridep/stream_model.h"
 
 #include <algorithm>
 
-#include "methods/hybridep/partition.h"
+#include "nmpsim/methods/hybridep/partition.h"
 
 namespace nmpsim::methods::hybridep {
 

@@ -1,10 +1,10 @@
-#include "methods/moentwine/balancer.h"
+#include "nmpsim/methods/moentwine/balancer.h"
 
 #include <algorithm>
 #include <numeric>
 #include <stdexcept>
 
-#include "mapping/base_names.h"
+#include "nmpsim/mapping/base_names.h"
 
 namespace nmpsim::methods::moentwine {
 

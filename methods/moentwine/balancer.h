@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "mapping/topology.h"
+#include "nmpsim/mapping/topology.h"
 
 namespace nmpsim::methods::moentwine {
 

@@ -1,11 +1,11 @@
-#include "methods/moentwine/ftd_layout.h"
+#include "nmpsim/methods/moentwine/ftd_layout.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <tuple>
 
-#include "mapping/base_names.h"
-#include "methods/moentwine/token_domain_dispatch.h"
+#include "nmpsim/mapping/base_names.h"
+#include "nmpsim/methods/moentwine/token_domain_dispatch.h"
 
 namespace nmpsim::methods::moentwine {
 

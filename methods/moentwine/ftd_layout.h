@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "mapping/layer_plan.h"
-#include "mapping/topology.h"
+#include "nmpsim/mapping/layer_plan.h"
+#include "nmpsim/mapping/topology.h"
 
 namespace nmpsim::methods::moentwine {
 

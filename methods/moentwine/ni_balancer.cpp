@@ -1,11 +1,11 @@
-#include "methods/moentwine/ni_balancer.h"
+#include "nmpsim/methods/moentwine/ni_balancer.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "mapping/base_names.h"
-#include "mapping/moe_layer.h"
-#include "methods/moentwine/token_domain_dispatch.h"
+#include "nmpsim/mapping/base_names.h"
+#include "nmpsim/mapping/moe_layer.h"
+#include "nmpsim/methods/moentwine/token_domain_dispatch.h"
 
 namespace nmpsim::methods::moentwine {
 

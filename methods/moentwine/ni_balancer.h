@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "mapping/registry.h"
-#include "mapping/runtime_policy.h"
-#include "methods/common/replica_dispatch.h"
-#include "methods/moentwine/balancer.h"
+#include "nmpsim/mapping/registry.h"
+#include "nmpsim/mapping/runtime_policy.h"
+#include "nmpsim/methods/common/replica_dispatch.h"
+#include "nmpsim/methods/moentwine/balancer.h"
 
 namespace nmpsim::methods::moentwine {
 

@@ -5,10 +5,10 @@
 #include <cstdio>
 #include <memory>
 
-#include "mapping/registry.h"
-#include "methods/moentwine/ftd_layout.h"
-#include "methods/moentwine/ni_balancer.h"
-#include "methods/moentwine/token_domain_dispatch.h"
+#include "nmpsim/mapping/registry.h"
+#include "nmpsim/methods/moentwine/ftd_layout.h"
+#include "nmpsim/methods/moentwine/ni_balancer.h"
+#include "nmpsim/methods/moentwine/token_domain_dispatch.h"
 
 namespace nmpsim::methods::moentwine {
 

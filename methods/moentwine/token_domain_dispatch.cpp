@@ -1,6 +1,6 @@
-#include "methods/moentwine/token_domain_dispatch.h"
+#include "nmpsim/methods/moentwine/token_domain_dispatch.h"
 
-#include "mapping/base_names.h"
+#include "nmpsim/mapping/base_names.h"
 
 namespace nmpsim::methods::moentwine {
 

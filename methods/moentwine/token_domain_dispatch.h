@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "mapping/dispatch_planner.h"
-#include "mapping/registry.h"
+#include "nmpsim/mapping/dispatch_planner.h"
+#include "nmpsim/mapping/registry.h"
 
 namespace nmpsim::methods::moentwine {
 

@@ -2,7 +2,7 @@
 
 #include <cstdlib>
 
-#include "base/json_fields.h"
+#include "nmpsim/base/json_fields.h"
 
 namespace nmpsim::methods::nearest_member {
 

@@ -8,8 +8,8 @@
 
 #include <vector>
 
-#include "mapping/dispatch_planner.h"
-#include "mapping/registry.h"
+#include "nmpsim/mapping/dispatch_planner.h"
+#include "nmpsim/mapping/registry.h"
 
 namespace nmpsim::methods::nearest_member {
 

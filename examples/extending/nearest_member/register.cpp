@@ -1,6 +1,6 @@
 // The folder's registration: what methods::register_all() calls once the folder sits under methods/.
-#include "mapping/registry.h"
 #include "nearest_member.h"
+#include "nmpsim/mapping/registry.h"
 
 namespace nmpsim::methods::nearest_member {
 

@@ -4,7 +4,7 @@
 # and HierMoE's deduplicated all-to-all with d* per layer (hiermoe: d* by the paper's Eq. 6 on the
 # fitted costs; hiermoe/flow: d* by replaying the layer at every d on the flow model), flow fidelity, one decode step,
 # weights at INT8. Systems: four 8x8 wafers (a real wafer level plus one virtual quadrant level), one
-# 8x8 wafer and the hdmoe-8x8 NMP chip (two virtual quadrant levels each). Prints a markdown table
+# 8x8 wafer and the nmp-8x8 NMP chip (two virtual quadrant levels each). Prints a markdown table
 # with HierMoE's d* and the duplication rate at every level. Not a test. About 5 minutes.
 # Usage: bench/hiermoe_eval.sh [path/to/nmpsim]
 set -euo pipefail

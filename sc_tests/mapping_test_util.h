@@ -59,4 +59,13 @@ inline double total(const std::vector<double>& v) {
   return s;
 }
 
+/// A w x h mesh of single-node dies on wafers of ww x wh nodes.
+inline Topology wafers(int w, int h, int ww, int wh) {
+  Topology t = mesh(w, h);
+  t.die_width = t.die_height = 1;
+  t.wafer_width = ww;
+  t.wafer_height = wh;
+  return t;
+}
+
 }  // namespace nmpsim::mapping::testing

@@ -40,7 +40,7 @@ class HierStrategy : public PlacementStrategy {
   std::vector<OptionDoc> options() const override {
     std::vector<OptionDoc> o = {
         {"virtual_levels", "auto",
-         "recursive 2x2 quadrant levels inside the finest real group (nmpsim hw --describe); auto: 1 when the "
+         "recursive 2x2 quadrant levels inside the finest real group (nmpsim hw --report hierarchy); auto: 1 when the "
          "hardware has no real level (one wafer or one NMP chip), else 0"},
         {"select", "model",
          "d* by 'model' (Eq. 6 on the fitted costs) or 'flow' (the fastest d replayed on the flow model)"}};

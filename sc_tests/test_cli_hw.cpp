@@ -1,0 +1,151 @@
+// `nmpsim noc --router` and `nmpsim hw`: router implementations, presets, descriptions, method
+// reports, the exercise and its outputs.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <iterator>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli_test_util.h"
+
+namespace {
+
+using nmpsim::testing::CliRun;
+using nmpsim::testing::lines;
+using nmpsim::testing::nmpsim;
+
+TEST(CliNocRouter, EveryRouterImplementationGivesTheEngineResults) {
+  const std::string base = "noc --mesh 4x4 --warmup-cycles 500 --cycles 3000 --injection-rate 0.25 --quiet --json ";
+  auto run = [&](const std::string& router, const std::string& extra = "") {
+    const std::string path = ::testing::TempDir() + "nmpsim_noc_" + router + ".json";
+    const CliRun r = nmpsim(base + path + " --router " + router + " " + extra);
+    EXPECT_EQ(r.code, 0) << router << ": " << r.out;
+    std::ifstream in(path);
+    return nlohmann::json::parse(in);
+  };
+  const nlohmann::json engine = run("engine");
+  ASSERT_GT(engine["measured_packets"].get<int>(), 500);
+  for (const std::string router : {"sc", "rtl", "mixed"}) {
+    const nlohmann::json j = run(router, router == "mixed" ? "--rtl-nodes 0,5,6,15" : "");
+    EXPECT_EQ(j["config"]["router"], router);
+    for (const char* key : {"avg_packet_latency_cycles", "p99_packet_latency_cycles", "max_packet_latency_cycles",
+                            "measured_packets", "accepted_flits_per_node_cycle", "ejected_flits", "link_utilisation"})
+      EXPECT_EQ(j[key], engine[key]) << router << " " << key;
+    EXPECT_TRUE(j["conservation_ok"].get<bool>());
+  }
+  EXPECT_EQ(run("mixed", "--rtl-nodes 0,5,6,15")["config"]["rtl_nodes"], nlohmann::json::parse("[0,5,6,15]"));
+  // A clock whose period is an odd number of picoseconds (3 GHz: 333 ps) runs the same cycles.
+  EXPECT_EQ(run("rtl", "--clock-ghz 3")["avg_packet_latency_cycles"], engine["avg_packet_latency_cycles"]);
+  EXPECT_EQ(run("rtl")["config"]["rtl_nodes"].size(), 16u);
+}
+
+TEST(CliNocRouter, VcdOfAnRtlRouter) {
+  const std::string path = ::testing::TempDir() + "nmpsim_cli_router.vcd";
+  std::remove(path.c_str());
+  const CliRun r = nmpsim("noc --mesh 3x3 --warmup-cycles 0 --cycles 500 --router mixed --rtl-nodes 4 --vcd " + path);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("RTL router 4 signals written to"), std::string::npos) << r.out;
+  std::ifstream in(path);
+  ASSERT_TRUE(in.good());
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("$enddefinitions"), std::string::npos);
+  EXPECT_NE(text.find("out_flit_w"), std::string::npos);
+  std::ifstream partial(path + ".partial");
+  EXPECT_FALSE(partial.good()) << "temporary VCD left behind";
+}
+
+TEST(CliNocRouter, BadRouterOptionsAreOneLineExitTwo) {
+  for (const char* args :
+       {"noc --router verilog", "noc --router rtl --vcs 8", "noc --router rtl --buffer-flits 1000",
+        "noc --router sc --rtl-nodes 1", "noc --router mixed --rtl-nodes 1,,2", "noc --router mixed --rtl-nodes 64",
+        "noc --router sc --vcd x.vcd", "noc --router mixed --rtl-nodes 0 --vcd x.vcd --vcd-node 1",
+        "noc --router rtl --vcd /no/such/dir/x.vcd", "noc --vcd-node 2"}) {
+    const CliRun r = nmpsim(args);
+    EXPECT_EQ(r.code, 2) << args << ": " << r.out;
+    EXPECT_EQ(lines(r.out), 1) << args << ": " << r.out;
+    EXPECT_NE(r.out.find("error"), std::string::npos) << args;
+  }
+}
+
+TEST(CliHw, ListsPresetsOnePerLineNameFirst) {
+  const CliRun r = nmpsim("hw --list-presets");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(lines(r.out), 14);
+  EXPECT_EQ(r.out.rfind("nmp-4x4-10t25g ", 0), 0u);
+  EXPECT_NE(r.out.find("\nwsc-4wafer-8x8 "), std::string::npos);
+}
+
+TEST(CliHw, DescribesAPreset) {
+  const CliRun r = nmpsim("hw --preset nmp-4x8-5t50g --describe");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("32 x nmp-pe on a 4x8 mesh"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("100 FLOP per byte of one link"), std::string::npos) << r.out;  // 5e12 / 50e9
+  const CliRun h = nmpsim("hw --preset nmp-4x8-5t50g --report hierarchy");             // a method's report
+  EXPECT_EQ(h.code, 0) << h.out;
+  EXPECT_NE(h.out.find("hierarchy: D = 1 (no level"), std::string::npos) << h.out;
+  EXPECT_EQ(h.out.find("100 FLOP per byte"), std::string::npos) << h.out;  // --report alone: no description
+  const CliRun list = nmpsim("hw --list-reports");
+  EXPECT_EQ(list.code, 0) << list.out;
+  EXPECT_NE(list.out.find("  hierarchy: "), std::string::npos) << list.out;
+}
+
+TEST(CliHw, ShowsTheHierarchyAndFitsItsAllToAllCosts) {
+  const CliRun r =
+      nmpsim("hw --preset wsc-4wafer-8x8 --report hierarchy --report-opt virtual_levels=1 --report-opt fit=true");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("hierarchy: D = 3; wafer: 4 groups of 64 nodes; quadrant-1: 16 groups of 16 nodes"),
+            std::string::npos)
+      << r.out;
+  for (const char* kind : {"flat ", "inter-wafer ", "intra-wafer ", "inter-quadrant-1 ", "intra-quadrant-1 "})
+    EXPECT_NE(r.out.find(kind), std::string::npos) << kind << r.out;
+  const CliRun bad = nmpsim("hw --preset wsc-4x4 --report hierarchy --report-opt virtual_levels=3");
+  EXPECT_EQ(bad.code, 2) << bad.out;
+  EXPECT_EQ(lines(bad.out), 1) << bad.out;
+  EXPECT_NE(bad.out.find("--report hierarchy: virtual_levels: 3 virtual levels do not split a 4x4 wafer"),
+            std::string::npos)
+      << bad.out;
+}
+
+TEST(CliHw, BadInputIsOneLineExitTwo) {
+  const std::string bad = ::testing::TempDir() + "/cli_bad_hw.json";
+  { std::ofstream(bad) << "{\"mesh\": {\"width\": 4, \"height\": 4}}"; }
+  for (const std::string& args :
+       {std::string("hw --preset nope"), "hw --hw " + bad, std::string("hw"),
+        std::string("hw --preset wsc-4x4 --hw x.json"), std::string("hw --hw /no/such/file.json")}) {
+    const CliRun r = nmpsim(args);
+    EXPECT_EQ(r.code, 2) << args << ": " << r.out;
+    EXPECT_EQ(lines(r.out), 1) << args << ": " << r.out;
+  }
+  EXPECT_NE(nmpsim("hw --hw " + bad).out.find("compute: missing"), std::string::npos);
+}
+
+TEST(CliHw, ExerciseWritesVcdAndEnergyJson) {
+  const std::string vcd = ::testing::TempDir() + "/cli_hw.vcd", json = ::testing::TempDir() + "/cli_hw.json";
+  const CliRun r =
+      nmpsim("hw --preset nmp-4x4-5t50g --exercise --exercise-weight-mib 1 --vcd " + vcd + " --json " + json);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.find("Warning"), std::string::npos) << r.out.substr(0, 500);
+  std::ifstream in(vcd);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("pe0_busy"), std::string::npos);
+  EXPECT_NE(text.find("link_0_to_1_flits"), std::string::npos);
+  const nlohmann::json j = nlohmann::json::parse(std::ifstream(json));
+  EXPECT_GT(j["energy_pj"]["dram"].get<double>(), 0);
+  EXPECT_GT(j["energy_pj"]["noc"].get<double>(), 0);
+  EXPECT_NEAR(j["energy_pj"]["total"].get<double>(),
+              j["energy_pj"]["dram"].get<double>() + j["energy_pj"]["noc"].get<double>() +
+                  j["energy_pj"]["compute"].get<double>(),
+              1e-6 * j["energy_pj"]["total"].get<double>());
+  EXPECT_EQ(j["dram_bytes"].get<uint64_t>(), 16u << 20);  // 16 nodes x 1 MiB read
+}
+
+}  // namespace
+
+namespace {}  // namespace

@@ -137,6 +137,16 @@ void describe_options(std::ostringstream& os, const std::vector<OptionDoc>& opti
   for (const OptionDoc& o : options)
     os << "      " << o.name << " (default " << o.default_value << "): " << o.meaning << "\n";
 }
+/// Help text of registered entries with a name, a one-line description and documented options.
+template <class Entry>
+std::string describe_entries(const std::vector<Entry>& entries) {
+  std::ostringstream os;
+  for (const Entry& e : entries) {
+    os << "  " << e.name << ": " << e.description << "\n";
+    describe_options(os, e.options);
+  }
+  return os.str();
+}
 }  // namespace
 
 std::string Registry::describe_strategies() const {
@@ -148,32 +158,11 @@ std::string Registry::describe_strategies() const {
   return os.str();
 }
 
-std::string Registry::describe_accountings() const {
-  std::ostringstream os;
-  for (const auto& a : accountings_) {
-    os << "  " << a.name << ": " << a.description << "\n";
-    describe_options(os, a.options);
-  }
-  return os.str();
-}
+std::string Registry::describe_accountings() const { return describe_entries(accountings_); }
 
-std::string Registry::describe_planners() const {
-  std::ostringstream os;
-  for (const auto& p : planners_) {
-    os << "  " << p.name << ": " << p.description << "\n";
-    describe_options(os, p.options);
-  }
-  return os.str();
-}
+std::string Registry::describe_planners() const { return describe_entries(planners_); }
 
-std::string Registry::describe_hardware_reports() const {
-  std::ostringstream os;
-  for (const auto& r : hardware_reports_) {
-    os << "  " << r.name << ": " << r.description << "\n";
-    describe_options(os, r.options);
-  }
-  return os.str();
-}
+std::string Registry::describe_hardware_reports() const { return describe_entries(hardware_reports_); }
 
 std::string Registry::describe_policies() const {
   std::ostringstream os;

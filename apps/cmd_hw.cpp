@@ -9,6 +9,7 @@
 #include "nmpsim/apps/spec_options.h"
 #include "nmpsim/base/output_files.h"
 #include "nmpsim/hw/analytical.h"
+#include "nmpsim/hw/hardware_fields.h"
 #include "nmpsim/hw/system.h"
 #include "nmpsim/methods/register_all.h"
 
@@ -132,14 +133,20 @@ const mapping::HardwareReport* chosen_report(const mapping::Registry& registry, 
   return r;
 }
 
-/// --list-reports and --list-presets: prints what was asked; false if neither was.
+/// --list-reports, --list-presets and --fields without a hardware: prints what was asked; false if none
+/// was.
 bool print_lists(const po::variables_map& vm, const mapping::Registry& registry) {
+  const bool fields = vm.count("fields") && !vm.count("hw") && !vm.count("preset");
+  if (fields)
+    for (const char* k : {"set", "describe", "print-json", "report", "exercise"})
+      if (vm.count(k)) throw UsageError(std::string("--fields with --") + k + " needs --hw");
+  if (fields) std::cout << hw::hardware_fields_markdown();
   if (vm.count("list-reports"))
     std::cout << "hardware reports (--report NAME, --report-opt KEY=VALUE):\n" << registry.describe_hardware_reports();
   if (vm.count("list-presets"))
     for (const auto& name : hw::preset_names())
       std::printf("%-26s %s\n", name.c_str(), hw::preset_summary(name).c_str());
-  return vm.count("list-reports") || vm.count("list-presets");
+  return fields || vm.count("list-reports") || vm.count("list-presets");
 }
 
 }  // namespace
@@ -154,7 +161,8 @@ int cmd_hw(const std::vector<std::string>& args) {
       "nmpsim hw: hardware presets and descriptions\n\n"
       "Usage: nmpsim hw --list-presets\n"
       "       nmpsim hw --list-reports\n"
-      "       nmpsim hw --hw PRESET|FILE [--set PATH=VALUE ...] [--describe] [--print-json] [--report NAME "
+      "       nmpsim hw --fields\n"
+      "       nmpsim hw --hw PRESET|FILE [--set PATH=VALUE ...] [--describe] [--print-json] [--fields] [--report NAME "
       "[--report-opt KEY=VALUE ...]] [--exercise ...]\n\nOptions");
   // clang-format off
   desc.add_options()
@@ -164,10 +172,12 @@ int cmd_hw(const std::vector<std::string>& args) {
                              "(format in docs/FORMATS.md)")
     ("preset", po::value(&preset), "the same as --hw for a preset (kept for old command lines)")
     ("set", po::value(&sets)->composing(),
-     "PATH=VALUE: override one field by its JSON path (as --print-json shows), e.g. compute.peak_tflops=10 "
+     "PATH=VALUE: override one field by its JSON path (--fields lists them), e.g. compute.peak_tflops=10 "
      "(repeatable)")
     ("describe", "print the system: nodes, bandwidths, compute/bandwidth ratios (default)")
     ("print-json", "print the full description as JSON (a starting point for your own file)")
+    ("fields", "print every hardware field (JSON path, type, unit, default, range, meaning) as a Markdown table; "
+               "with --hw, and its value there")
     ("list-reports", "print the reports the methods provide (--report), with their options")
     ("report", po::value(&report), "print a method's report on the hardware, e.g. hierarchy (--list-reports)")
     ("report-opt", po::value(&report_opts)->composing(),
@@ -196,7 +206,8 @@ int cmd_hw(const std::vector<std::string>& args) {
   if (!vm.count("exercise"))
     for (const char* k : {"vcd", "json", "exercise-weight-mib", "exercise-message-bytes"})
       if (!vm[k].empty() && !vm[k].defaulted()) throw UsageError(std::string("--") + k + " needs --exercise");
-  const bool describes = vm.count("describe") || (!vm.count("print-json") && !vm.count("exercise") && report.empty());
+  const bool describes = vm.count("describe") ||
+                         (!vm.count("print-json") && !vm.count("fields") && !vm.count("exercise") && report.empty());
   nlohmann::json report_options;
   const mapping::HardwareReport* hw_report = chosen_report(registry, report, report_opts, report_options);
   if (vm.count("exercise")) check_exercise_size(spec, weight_bytes, msg);
@@ -207,10 +218,11 @@ int cmd_hw(const std::vector<std::string>& args) {
   std::FILE* rep = stdout;
   for (const std::string* p : {&vcd, &json_path})
     if (!p->empty() && base::OutputFiles::is_stdout(*p)) rep = stderr;
-  for (const char* k : {"print-json", "describe", "report"})
+  for (const char* k : {"print-json", "fields", "describe", "report"})
     if (rep == stderr && vm.count(k))
       throw UsageError(std::string("--") + k + " and an output to standard output cannot share it");
   if (vm.count("print-json")) std::cout << hw::to_json(spec).dump(2) << "\n";
+  if (vm.count("fields")) std::cout << hw::hardware_fields_markdown(&spec);
   if (describes) std::cout << spec.describe();
   if (hw_report) std::cout << hw_report->report(hw::to_analytical(spec), report_options, "--report " + report);
   if (!vm.count("exercise")) return kExitOk;

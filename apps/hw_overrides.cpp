@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "nmpsim/hw/hardware_fields.h"
 #include "nmpsim/hw/hardware_spec.h"
 #include "nmpsim/mapping/base_names.h"
 
@@ -16,6 +17,8 @@ nlohmann::json parse_value(const std::string& text) {
 
 namespace {
 
+/// One PATH=VALUE: the field table says what the path may hold; the value is checked against its type
+/// and range here, and the whole description again when it is read.
 void set_one(nlohmann::json& j, const std::string& text) {
   const size_t eq = text.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
@@ -23,29 +26,28 @@ void set_one(nlohmann::json& j, const std::string& text) {
   const std::string path = text.substr(0, eq), value = text.substr(eq + 1);
   if (std::isspace(static_cast<unsigned char>(value.front())) || std::isspace(static_cast<unsigned char>(value.back())))
     throw mapping::InputError("--set " + path + ": the value must be given without spaces around it");
-  nlohmann::json* at = &j;
-  size_t start = 0;
-  while (start <= path.size()) {
-    const size_t dot = std::min(path.find('.', start), path.size());
-    const std::string key = path.substr(start, dot - start);
-    if (!at->is_object() || key.empty() || !at->contains(key))
-      throw mapping::InputError("--set " + path +
-                                ": no such field in the hardware description (nmpsim hw --print-json "
-                                "shows them)");
-    at = &(*at)[key];
-    start = dot + 1;
-  }
-  const nlohmann::json v = parse_value(text.substr(eq + 1));
-  const auto kind = [](const nlohmann::json& x) {
-    return x.is_number() ? "a number" : x.is_boolean() ? "true or false" : x.is_string() ? "a string" : "an object";
-  };
-  const bool ok =
-      (at->is_number() && v.is_number()) || (at->is_boolean() && v.is_boolean()) || (at->is_string() && v.is_string());
-  if (!ok)
-    throw mapping::InputError("--set " + path + ": expected " + kind(*at) + ", got '" + text.substr(eq + 1) + "'");
-  if (at->is_number_integer() && !v.is_number_integer())
-    throw mapping::InputError("--set " + path + ": expected an integer, got '" + text.substr(eq + 1) + "'");
-  *at = v;
+  const hw::HardwareField* f = hw::find_hardware_field(path);
+  if (!f)
+    throw mapping::InputError("--set " + path +
+                              ": no such field in the hardware description (nmpsim hw --fields lists them)");
+  using hw::FieldType;
+  const bool textual = f->type == FieldType::kText || f->type == FieldType::kChoice;
+  nlohmann::json v = parse_value(value);  // a sweep quotes its text values: "lookahead"
+  if (textual && !v.is_string()) v = value;
+  if (f->type == FieldType::kInteger && v.is_number_float() && f->violation(v).empty())
+    v = v.get<long long>();  // 1e3 and 4.0 are integers written as floats
+  const bool type_ok = textual || (f->type == FieldType::kBoolean ? v.is_boolean() : v.is_number());
+  if (!type_ok)
+    throw mapping::InputError("--set " + path + ": expected " +
+                              (f->type == FieldType::kBoolean ? "true or false" : "a number") + ", got '" + value +
+                              "'");
+  if (const std::string why = f->violation(v); !why.empty()) throw mapping::InputError("--set " + path + ": " + why);
+  // Every object above the field must be an object (or absent: it is made).
+  for (nlohmann::json::json_pointer up = f->pointer().parent_pointer(); !up.empty(); up = up.parent_pointer())
+    if (j.contains(up) && !j.at(up).is_object())
+      throw mapping::InputError("--set " + path + ": " + up.to_string().substr(1) +
+                                " in the hardware description is not an object");
+  j[f->pointer()] = v;
 }
 
 }  // namespace
@@ -77,15 +79,15 @@ nlohmann::json override_hardware(const nlohmann::json& hardware, const std::vect
     }
   j["name"] = name;
   j["description"] = j.value("description", std::string()) + " (overridden: " + changed + ")";
-  // A link level the topology does not have (die-to-die links of a one-die chip) takes no value.
-  const mapping::Topology t = hw::hardware_from_json(j, "--set").topology;
-  for (const std::string& s : sets)
-    for (const auto& [level, used] :
-         {std::pair{"links.die_to_die.", t.dies() > 1}, {"links.wafer_to_wafer.", t.wafers() > 1}})
-      if (!used && s.rfind(level, 0) == 0)
-        throw mapping::InputError("--set " + s.substr(0, s.find('=')) + ": this hardware has no " +
-                                  std::string(level).substr(6, std::string(level).size() - 7) +
-                                  " links (set die or wafer sizes to make several)");
+  // A field that does not apply to this topology (die-to-die links of a one-die chip) takes no value.
+  const hw::HardwareSpec spec = hw::hardware_from_json(j, "--set");
+  for (const std::string& s : sets) {
+    const std::string path = s.substr(0, s.find('='));
+    const hw::HardwareField* f = hw::find_hardware_field(path);
+    if (f->applies && !f->applies(spec))
+      throw mapping::InputError("--set " + path + ": does not apply to this hardware (only " + f->applies_note +
+                                "; see its mesh, wafer and die sizes)");
+  }
   return j;
 }
 

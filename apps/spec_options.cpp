@@ -42,7 +42,7 @@ void SpecOptions::add_workload(po::options_description& desc) {
   desc.add_options()
     ("hw", po::value(&hw_)->default_value(hw_), "hardware preset or JSON file (nmpsim hw --list-presets)")
     ("set", po::value(&sets_)->composing(),
-     "PATH=VALUE: override one hardware field by its JSON path (nmpsim hw --print-json), e.g. "
+     "PATH=VALUE: override one hardware field by its JSON path (nmpsim hw --fields), e.g. "
      "compute.peak_tflops=10 or links.on_die.gbytes_per_s=25 (repeatable)")
     ("model", po::value(&model_)->default_value(model_), ("model preset (" + models + ") or model JSON file").c_str())
     ("trace", po::value(&trace_)->default_value(trace_),

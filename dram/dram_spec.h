@@ -5,23 +5,15 @@
 #include <cstdint>
 #include <string>
 
-#include "nmpsim/base/json_fields.h"
-
 namespace nmpsim::dram {
 
-/// Accepted ranges of the DRAM fields (docs/FORMATS.md): physical bounds wide enough for any device.
-namespace dram_ranges {
-inline constexpr base::NumberRange kCapacity{1 << 20, double(1ULL << 50), "bytes"};
-inline constexpr base::NumberRange kPeakGbps{1e-3, 1e6, "GB/s"};
-inline constexpr base::NumberRange kTimingNs{0, 1e4, "ns"};
-inline constexpr base::NumberRange kRowCycleNs{1e-3, 1e4, "ns"};
-inline constexpr base::NumberRange kRefresh{0, 0.9, ""};
-inline constexpr base::NumberRange kPjPerBit{0, 1e3, "pJ/bit"};
-inline constexpr base::NumberRange kActivatePj{0, 1e7, "pJ"};
-}  // namespace dram_ranges
+/// A label of the device (the timing fields make the difference): a hybrid-bonded bank or an HBM stack.
+enum class DramKind { kHybridBonded, kHbm };
+/// "hb-dram", "hbm".
+const char* dram_kind_name(DramKind k);
 
 struct DramSpec {
-  std::string kind = "hb-dram";  ///< "hb-dram" (hybrid-bonded bank) or "hbm" (stack)
+  DramKind kind = DramKind::kHybridBonded;
   uint64_t capacity_bytes = 8ULL << 30;
   double peak_gbytes_per_s = 625.0;    ///< peak data bandwidth of the device (1 GB = 1e9 bytes)
   int banks = 32;                      ///< independent row buffers (banks across all channels)
@@ -40,8 +32,6 @@ struct DramSpec {
   /// Sustained bandwidth of a long sequential stream (bytes/s): the peak, derated by refresh and,
   /// when the banks cannot activate rows fast enough, by the activation rate banks*row/tRC.
   double streaming_bytes_per_s() const;
-  /// Throws std::invalid_argument with a one-line message naming the field (prefixed by `where`).
-  void validate(const std::string& where) const;
 };
 
 }  // namespace nmpsim::dram

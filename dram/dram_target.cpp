@@ -1,6 +1,9 @@
 #include "nmpsim/dram/dram_target.h"
 
 #include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
 
 namespace nmpsim::dram {
 
@@ -8,10 +11,30 @@ using sc_core::SC_NS;
 using sc_core::sc_time;
 using sc_core::SC_ZERO_TIME;
 
+namespace {
+
+/// The model's own preconditions (a library user may fill a DramSpec by hand); a hardware
+/// description's fields are checked against their documented ranges when it is read
+/// (hw/hardware_fields.cpp).
+const DramSpec& usable(const DramSpec& spec, const char* name) {
+  const auto time_ok = [](double ns) { return std::isfinite(ns) && ns >= 0; };
+  const bool ok = spec.banks >= 1 && spec.row_bytes > 0 && (spec.row_bytes & (spec.row_bytes - 1)) == 0 &&
+                  spec.queue_depth >= 1 && time_ok(spec.t_rcd_ns) && time_ok(spec.t_rp_ns) && time_ok(spec.t_cl_ns) &&
+                  spec.t_rc_ns > 0 && std::isfinite(spec.t_rc_ns) && spec.streaming_bytes_per_s() > 0 &&
+                  std::isfinite(spec.streaming_bytes_per_s());
+  if (!ok)
+    throw std::invalid_argument(std::string(name) +
+                                ": a DRAM needs banks >= 1, rows of a power of two bytes, queue_depth >= 1, "
+                                "finite non-negative timings with t_rc_ns > 0 and a positive streaming bandwidth");
+  return spec;
+}
+
+}  // namespace
+
 DramTarget::DramTarget(sc_core::sc_module_name name, const DramSpec& spec)
     : sc_module(name),
       socket("socket"),
-      spec_(spec),
+      spec_(usable(spec, name)),
       peq_(this, &DramTarget::peq_cb),
       ps_per_byte_(1e12 / spec.streaming_bytes_per_s()),
       t_rcd_(spec.t_rcd_ns, SC_NS),
@@ -19,7 +42,6 @@ DramTarget::DramTarget(sc_core::sc_module_name name, const DramSpec& spec)
       t_cl_(spec.t_cl_ns, SC_NS),
       bank_request_(static_cast<size_t>(spec.banks), 0),
       requests_(1) {
-  spec_.validate(std::string(name));
   socket.register_nb_transport_fw(this, &DramTarget::nb_transport_fw);
   SC_METHOD(done_process);
   sensitive << done_event_;

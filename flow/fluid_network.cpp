@@ -21,9 +21,9 @@ FluidEngine::FluidEngine(const AnalyticalHardware& hw)
       nodes_(hw.topology.nodes()),
       ni_queues_(std::max(1, hw.ni_queues)),
       flit_bytes_(std::max(1.0, hw.flit_bytes)),
-      contended_efficiency_(hw.contended_efficiency),
+      flow_link_efficiency_(hw.flow_link_efficiency),
       vcs_(std::max(1, hw.vcs)),
-      resolve_fraction_(std::max(0.0, hw.resolve_fraction)) {
+      flow_resolve_fraction_(std::max(0.0, hw.flow_resolve_fraction)) {
   const Topology& t = hw.topology;
   const size_t n = static_cast<size_t>(nodes_);
   capacity_.assign(6 * n, 0.0);
@@ -47,7 +47,7 @@ FluidEngine::FluidEngine(const AnalyticalHardware& hw)
       capacity_[link] = flits_per_cycle * ni;
       // The routers' allocation losses cost whole cycles of a link's turns; a link that needs several
       // cycles per flit loses that share of them only once per flit (docs/MODEL.md).
-      efficiency_[link] = 1.0 - (1.0 - contended_efficiency_) * flits_per_cycle;
+      efficiency_[link] = 1.0 - (1.0 - flow_link_efficiency_) * flits_per_cycle;
       hop_latency_[link] = router_pipeline + (link_latency_cycles(p, hw.clock_hz) + serialise) * cycle;
     }
   }
@@ -233,7 +233,8 @@ void FluidEngine::solve() {
   dirty_ = false;
   ++solves_;
   changes_ = 0;
-  change_limit_ = std::max<uint64_t>(1, static_cast<uint64_t>(resolve_fraction_ * static_cast<double>(active_.size())));
+  change_limit_ =
+      std::max<uint64_t>(1, static_cast<uint64_t>(flow_resolve_fraction_ * static_cast<double>(active_.size())));
   for (int id : active_) {
     Flow& f = flows_[static_cast<size_t>(id)];
     f.remaining = left_at(f, now_);

@@ -18,7 +18,7 @@
 //
 // Bytes are counted on the wire as the cycle-level NoC moves them: ceil(bytes / flit) flits of
 // `flit_bytes` each (at least one), so both fidelities agree exactly on link bytes. Mesh links that
-// more than one flow crosses carry only `contended_efficiency` of their bandwidth: the wormhole and
+// more than one flow crosses carry only `flow_link_efficiency` of their bandwidth: the wormhole and
 // allocator losses the cycle-level NoC shows under contention (docs/MODEL.md "Flow-level network").
 #pragma once
 
@@ -127,8 +127,8 @@ class FluidEngine {
   std::vector<double> efficiency_;   // share of capacity_ left when flows contend (1 off the mesh)
   std::vector<double> hop_latency_;  // seconds per link [node*4+dir]
   double end_latency_s_ = 0;         // latency outside the links: NI, routers' pipelines
-  double contended_efficiency_ = 1.0;
-  int vcs_ = 2;
+  double flow_link_efficiency_ = 0;  // from the hardware (constructor)
+  int vcs_ = 0;
   double buffer_bytes_ = 0;  // one VC buffer of one router
 
   std::vector<Queue> queues_;  // [node * ni_queues + q]
@@ -148,10 +148,10 @@ class FluidEngine {
   uint64_t in_flight_ = 0;  // messages queued, flowing or awaiting delivery
   bool dirty_ = false;      // a full solve is due
   // Lazy re-solving (docs/MODEL.md "Flow-level network"): a full solve once the flows started or
-  // finished since the last one reach resolve_fraction of the flows then in flight; in between a
+  // finished since the last one reach flow_resolve_fraction of the flows then in flight; in between a
   // finished flow's bandwidth stays idle and a new flow takes, on each resource of its path, the
   // larger of the residual and a fair share.
-  double resolve_fraction_ = 0;
+  double flow_resolve_fraction_ = 0;
   uint64_t changes_ = 0, change_limit_ = 1, solves_ = 0;
   std::vector<double> residual_;   // bytes/s by resource id, under the current rates
   std::vector<int> crossing_now_;  // flows in flight by resource id

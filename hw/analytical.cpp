@@ -19,8 +19,8 @@ mapping::AnalyticalHardware to_analytical(const HardwareSpec& spec) {
   a.vcs = spec.noc.vcs;
   a.copy_chunk_bytes = spec.compute.copy_chunk_bytes;
   a.broadcast_window_chunks = static_cast<int>(spec.compute.broadcast_window_chunks);
-  a.contended_efficiency = spec.noc.flow_link_efficiency;
-  a.resolve_fraction = spec.noc.flow_resolve_fraction;
+  a.flow_link_efficiency = spec.noc.flow_link_efficiency;
+  a.flow_resolve_fraction = spec.noc.flow_resolve_fraction;
   a.replay_sessions = spec.noc.replay_sessions;
   return a;
 }

@@ -2,6 +2,7 @@
 // Plain C++: loading and validating a spec needs no SystemC.
 #pragma once
 
+#include <array>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
@@ -18,34 +19,27 @@ namespace nmpsim::hw {
 /// Bad hardware description: one line naming the file or preset and the field.
 using SpecError = mapping::InputError;
 
-/// Accepted ranges of the numeric fields (docs/FORMATS.md); the DRAM ones are dram::dram_ranges.
+/// Ranges of quantities derived from several fields; every field's own range is in the field table
+/// (hw/hardware_fields.cpp).
 namespace ranges {
-inline constexpr base::NumberRange kPeakTflops{1e-3, 1e6, "TFLOP/s"};
-inline constexpr base::NumberRange kStartupNs{0, 1e6, "ns"};
-inline constexpr base::NumberRange kPjPerFlop{0, 1e3, "pJ"};
-inline constexpr base::NumberRange kStaticW{0, 1e5, "W"};
-inline constexpr base::NumberRange kClockGhz{1e-3, 100, "GHz"};
-inline constexpr base::NumberRange kLinkGbps{1e-3, 1e6, "GB/s"};
-inline constexpr base::NumberRange kLinkLatencyNs{0, 1e6, "ns"};
-inline constexpr base::NumberRange kLinkPjPerBit{0, 1e3, "pJ/bit"};
-inline constexpr base::NumberRange kFlowLinkEfficiency{0.1, 1, "(share of a link's bandwidth)"};
-inline constexpr base::NumberRange kFlowResolveFraction{0, 1, "(share of the flows in flight)"};
 inline constexpr uint32_t kMaxFlitBytes = 65536;  ///< a flit wider than this is not a NoC
 inline constexpr int kMaxLinkDelayCycles = 4096;  ///< noc::NocConfig's limit
 }  // namespace ranges
 
+/// The network's parameters. Those the standalone NoC shares take noc::NocConfig's defaults, so that
+/// each default is written once.
 struct NocParams {
-  double clock_ghz = 1.0;
-  /// "vc" (the input-buffered VC router) or "lookahead" (no VCs: vcs is then taken as 1).
-  std::string router_kind = "vc";
-  int vcs = 2;
+  double clock_ghz = noc::NocConfig{}.clock_ghz;
+  /// The input-buffered VC router, or the look-ahead router (no VCs: vcs is then taken as 1).
+  noc::RouterKind router_kind = noc::NocConfig{}.router_kind;
+  int vcs = noc::NocConfig{}.vcs;
   /// Flits per VC buffer; 0 = auto: enough to cover the credit round trip of the slowest-turning link
   /// (bandwidth-delay product), at least 8, so every link can run at its full bandwidth.
   int buffer_flits = 0;
-  int router_delay_cycles = 2;
-  int max_packet_flits = 16;
+  int router_delay_cycles = noc::NocConfig{}.router_delay_cycles;
+  int max_packet_flits = noc::NocConfig{}.max_packet_flits;
   /// Injection (DMA) queues per network interface; 0 = one per VC (noc::NocConfig::ni_queues).
-  int ni_queues = 0;
+  int ni_queues = noc::NocConfig{}.ni_queues;
   /// Flow fidelity only: share of a mesh link's bandwidth that flows contending for it get, the
   /// wormhole and allocator losses of the cycle-level routers (docs/MODEL.md "Flow-level network").
   double flow_link_efficiency = 0.9;
@@ -55,15 +49,20 @@ struct NocParams {
   /// Both fidelities: repeated network sessions are replayed from a recording instead of being
   /// simulated again, with identical results (docs/MODEL.md "Session replay", "Session replay at flow
   /// fidelity"); false = simulate all.
-  bool replay_sessions = true;
+  bool replay_sessions = noc::NocConfig{}.replay_sessions;
   /// 0: derived so that the fastest link moves one flit per cycle (flit = its bytes per cycle).
   uint32_t flit_bytes = 0;
 };
 
+/// What one mesh node is: a PE on a hybrid-bonded DRAM bank, or a compute die with HBM.
+enum class NodeKind { kNmpPe, kDie };
+/// "nmp-pe", "die".
+const char* node_kind_name(NodeKind k);
+
 struct HardwareSpec {
   std::string name = "custom";
   std::string description;
-  std::string node_kind = "nmp-pe";  ///< "nmp-pe" (PE on a hybrid-bonded bank) or "die" (die + HBM)
+  NodeKind node_kind = NodeKind::kNmpPe;
   /// Nodes per attention tensor-parallel group when a run does not set --attn-tp (0: all nodes).
   int attn_tp_default = 0;
   mapping::Topology topology;
@@ -88,6 +87,9 @@ struct HardwareSpec {
  private:
   void validate_derived(const std::string& where) const;
 };
+
+/// Which link levels occur in this topology (a 1x1 mesh: none).
+std::array<bool, mapping::kNumLinkLevels> link_levels_present(const mapping::Topology& t);
 
 nlohmann::json to_json(const HardwareSpec& s);
 /// Parses a spec; `where` names the source in error messages. Unknown keys are errors.

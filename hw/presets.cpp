@@ -25,7 +25,7 @@ HardwareSpec nmp(int w, int h, const NmpPoint& p) {
                 "HD-MoE 3D-NMP chip, %dx%d PEs at %g TFLOP/s, %g GB/s NoC links, 625 GB/s hybrid-bonded DRAM per PE", w,
                 h, p.tflops, p.link_gbytes_per_s);
   s.description = desc;
-  s.node_kind = "nmp-pe";
+  s.node_kind = NodeKind::kNmpPe;
   s.topology.width = s.topology.die_width = s.topology.wafer_width = w;
   s.topology.height = s.topology.die_height = s.topology.wafer_height = h;
   s.topology.links[0] = mapping::LinkParams{p.link_gbytes_per_s, 1.0, 0.25};
@@ -40,7 +40,7 @@ HardwareSpec nmp(int w, int h, const NmpPoint& p) {
 /// The wafer-scale chip of Luo et al.'s wafer inference paper: B200-class compute dies with HBM, one die per mesh node.
 HardwareSpec wafer(int w, int h, int wafers_x, int wafers_y, bool border_per_link = false) {
   HardwareSpec s;
-  s.node_kind = "die";
+  s.node_kind = NodeKind::kDie;
   s.topology.width = w * wafers_x;
   s.topology.height = h * wafers_y;
   s.topology.die_width = s.topology.die_height = 1;
@@ -61,7 +61,7 @@ HardwareSpec wafer(int w, int h, int wafers_x, int wafers_y, bool border_per_lin
   s.compute.dma_chunk_bytes = 16 << 20;
   s.compute.copy_chunk_bytes = 16 << 20;
   auto& m = s.memory;
-  m.kind = "hbm";
+  m.kind = dram::DramKind::kHbm;
   m.capacity_bytes = 180'000'000'000ULL;
   m.peak_gbytes_per_s = 8000.0;
   m.banks = 4096;

@@ -25,8 +25,8 @@ nlohmann::json analytical_to_json(const AnalyticalHardware& hw) {
           {"vcs", hw.vcs},
           {"copy_chunk_bytes", hw.copy_chunk_bytes},
           {"broadcast_window_chunks", hw.broadcast_window_chunks},
-          {"contended_efficiency", hw.contended_efficiency},
-          {"resolve_fraction", hw.resolve_fraction}};
+          {"flow_link_efficiency", hw.flow_link_efficiency},
+          {"flow_resolve_fraction", hw.flow_resolve_fraction}};
 }
 
 double compute_seconds(const AnalyticalHardware& hw, double flops, double bytes) {

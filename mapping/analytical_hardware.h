@@ -10,27 +10,29 @@
 
 namespace nmpsim::mapping {
 
-/// What the analytical models need to know about the hardware (built by hw::to_analytical).
+/// What the analytical models need to know about the hardware. Built by hw::to_analytical from a
+/// hardware description; it has no defaults of its own (each parameter's default is declared once, in
+/// hw/hardware_fields.cpp), so a default-constructed value is all zeros.
 struct AnalyticalHardware {
   Topology topology;
-  double peak_flops = 5e12;
-  double startup_s = 50e-9;
-  double memory_bytes_per_s = 593.75e9;  ///< streaming
-  double memory_first_access_s = 28e-9;  ///< tRCD + tCL of the first row
-  double element_bytes = 2;
-  double clock_hz = 1e9;
-  double flit_bytes = 50;
-  int router_delay_cycles = 2;
-  int ni_queues = 2;                  ///< injection queues per network interface (noc ni_queues, resolved)
-  int buffer_flits = 8;               ///< flit slots per router input VC (noc buffer_flits, resolved)
-  int vcs = 2;                        ///< virtual channels per router input port
-  double copy_chunk_bytes = 262144;   ///< weight streams move through the NoC in chunks of this size
-  int broadcast_window_chunks = 2;    ///< a stream's chunks on the way to its first node at most (0 = any)
-  double contended_efficiency = 0.9;  ///< share of a mesh link's bandwidth left when flows contend for it
-  double resolve_fraction = 0.05;     ///< flow fidelity re-solves rates after this share of flows changed
+  double peak_flops = 0;             ///< FLOP/s per node
+  double startup_s = 0;              ///< fixed start-up of a compute command
+  double memory_bytes_per_s = 0;     ///< streaming
+  double memory_first_access_s = 0;  ///< tRCD + tCL of the first row
+  double element_bytes = 0;          ///< bytes per element of a reduction
+  double clock_hz = 0;               ///< NoC clock
+  double flit_bytes = 0;             ///< resolved (never 0 once built)
+  int router_delay_cycles = 0;       ///< noc router_delay_cycles
+  int ni_queues = 0;                 ///< injection queues per network interface (noc ni_queues, resolved)
+  int buffer_flits = 0;              ///< flit slots per router input VC (noc buffer_flits, resolved)
+  int vcs = 0;                       ///< virtual channels per router input port
+  double copy_chunk_bytes = 0;       ///< weight streams move through the NoC in chunks of this size
+  int broadcast_window_chunks = 0;   ///< a stream's chunks on the way to its first node at most (0 = any)
+  double flow_link_efficiency = 0;   ///< share of a mesh link's bandwidth left when flows contend for it
+  double flow_resolve_fraction = 0;  ///< flow fidelity re-solves rates after this share of flows changed
   /// Replay repeated network sessions (flow/fluid_replay.h). Not in analytical_to_json: the results
   /// are the same to the bit either way.
-  bool replay_sessions = true;
+  bool replay_sessions = false;
   /// Bandwidth of the network interface channels (one flit per cycle), bytes/s.
   double ni_bytes_per_s() const { return flit_bytes * clock_hz; }
 };

@@ -7,6 +7,11 @@
 
 namespace nmpsim::mapping {
 
+const char* link_level_key(LinkLevel l) {
+  static const char* const kKeys[kNumLinkLevels] = {"on_die", "die_to_die", "wafer_to_wafer"};
+  return kKeys[static_cast<int>(l)];
+}
+
 const char* link_level_name(LinkLevel l) {
   switch (l) {
     case LinkLevel::kOnDie:
@@ -52,10 +57,9 @@ void Topology::validate(const std::string& where) const {
     fail("the mesh (" + std::to_string(width) + "x" + std::to_string(height) +
          ") must hold a whole number of wafers (" + std::to_string(wafer_width) + "x" + std::to_string(wafer_height) +
          ")");
-  static const char* const kNames[kNumLinkLevels] = {"on_die", "die_to_die", "wafer_to_wafer"};
   for (int l = 0; l < kNumLinkLevels; ++l) {
     const LinkParams& p = links[l];
-    const std::string f = std::string("links.") + kNames[l];
+    const std::string f = std::string("links.") + link_level_key(static_cast<LinkLevel>(l));
     if (!(std::isfinite(p.gbytes_per_s) && p.gbytes_per_s > 0)) fail(f + ".gbytes_per_s: must be positive");
     if (!(std::isfinite(p.latency_ns) && p.latency_ns >= 0)) fail(f + ".latency_ns: must be zero or positive");
     if (!(std::isfinite(p.pj_per_bit) && p.pj_per_bit >= 0)) fail(f + ".pj_per_bit: must be zero or positive");

@@ -14,6 +14,8 @@ namespace nmpsim::mapping {
 enum class LinkLevel { kOnDie = 0, kDieToDie = 1, kWaferToWafer = 2 };
 inline constexpr int kNumLinkLevels = 3;
 const char* link_level_name(LinkLevel l);
+/// Its key in a hardware description's "links" object: "on_die", "die_to_die", "wafer_to_wafer".
+const char* link_level_key(LinkLevel l);
 
 struct LinkParams {
   double gbytes_per_s = 50.0;  ///< per direction, 1 GB = 1e9 bytes

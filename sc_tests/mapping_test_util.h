@@ -28,10 +28,36 @@ inline Topology mesh(int w, int h) {
   return t;
 }
 
+/// The hardware the hand-computed expectations of these tests assume (AnalyticalHardware has no
+/// defaults of its own): a 1x1 mesh of one 5 TFLOP/s node with 50 ns start-up, 593.75 GB/s streaming
+/// memory (first access 28 ns), a 1 GHz NoC of 50-byte flits, 2 VCs of 8 flits, 2 injection queues, a
+/// 2-cycle router, 256 KiB weight chunks with a window of 2, FP16 reductions, flow links at 90% when
+/// contended, re-solved after 5% of the flows changed, session replay on.
+inline AnalyticalHardware reference_hardware() {
+  AnalyticalHardware hw;
+  hw.peak_flops = 5e12;
+  hw.startup_s = 50e-9;
+  hw.memory_bytes_per_s = 593.75e9;
+  hw.memory_first_access_s = 28e-9;
+  hw.element_bytes = 2;
+  hw.clock_hz = 1e9;
+  hw.flit_bytes = 50;
+  hw.router_delay_cycles = 2;
+  hw.ni_queues = 2;
+  hw.buffer_flits = 8;
+  hw.vcs = 2;
+  hw.copy_chunk_bytes = 262144;
+  hw.broadcast_window_chunks = 2;
+  hw.flow_link_efficiency = 0.9;
+  hw.flow_resolve_fraction = 0.05;
+  hw.replay_sessions = true;
+  return hw;
+}
+
 /// A 1 GHz line of `nodes` routers with 50 GB/s links of 1 ns and 50-byte flits: one flit per cycle
 /// on every link and NI channel.
 inline AnalyticalHardware line_hardware(int nodes) {
-  AnalyticalHardware hw;
+  AnalyticalHardware hw = reference_hardware();
   hw.topology.width = hw.topology.die_width = hw.topology.wafer_width = nodes;
   hw.topology.links[0].gbytes_per_s = 50;
   hw.topology.links[0].latency_ns = 1;
@@ -42,7 +68,7 @@ inline AnalyticalHardware line_hardware(int nodes) {
 
 /// A w x h NMP mesh of one die: `tflops` per node, `gbps` links of 1 ns, one flit per cycle at 1 GHz.
 inline AnalyticalHardware nmp_hardware(int w, int h, double tflops, double gbps) {
-  AnalyticalHardware hw;
+  AnalyticalHardware hw = reference_hardware();
   hw.topology.width = hw.topology.die_width = hw.topology.wafer_width = w;
   hw.topology.height = hw.topology.die_height = hw.topology.wafer_height = h;
   hw.topology.links[0].gbytes_per_s = gbps;

@@ -126,6 +126,55 @@ TEST(CliHw, BadInputIsOneLineExitTwo) {
   EXPECT_NE(nmpsim("hw --hw " + bad).out.find("compute: missing"), std::string::npos);
 }
 
+TEST(CliHw, FieldsAreListedWithTheirValues) {
+  const CliRun r = nmpsim("hw --fields");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(lines(r.out), 2 + 53) << r.out;  // header, rule, one row per field
+  EXPECT_NE(r.out.find("| `noc.vcs` | integer | - | 2 | 1..8 |"), std::string::npos) << r.out;
+  const CliRun v = nmpsim("hw --hw wsc-4x4 --set noc.vcs=4 --fields");
+  EXPECT_EQ(v.code, 0) << v.out;
+  EXPECT_NE(v.out.find("| virtual channels per input port | 4 |"), std::string::npos) << v.out;
+  EXPECT_NE(v.out.find("| `compute.peak_tflops` | number | TFLOP/s | required | [0.001, 1e6] | peak per node | 2250 |"),
+            std::string::npos)
+      << v.out;
+  EXPECT_EQ(v.out.find("FLOP per byte"), std::string::npos) << v.out;  // --fields alone: no description
+  const CliRun bad = nmpsim("hw --fields --set noc.vcs=4");
+  EXPECT_EQ(bad.code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("--fields with --set needs --hw"), std::string::npos) << bad.out;
+}
+
+/// --set is checked against the field table: path, type and range, before the description is read.
+TEST(CliHw, SetIsCheckedAgainstTheFieldTable) {
+  const std::string hw = "hw --hw nmp-4x4-5t50g --print-json --set ";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"compute.nope=1", "--set compute.nope: no such field in the hardware description (nmpsim hw --fields"},
+      {"noc.vcs=two", "--set noc.vcs: expected a number, got 'two'"},
+      {"noc.vcs=1.5", "--set noc.vcs: expected an integer, got the number 1.5"},
+      {"noc.vcs=9", "--set noc.vcs: must be in [1, 8] (got 9)"},
+      {"noc.replay_sessions=1", "--set noc.replay_sessions: expected true or false, got '1'"},
+      {"noc.router_kind=wormhole", "--set noc.router_kind: must be \"vc\" or \"lookahead\", got the string"},
+      {"memory.row_bytes=3000", "--set memory.row_bytes: must be a power of two (got 3000)"},
+      {"links.die_to_die.latency_ns=5", "--set links.die_to_die.latency_ns: does not apply to this hardware"},
+  };
+  for (const auto& [set, message] : cases) {
+    const CliRun r = nmpsim(hw + set);
+    EXPECT_EQ(r.code, 2) << set << ": " << r.out;
+    EXPECT_EQ(lines(r.out), 1) << set << ": " << r.out;
+    EXPECT_NE(r.out.find(message), std::string::npos) << set << ": " << r.out;
+  }
+  // A field the file leaves out (no "noc" object at all) can be set: the table knows where it goes.
+  const std::string file = ::testing::TempDir() + "/cli_minimal_hw.json";
+  {
+    std::ofstream(file) << R"({"mesh": {"width": 2, "height": 2}, "compute": {"peak_tflops": 1},
+      "memory": {"capacity_bytes": 1073741824, "peak_gbytes_per_s": 100}, "links": {"on_die": {"gbytes_per_s": 10}}})";
+  }
+  const CliRun ok = nmpsim("hw --hw " + file + " --set noc.vcs=4 --set noc.router_kind=vc --print-json");
+  EXPECT_EQ(ok.code, 0) << ok.out;
+  const nlohmann::json j = nlohmann::json::parse(ok.out);
+  EXPECT_EQ(j["noc"]["vcs"], 4);
+  EXPECT_EQ(j["noc"]["router_kind"], "vc");
+}
+
 TEST(CliHw, ExerciseWritesVcdAndEnergyJson) {
   const std::string vcd = ::testing::TempDir() + "/cli_hw.vcd", json = ::testing::TempDir() + "/cli_hw.json";
   const CliRun r =

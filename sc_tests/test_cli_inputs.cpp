@@ -225,7 +225,8 @@ TEST(CliInputs, NonsenseIsNeverAcceptedQuietly) {
             }},
            {"empty_json_path", "noc --mesh 2x2 --cycles 100 --json", 2, "--json: empty value", {}, {}, {""}},
            {"unused_link_level", kRun + " --set links.wafer_to_wafer.gbytes_per_s=5", 2,
-            "--set links.wafer_to_wafer.gbytes_per_s: this hardware has no wafer_to_wafer links"},
+            "--set links.wafer_to_wafer.gbytes_per_s: does not apply to this hardware (only where the topology has "
+            "wafer-to-wafer links"},
            {"fit_levels_1024",
             "hw --hw nmp-4x8-5t50g --set mesh.width=32 --set mesh.height=32 --report hierarchy --report-opt fit=true",
             2, "--report hierarchy: fit: 1024 nodes; at most 256"},

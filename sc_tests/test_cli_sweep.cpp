@@ -69,6 +69,19 @@ TEST(CliSweep, AGridOfHardwareFieldsRunsEveryPointAndResumes) {
   EXPECT_EQ(read_all(dir + "/results.csv"), csv);
 }
 
+TEST(CliSweep, TextAndChoiceFieldsAreAxesToo) {
+  const std::string dir = ::testing::TempDir() + "/sweep_choice";
+  std::filesystem::remove_all(dir);
+  const CliRun r = run_nmpsim({"sweep", "--axis", "memory.kind=hb-dram,hbm", "--axis", "noc.router_kind=vc,lookahead",
+                               "--strategy", "tp", "--fidelity", "flow", "--batch", "16", "--steps", "1", "--hw",
+                               "nmp-4x4-5t50g", "--no-plots", "--out", dir});
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("4 points, 4 complete"), std::string::npos) << r.out;
+  const nlohmann::json p3 = nlohmann::json::parse(read_all(dir + "/points/p0003/summary.json"));
+  EXPECT_EQ(p3["spec"]["hardware"]["memory"]["kind"], "hbm");
+  EXPECT_EQ(p3["spec"]["hardware"]["noc"]["router_kind"], "lookahead");
+}
+
 TEST(CliSweep, AFailedPointIsARowWithItsErrorAndTheOthersStillRun) {
   // 5.9 GB of memory per node holds Mixtral's experts across the 16 nodes but not TP's share of them
   // with the attention weights and the KV cache (a placement's memory check, run by the point): that
@@ -116,6 +129,8 @@ TEST(CliSweep, BadAxesAndSetsAreOneLineErrorsBeforeAnythingRuns) {
   {
     std::ofstream(dir + "_bad.json") << R"({"axes": [{"path": "batch", "values": []}]})";
     std::ofstream(dir + "_nojson.json") << "{\"axes\": [";
+    std::ofstream(dir + "_notobj.json")
+        << R"({"base": {"hardware": {"noc": 5}}, "axes": [{"path": "noc.vcs", "values": [2]}]})";
   }
   for (const auto& [args, msg] : std::vector<std::pair<std::vector<std::string>, std::string>>{
            {{"sweep", "--axis", "compute.nope=1,2", "--out", dir}, "--set compute.nope: no such field"},
@@ -132,6 +147,8 @@ TEST(CliSweep, BadAxesAndSetsAreOneLineErrorsBeforeAnythingRuns) {
            {{"sweep", "--spec", dir + "_bad.json", "--out", dir},
             "_bad.json: axes[0].values: expected a non-empty list"},
            {{"sweep", "--spec", dir + "_nojson.json", "--out", dir}, "_nojson.json"},
+           {{"sweep", "--spec", dir + "_notobj.json", "--out", dir},
+            "--set noc.vcs: noc in the hardware description is not an object"},
            {{"sweep", "--collect", "--out", dir + "_none"}, "sweep.json"}}) {
     const CliRun r = run_nmpsim(args);
     EXPECT_EQ(r.code, 2) << msg << r.out;

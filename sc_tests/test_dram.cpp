@@ -219,7 +219,7 @@ TEST(Dram, FollowsTheBasePhaseRulesAndBacksPressureThroughEndReq) {
 
 TEST(Dram, HbmStackStreamsAtItsOwnBandwidth) {
   DramSpec spec;
-  spec.kind = "hbm";
+  spec.kind = dram::DramKind::kHbm;
   spec.peak_gbytes_per_s = 8000;
   spec.banks = 4096;
   spec.row_bytes = 1024;

@@ -19,7 +19,7 @@ AnalyticalHardware line_hw(int nodes, int ni_queues) {
   hw.router_delay_cycles = 2;
   hw.buffer_flits = 8;
   hw.ni_queues = ni_queues;
-  hw.contended_efficiency = 0.8;
+  hw.flow_link_efficiency = 0.8;
   return hw;
 }
 
@@ -131,11 +131,11 @@ TEST(FluidNetwork, ASlowLinkLosesToContentionOnlyOnceForEveryFlitItCarries) {
 TEST(FluidNetwork, BetweenLazySolvesAFinishedFlowsBandwidthStaysIdle) {
   // 0 -> 2 (0.5 MB) and 1 -> 2 (1 MB) share the link 1 -> 2 at 20 GB/s each; the first is done at
   // 25 us. Re-solving at every change, the second then has the link alone (50 GB/s) for its last
-  // 0.5 MB: 35 us. With resolve_fraction 1 the next solve waits for two changes, so it keeps 20 GB/s
+  // 0.5 MB: 35 us. With flow_resolve_fraction 1 the next solve waits for two changes, so it keeps 20 GB/s
   // and finishes at 50 us (docs/MODEL.md "Flow-level network").
   for (const double fraction : {0.0, 1.0}) {
     AnalyticalHardware hw = line_hw(3, 2);
-    hw.resolve_fraction = fraction;
+    hw.flow_resolve_fraction = fraction;
     FluidNetwork net(hw);
     net.send(0, 0, 2, 0.5e6, 1);
     net.send(0, 1, 2, 1e6, 2);

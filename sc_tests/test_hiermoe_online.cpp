@@ -135,7 +135,7 @@ TEST(HierOnlineSwap, OptionsAreCheckedAndSplitExpertsCannotSwap) {
   OnlineSwapOptions o;
   o.every = 1;
   const HierarchyCosts costs;
-  mapping::AnalyticalHardware hw;
+  const mapping::AnalyticalHardware hw = mapping::testing::reference_hardware();
   EXPECT_THROW(OnlineSwap(o, h, costs, {split}, 2, 1, 1, hw), mapping::InputError);
   o.every = 0;
   EXPECT_NO_THROW(OnlineSwap(o, h, costs, {split}, 2, 1, 1, hw));

@@ -349,7 +349,7 @@ TEST(LayerPlans, TokenWorkAddsUpAndDispatchEqualsCombine) {
 }
 
 TEST(FlowModel, SingleMessageAndLinkLoads) {
-  AnalyticalHardware hw;
+  AnalyticalHardware hw = testing::reference_hardware();
   hw.topology = mesh(4, 4);
   hw.topology.links[0].gbytes_per_s = 50;
   hw.topology.links[0].latency_ns = 1;

@@ -160,7 +160,7 @@ TEST(FlowExecutor, WavesSerialiseComputePerNodeAndShareTheNetwork) {
   const OpId a = s->compute(ph, N(0), 1e6, 0), b = s->compute(ph, N(0), 2e6, 0), c = s->compute(ph, N(1), 1e6, 0);
   const OpId j = s->join(ph, {a, b, c});
   // Two 1 MB messages over the same link 0 -> 1 (the second continues to 2), from the NI's two
-  // queues at once: the contended link carries contended_efficiency of its 50 GB/s, shared equally.
+  // queues at once: the contended link carries flow_link_efficiency of its 50 GB/s, shared equally.
   s->transfer(net, N(0), N(1), 1e6, {j});
   s->transfer(net, N(0), N(2), 1e6, {j});
   const uint64_t serial = ex.execute(s);
@@ -172,7 +172,7 @@ TEST(FlowExecutor, WavesSerialiseComputePerNodeAndShareTheNetwork) {
   // The destination router's pipeline (R = 2 cycles), then per hop R - 1 + the link's 1 cycle + the
   // flit's 1 cycle on the wire; 2 hops.
   const double latency = 2e-9 + 2 * (1e-9 + 1e-9 + 1e-9);
-  EXPECT_NEAR(ex.now_s(), 3e-6 + 2e6 / (hw.contended_efficiency * 50e9) + latency, 1e-15);
+  EXPECT_NEAR(ex.now_s(), 3e-6 + 2e6 / (hw.flow_link_efficiency * 50e9) + latency, 1e-15);
   EXPECT_EQ(ex.node_flops()[0], 3e6);
   EXPECT_EQ(ex.link_bytes()[0 * 4 + 1], 2e6);  // east out of node 0
   EXPECT_EQ(ex.link_bytes()[1 * 4 + 1], 1e6);

@@ -1,0 +1,315 @@
+// The table of hardware parameters (hardware_fields.h). Sources of the presets' values: docs/MODEL.md
+// "Hardware presets"; the defaults are the struct initialisers of HardwareSpec, pe::PeSpec,
+// dram::DramSpec, NocParams (from noc::NocConfig) and mapping::LinkParams.
+#include "nmpsim/hw/hardware_fields.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "nmpsim/hw/hardware_spec.h"
+
+namespace nmpsim::hw {
+
+namespace {
+
+using json = nlohmann::json;
+using Spec = HardwareSpec;
+
+/// A field under construction: the builders below fill the common parts, these add the rest.
+struct Builder {
+  HardwareField f;
+  Builder&& required() && {
+    f.presence = Presence::kRequired;
+    return std::move(*this);
+  }
+  Builder&& from(std::string path) && {
+    f.default_from = std::move(path);
+    return std::move(*this);
+  }
+  Builder&& range_note(std::string note) && {
+    f.range_note = std::move(note);
+    return std::move(*this);
+  }
+  Builder&& default_note(std::string note) && {
+    f.default_note = std::move(note);
+    return std::move(*this);
+  }
+  Builder&& power_of_two() && {
+    f.power_of_two = true;
+    return std::move(*this);
+  }
+  Builder&& applies(std::function<bool(const Spec&)> when, std::string note) && {
+    f.applies = std::move(when);
+    f.applies_note = std::move(note);
+    return std::move(*this);
+  }
+};
+
+Builder base(std::string path, FieldType type, std::string unit, double lo, double hi, std::string doc) {
+  Builder b;
+  b.f.path = std::move(path);
+  b.f.type = type;
+  b.f.unit = std::move(unit);
+  b.f.min = lo;
+  b.f.max = hi;
+  b.f.doc = std::move(doc);
+  return b;
+}
+
+/// `at(spec)` is the member: a generic lambda, so that it serves const and non-const specs. A number
+/// is held in the spec as `scale` times its JSON value (peak_tflops: FLOP/s).
+template <class At>
+Builder number(std::string path, std::string unit, double lo, double hi, At at, std::string doc, double scale = 1) {
+  Builder b = base(std::move(path), FieldType::kNumber, std::move(unit), lo, hi, std::move(doc));
+  b.f.get = [at, scale](const Spec& s) { return json(scale == 1 ? at(s) : at(s) / scale); };
+  b.f.set = [at, scale](Spec& s, const json& v) { at(s) = scale == 1 ? v.get<double>() : v.get<double>() * scale; };
+  return b;
+}
+
+template <class At>
+Builder integer(std::string path, std::string unit, double lo, double hi, At at, std::string doc) {
+  Builder b = base(std::move(path), FieldType::kInteger, std::move(unit), lo, hi, std::move(doc));
+  b.f.get = [at](const Spec& s) { return json(at(s)); };
+  b.f.set = [at](Spec& s, const json& v) {
+    using T = std::decay_t<decltype(at(s))>;
+    at(s) = static_cast<T>(v.get<long long>());
+  };
+  return b;
+}
+
+template <class At>
+Builder boolean(std::string path, At at, std::string doc) {
+  Builder b = base(std::move(path), FieldType::kBoolean, "-", 0, 1, std::move(doc));
+  b.f.get = [at](const Spec& s) { return json(at(s)); };
+  b.f.set = [at](Spec& s, const json& v) { at(s) = v.get<bool>(); };
+  return b;
+}
+
+/// Text of `lo` to `hi` bytes, printable (names reach plot titles, tables and error messages).
+template <class At>
+Builder text(std::string path, double lo, double hi, At at, std::string doc) {
+  Builder b = base(std::move(path), FieldType::kText, "-", lo, hi, std::move(doc));
+  b.f.get = [at](const Spec& s) { return json(at(s)); };
+  b.f.set = [at](Spec& s, const json& v) { at(s) = v.get<std::string>(); };
+  return b;
+}
+
+/// An enum whose values are 0, 1, ... `count` - 1, named by `name_of`.
+template <class E, class At>
+Builder choice(std::string path, int count, const char* (*name_of)(E), At at, std::string doc) {
+  std::vector<std::string> names;
+  for (int i = 0; i < count; ++i) names.push_back(name_of(static_cast<E>(i)));
+  Builder b = base(std::move(path), FieldType::kChoice, "-", 0, 0, std::move(doc));
+  b.f.choices = names;
+  b.f.get = [at, names](const Spec& s) {
+    const auto i = static_cast<size_t>(at(s));
+    return json(i < names.size() ? names[i] : std::string("?"));
+  };
+  b.f.set = [at, names](Spec& s, const json& v) {
+    const auto it = std::find(names.begin(), names.end(), v.get<std::string>());
+    if (it == names.end()) throw std::logic_error("choice field set to an unchecked name");  // violation() first
+    at(s) = static_cast<E>(it - names.begin());
+  };
+  return b;
+}
+
+#define AT(member) \
+  [](auto& s) -> auto& { return s.member; }
+
+/// Whether this topology has links of this level (a 1x1 mesh has none: its flit width comes from the
+/// on-die level's bandwidth, given or not).
+std::function<bool(const Spec&)> level_applies(int level) {
+  return [level](const Spec& s) { return link_levels_present(s.topology)[static_cast<size_t>(level)]; };
+}
+
+void add_labels_and_topology(std::vector<HardwareField>& t) {
+  t.push_back(text("name", 1, 4096, AT(name), "label (plot titles, tables, output names)").f);
+  t.push_back(text("description", 0, 4096, AT(description), "label").f);
+  t.push_back(
+      choice("node_kind", 2, node_kind_name, AT(node_kind), "PE on a hybrid-bonded DRAM bank, or compute die with HBM")
+          .f);
+  t.push_back(integer("attn_tp_default", "nodes", 0, 1 << 16, AT(attn_tp_default),
+                      "attention TP group size when a run does not set `--attn-tp` (0: all nodes); the wafer "
+                      "presets use 4")
+                  .range_note("0 or a divisor of the nodes")
+                  .f);
+  const char* size_doc = "mesh size (MoE runs and `hw --exercise`: at most 4096 nodes)";
+  t.push_back(integer("mesh.width", "nodes", 1, 256, AT(topology.width), size_doc).required().f);
+  t.push_back(integer("mesh.height", "nodes", 1, 256, AT(topology.height), size_doc).required().f);
+  t.push_back(integer("wafer.width", "nodes", 1, 256, AT(topology.wafer_width), "nodes per wafer")
+                  .from("mesh.width")
+                  .range_note("tile the mesh")
+                  .f);
+  t.push_back(integer("wafer.height", "nodes", 1, 256, AT(topology.wafer_height), "nodes per wafer")
+                  .from("mesh.height")
+                  .range_note("tile the mesh")
+                  .f);
+  t.push_back(integer("die.width", "nodes", 1, 256, AT(topology.die_width), "nodes per die")
+                  .from("wafer.width")
+                  .range_note("tile the wafer")
+                  .f);
+  t.push_back(integer("die.height", "nodes", 1, 256, AT(topology.die_height), "nodes per die")
+                  .from("wafer.height")
+                  .range_note("tile the wafer")
+                  .f);
+}
+
+void add_compute(std::vector<HardwareField>& t) {
+  t.push_back(
+      number("compute.peak_tflops", "TFLOP/s", 1e-3, 1e6, AT(compute.peak_flops), "peak per node", 1e12).required().f);
+  t.push_back(
+      number("compute.startup_ns", "ns", 0, 1e6, AT(compute.startup_ns), "fixed start-up of each compute command").f);
+  t.push_back(number("compute.pj_per_flop", "pJ", 0, 1e3, AT(compute.pj_per_flop), "compute energy").f);
+  t.push_back(number("compute.static_w", "W", 0, 1e5, AT(compute.static_w),
+                     "leakage and idle power of one node's compute, charged for the whole run")
+                  .f);
+  t.push_back(
+      integer("compute.dma_chunk_bytes", "bytes", 64, 1 << 30, AT(compute.dma_chunk_bytes), "largest DRAM transaction")
+          .f);
+  t.push_back(integer("compute.copy_chunk_bytes", "bytes", 64, 1 << 30, AT(compute.copy_chunk_bytes),
+                      "weight-copy chunk on the NoC")
+                  .f);
+  t.push_back(integer("compute.broadcast_window_chunks", "chunks", 0, 1 << 20, AT(compute.broadcast_window_chunks),
+                      "a broadcast reads its next chunk only while fewer of its chunks are on the way to the first "
+                      "node of its chain")
+                  .default_note("0: no limit")
+                  .f);
+  t.push_back(
+      integer("compute.element_bytes", "bytes", 1, 16, AT(compute.element_bytes), "element size for reductions").f);
+}
+
+void add_memory(std::vector<HardwareField>& t) {
+  t.push_back(choice("memory.kind", 2, dram::dram_kind_name, AT(memory.kind),
+                     "hybrid-bonded bank under a PE, or an HBM stack beside a die (a label: the timing fields "
+                     "make the difference)")
+                  .f);
+  t.push_back(
+      integer("memory.capacity_bytes", "bytes", 1 << 20, double(1ULL << 50), AT(memory.capacity_bytes), "per node")
+          .required()
+          .f);
+  t.push_back(number("memory.peak_gbytes_per_s", "GB/s", 1e-3, 1e6, AT(memory.peak_gbytes_per_s),
+                     "peak data bandwidth per node (1 GB = 1e9 bytes)")
+                  .required()
+                  .f);
+  t.push_back(integer("memory.banks", "-", 1, 4096, AT(memory.banks), "row buffers (banks across all channels)").f);
+  t.push_back(integer("memory.row_bytes", "bytes", 64, 1 << 20, AT(memory.row_bytes), "row (page) size per bank")
+                  .power_of_two()
+                  .f);
+  t.push_back(number("memory.t_rcd_ns", "ns", 0, 1e4, AT(memory.t_rcd_ns), "activate to column command").f);
+  t.push_back(number("memory.t_rp_ns", "ns", 0, 1e4, AT(memory.t_rp_ns), "precharge").f);
+  t.push_back(number("memory.t_cl_ns", "ns", 0, 1e4, AT(memory.t_cl_ns), "column command to first data").f);
+  t.push_back(
+      number("memory.t_rc_ns", "ns", 1e-3, 1e4, AT(memory.t_rc_ns), "row cycle (activate to activate, one bank)").f);
+  t.push_back(number("memory.refresh_overhead", "fraction", 0, 0.9, AT(memory.refresh_overhead),
+                     "bandwidth lost to refresh (tRFC / tREFI)")
+                  .f);
+  t.push_back(
+      number("memory.array_pj_per_bit", "pJ/bit", 0, 1e3, AT(memory.array_pj_per_bit), "DRAM array access energy").f);
+  t.push_back(number("memory.interface_pj_per_bit", "pJ/bit", 0, 1e3, AT(memory.interface_pj_per_bit),
+                     "logic-to-DRAM interface energy")
+                  .f);
+  t.push_back(number("memory.activate_pj", "pJ", 0, 1e7, AT(memory.activate_pj), "per row activation and precharge").f);
+  t.push_back(number("memory.background_w", "W", 0, 1e5, AT(memory.background_w),
+                     "background and refresh power of one node's memory, charged for the whole run")
+                  .f);
+  t.push_back(integer("memory.queue_depth", "requests", 1, 1024, AT(memory.queue_depth),
+                      "requests in service before END_REQ is withheld")
+                  .f);
+}
+
+void add_noc(std::vector<HardwareField>& t) {
+  t.push_back(number("noc.clock_ghz", "GHz", 1e-3, 100, AT(noc.clock_ghz), "NoC clock").f);
+  t.push_back(choice("noc.router_kind", 2, noc::router_kind_name, AT(noc.router_kind),
+                     "router micro-architecture: `vc` the input-buffered VC router, `lookahead` the look-ahead "
+                     "router (no VCs, so `vcs` is taken as 1; no engine fast path: its SystemC model runs at pin "
+                     "level; the flow model ignores the kind). docs/RTL.md")
+                  .f);
+  t.push_back(integer("noc.vcs", "-", 1, 8, AT(noc.vcs), "virtual channels per input port").f);
+  t.push_back(integer("noc.buffer_flits", "flits", 0, 1024, AT(noc.buffer_flits), "buffer per VC")
+                  .default_note("0: sized to the credit round trip")
+                  .f);
+  t.push_back(integer("noc.router_delay_cycles", "cycles", 1, 64, AT(noc.router_delay_cycles),
+                      "router pipeline (buffer write to switch traversal at zero load)")
+                  .f);
+  t.push_back(integer("noc.max_packet_flits", "flits", 1, 65535, AT(noc.max_packet_flits),
+                      "messages are cut into packets of at most this many flits")
+                  .f);
+  t.push_back(integer("noc.flit_bytes", "bytes", 0, ranges::kMaxFlitBytes, AT(noc.flit_bytes), "flit width")
+                  .default_note("0: the fastest link's bytes per cycle")
+                  .f);
+  t.push_back(integer("noc.ni_queues", "queues", 0, noc::kMaxNiQueues, AT(noc.ni_queues),
+                      "injection (DMA) queues per network interface; 1 = one FIFO (docs/MODEL.md \"Network "
+                      "interfaces and messages\")")
+                  .default_note("0: one per VC")
+                  .f);
+  t.push_back(number("noc.flow_link_efficiency", "fraction", 0.1, 1, AT(noc.flow_link_efficiency),
+                     "flow fidelity only: share of a contended mesh link's bandwidth (docs/MODEL.md \"Flow-level "
+                     "model\")")
+                  .f);
+  t.push_back(number("noc.flow_resolve_fraction", "fraction", 0, 1, AT(noc.flow_resolve_fraction),
+                     "flow fidelity only: rates are re-solved once this share of the flows in flight started or "
+                     "finished; 0 = at every change (docs/MODEL.md \"Flow-level model\")")
+                  .f);
+  t.push_back(boolean("noc.replay_sessions", AT(noc.replay_sessions),
+                      "both fidelities: replay repeated network sessions from a recording instead of simulating "
+                      "them again, with the same results to the bit; `false` only to check that or to time the "
+                      "engines (docs/MODEL.md \"Session replay\")")
+                  .f);
+}
+
+void add_links(std::vector<HardwareField>& t) {
+  for (int l = 0; l < mapping::kNumLinkLevels; ++l) {
+    const std::string at = std::string("links.") + mapping::link_level_key(static_cast<mapping::LinkLevel>(l)) + ".";
+    const std::string level = mapping::link_level_name(static_cast<mapping::LinkLevel>(l));
+    const std::string where = "where the topology has " + level + " links";
+    auto link = [l](auto& s) -> auto& { return s.topology.links[l]; };
+    t.push_back(number(
+                    at + "gbytes_per_s", "GB/s", 1e-3, 1e6, [link](auto& s) -> auto& { return link(s).gbytes_per_s; },
+                    "bandwidth of one " + level + " link, per direction")
+                    .required()
+                    .applies(level_applies(l), where)
+                    .range_note("at least 1/4096 of the fastest link")
+                    .f);
+    t.push_back(number(
+                    at + "latency_ns", "ns", 0, 1e6, [link](auto& s) -> auto& { return link(s).latency_ns; },
+                    "latency of one " + level + " hop")
+                    .applies(level_applies(l), where)
+                    .range_note("at most 4096 NoC cycles")
+                    .f);
+    t.push_back(number(
+                    at + "pj_per_bit", "pJ/bit", 0, 1e3, [link](auto& s) -> auto& { return link(s).pj_per_bit; },
+                    "energy of one " + level + " hop")
+                    .applies(level_applies(l), where)
+                    .f);
+  }
+}
+
+#undef AT
+
+/// The order is the reading order, and validation's: a field's default_from and the topology sizes that
+/// `applies` reads come before it, so that an invalid size is reported before any link field's
+/// `applies` computes with it (Topology::die_of divides by the die's size).
+std::vector<HardwareField> build_table() {
+  std::vector<HardwareField> t;
+  add_labels_and_topology(t);
+  add_compute(t);
+  add_memory(t);
+  add_noc(t);
+  add_links(t);
+  return t;
+}
+
+}  // namespace
+
+const std::vector<HardwareField>& hardware_fields() {
+  static const std::vector<HardwareField> table = build_table();
+  return table;
+}
+
+const HardwareField* find_hardware_field(const std::string& path) {
+  for (const HardwareField& f : hardware_fields())
+    if (f.path == path) return &f;
+  return nullptr;
+}
+
+}  // namespace nmpsim::hw

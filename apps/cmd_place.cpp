@@ -23,16 +23,20 @@ namespace nmpsim::apps {
 
 namespace {
 
-/// Runs the registered placement tool given on the command line (at most one); -1 when none is.
-int run_tool(const mapping::Registry& registry, const std::map<std::string, std::string>& tool_values,
-             const po::variables_map& vm, RunSpec spec, const ExperimentOptions& opt, bool extra_outputs) {
+/// The registered placement tool given on the command line, or nullptr; two are an error.
+const mapping::PlacementTool* given_tool(const mapping::Registry& registry, const po::variables_map& vm) {
   const mapping::PlacementTool* tool = nullptr;
   for (const mapping::PlacementTool& t : registry.placement_tools())
     if (given(vm, t.name.c_str())) {
       if (tool) throw UsageError("--" + tool->name + " and --" + t.name + ": give one tool at a time");
       tool = &t;
     }
-  if (!tool) return -1;
+  return tool;
+}
+
+/// Runs placement tool `tool` with its command-line value.
+int run_tool(const mapping::PlacementTool* tool, const std::map<std::string, std::string>& tool_values,
+             const po::variables_map& vm, RunSpec spec, const ExperimentOptions& opt, bool extra_outputs) {
   for (const char* k : {"out", "strategy", "strategy-opt"})
     if (given(vm, k))
       throw UsageError(std::string("--") + k + ": --" + tool->name +
@@ -123,9 +127,8 @@ int cmd_place(const std::vector<std::string>& args) {
     std::cout << "strategies (--strategy, --strategy-opt NAME.KEY=VALUE):\n" << registry.describe_strategies();
     return kExitOk;
   }
-  bool tool_given = false;
-  for (const mapping::PlacementTool& t : registry.placement_tools())
-    tool_given = tool_given || given(vm, t.name.c_str());
+  const mapping::PlacementTool* tool = given_tool(registry, vm);
+  const bool tool_given = tool != nullptr;
   const std::string name = vm.count("strategy") ? vm["strategy"].as<std::string>() : "";
   if (name.empty() && !tool_given)
     throw UsageError("--strategy: give the strategy to build (nmpsim place --list-strategies)");
@@ -149,8 +152,7 @@ int cmd_place(const std::vector<std::string>& args) {
     if (!quiet) std::fprintf(stderr, "%s\n", line.c_str());
   };
   const auto extra = flags.given_outputs(vm);  // a strategy's extra outputs, written with the placement
-  const int tool = run_tool(registry, tool_values, vm, spec, opt, !extra.empty());
-  if (tool >= 0) return tool;
+  if (tool) return run_tool(tool, tool_values, vm, spec, opt, !extra.empty());
   return build_placement(registry, name, spec, opt, out, extra, quiet);
 }
 

@@ -137,10 +137,11 @@ const mapping::HardwareReport* chosen_report(const mapping::Registry& registry, 
 /// was.
 bool print_lists(const po::variables_map& vm, const mapping::Registry& registry) {
   const bool fields = vm.count("fields") && !vm.count("hw") && !vm.count("preset");
-  if (fields)
+  if (fields) {
     for (const char* k : {"set", "describe", "print-json", "report", "exercise"})
       if (vm.count(k)) throw UsageError(std::string("--fields with --") + k + " needs --hw");
-  if (fields) std::cout << hw::hardware_fields_markdown();
+    std::cout << hw::hardware_fields_markdown();
+  }
   if (vm.count("list-reports"))
     std::cout << "hardware reports (--report NAME, --report-opt KEY=VALUE):\n" << registry.describe_hardware_reports();
   if (vm.count("list-presets"))

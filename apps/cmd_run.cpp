@@ -35,7 +35,7 @@ const std::vector<std::string> kRunOutputs = {"summary.json",        "summary.cs
 std::string write_outputs(const Experiment& x, const mapping::Registry& registry, const std::string& out_dir,
                           bool plots, const std::string& logs, base::OutputFiles& out) {
   out.write(out_dir + "/summary.json", summary_json(x.prepared, x.reports, &registry).dump(2) + "\n", "--out");
-  out.write(out_dir + "/summary.csv", summary_csv(x.reports, double(x.prepared.cfg.shape.batch) * x.prepared.cfg.steps),
+  out.write(out_dir + "/summary.csv", summary_csv(x.reports, RunSteps{x.prepared.cfg.shape, x.prepared.cfg.steps}),
             "--out");
   out.write(out_dir + "/layers.csv", layers_csv(x.reports), "--out");
   out.write(out_dir + "/links.csv", links_csv(x.reports, x.prepared.hardware), "--out");
@@ -63,16 +63,27 @@ void print_table(std::FILE* rep, const Experiment& x, const std::string& out_dir
   const std::string how = e.spec.accounting.name.empty()
                               ? std::string(mapping::fidelity_name(e.spec.fidelity)) + " fidelity"
                               : e.spec.accounting.name + " accounting (no simulation, 1 step)";
-  std::fprintf(rep, "nmpsim run: %s on %s, batch %d, %d steps, context %d, %s trace, %s\n", e.model.name.c_str(),
-               e.hardware.name.c_str(), e.cfg.shape.batch, e.cfg.steps, e.cfg.shape.context, e.trace.source().c_str(),
-               how.c_str());
+  const mapping::RunShape& sh = e.cfg.shape;
+  const RunSteps steps{sh, e.cfg.steps};
+  std::string shape = "batch " + std::to_string(sh.batch) + ", " + std::to_string(e.cfg.steps) + " steps, context " +
+                      std::to_string(sh.context);
+  if (sh.kind == mapping::StepKind::kPrefill)
+    shape = "prefill of " + std::to_string(sh.batch) + " x " + std::to_string(sh.prompt_tokens) + " prompt tokens, " +
+            std::to_string(e.cfg.steps) + " step" + (e.cfg.steps > 1 ? "s" : "");
+  if (sh.kind == mapping::StepKind::kMixed)
+    shape = "mixed steps of " + std::to_string(sh.batch) + " decode tokens (context " + std::to_string(sh.context) +
+            ") and a " + std::to_string(sh.prompt_tokens) + "-token prompt in chunks of " +
+            std::to_string(sh.prefill_chunk) + ", " + std::to_string(e.cfg.steps) + " steps";
+  std::fprintf(rep, "nmpsim run: %s on %s, %s, %s trace, %s\n", e.model.name.c_str(), e.hardware.name.c_str(),
+               shape.c_str(), e.trace.source().c_str(), how.c_str());
   double tp_tbt = 0;
   for (const auto& r : x.reports)
     if (r.result.strategy == "tp") tp_tbt = r.result.mean_tbt_s();
   int w = 12;  // the strategy column fits the longest name
   for (const auto& r : x.reports) w = std::max(w, static_cast<int>(r.result.strategy.size()));
-  std::fprintf(rep, "  %-*s %12s %8s %12s %12s %12s %12s\n", w, "strategy", "TBT (us)", "vs TP", "attention",
-               "allreduce", "moe compute", "moe comm");
+  std::fprintf(rep, "  %-*s %12s %8s %12s %12s %12s %12s\n", w, "strategy",
+               sh.kind == mapping::StepKind::kDecode ? "TBT (us)" : "step (us)", "vs TP", "attention", "allreduce",
+               "moe compute", "moe comm");
   using F = mapping::PhaseFamily;
   for (const auto& report : x.reports) {
     const mapping::StrategyResult& r = report.result;
@@ -84,8 +95,12 @@ void print_table(std::FILE* rep, const Experiment& x, const std::string& out_dir
     const double other = r.mean_family_s(F::kOther);
     if (other > 0) std::fprintf(rep, "  %-*s %12s other phases %.1f us\n", w, "", "", other * 1e6);
   }
-  std::fprintf(rep, "  (microseconds per decode step, summed over %d layers; outputs in %s/)\n", e.model.layers(),
-               out_dir.c_str());
+  std::fprintf(rep, "  (microseconds per %s step, summed over %d layers; outputs in %s/)\n",
+               mapping::step_kind_name(sh.kind), e.model.layers(), out_dir.c_str());
+  if (sh.kind != mapping::StepKind::kDecode)
+    for (const auto& report : x.reports)
+      std::fprintf(rep, "  %-*s TTFT %.1f us, %.0f prefill tokens/s\n", w, report.result.strategy.c_str(),
+                   steps.ttft_s(report.result) * 1e6, steps.prefill_tokens_per_s(report.result));
   if (!plot_note.empty()) std::fprintf(rep, "  %s\n", plot_note.c_str());
 }
 

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "nmpsim/apps/cli_common.h"
+#include "nmpsim/apps/run_shape.h"
 #include "nmpsim/apps/workers.h"
 #include "nmpsim/base/memory_budget.h"
 #include "nmpsim/firmware/cycle_executor.h"
@@ -139,7 +140,7 @@ void build_placements(PreparedExperiment& e, const ExperimentOptions& opt) {
         throw InputError("strategy '" + p.strategy + "' is listed twice (results are named by strategy)");
     const int group = e.cfg.attn_tp > 0 ? e.cfg.attn_tp : nodes;
     mapping::check_memory(p, e.model, e.hardware.topology, static_cast<double>(e.hardware.memory.capacity_bytes), group,
-                          e.cfg.shape.batch, e.cfg.shape.context);
+                          e.cfg.shape);
     e.placements.push_back(std::move(p));
   }
 }
@@ -158,6 +159,9 @@ void resolve_policies(PreparedExperiment& e, const ExperimentOptions& opt) {
   PolicySpec& a = e.spec.accounting;
   if (a.name.empty()) return;
   const mapping::AccountingFactory* f = opt.registry->accounting(a.name);
+  if (f && f->decode_only && e.cfg.shape.kind != mapping::StepKind::kDecode)
+    throw InputError("accounting " + a.name + ": charges decode steps only, not phase " +
+                     mapping::step_kind_name(e.cfg.shape.kind) + " (--phase)");
   if (!f)
     throw InputError("unknown accounting '" + a.name +
                      "' (registered: " + join_names(opt.registry->accounting_names()) + ")");
@@ -195,7 +199,7 @@ void check_memory_before(const PreparedExperiment& e, const ExperimentOptions& o
   s.nodes = e.hardware.topology.nodes();
   const int attn = e.spec.attn_tp > 0 ? e.spec.attn_tp : e.hardware.attn_tp_default;
   s.attn_group = attn > 0 ? attn : s.nodes;
-  s.batch = e.spec.batch;
+  s.batch = max_step_tokens(e.cfg.shape, e.spec.steps);
   s.moe_layers = e.model.moe_layers;
   s.experts = e.model.experts;
   s.strategies = e.spec.all_strategies ? static_cast<long long>(opt.registry->strategy_names().size())
@@ -267,8 +271,9 @@ void check_strategies(PreparedExperiment& e, const ExperimentOptions& opt, Input
 mapping::StrategyContext strategy_context(const PreparedExperiment& e, const mapping::AnalyticalHardware& ah,
                                           const ExperimentOptions& opt, const mapping::RoutingTrace& profile) {
   mapping::StrategyContext ctx(e.model, ah, profile);
-  ctx.batch = e.cfg.shape.batch;
+  ctx.batch = static_cast<int>(max_step_tokens(e.cfg.shape, e.cfg.steps));  // placements see a step's tokens
   ctx.context = e.cfg.shape.context;
+  ctx.shape = e.cfg.shape;
   ctx.attn_tp = e.cfg.attn_tp;
   ctx.memory_capacity_bytes = static_cast<double>(e.hardware.memory.capacity_bytes);
   ctx.seed = e.spec.seed;
@@ -284,6 +289,7 @@ PreparedExperiment prepare_experiment(const RunSpec& spec, const ExperimentOptio
   load_hardware(e);
   load_model(e);
   check_model_fits(e);
+  e.cfg.shape = run_shape(spec, e.model, static_cast<int>(e.hardware.compute.attention_tile_tokens));
   check_memory_before(e, opt, 0);
   load_trace(e);
   check_memory_before(e, opt, double(e.trace.tokens()) * e.trace.layers() * e.trace.top_k());
@@ -292,7 +298,6 @@ PreparedExperiment prepare_experiment(const RunSpec& spec, const ExperimentOptio
     check_token_range(spec, e.trace.tokens());
     e.profile = e.trace.slice(0, static_cast<size_t>(spec.profile_tokens));
   }
-  e.cfg.shape = {spec.batch, spec.context};
   e.cfg.steps = spec.steps;
   // attn_tp 0: the hardware's default (all nodes on the NMP presets, 4 dies on the wafers).
   e.cfg.attn_tp = spec.attn_tp > 0 ? spec.attn_tp : e.hardware.attn_tp_default;
@@ -327,6 +332,7 @@ void check_experiment(const RunSpec& spec, const ExperimentOptions& opt, InputMe
   }
   e.model = memo.models.at(model_key);
   check_model_fits(e);
+  e.cfg.shape = run_shape(spec, e.model, static_cast<int>(e.hardware.compute.attention_tile_tokens));
   check_memory_before(e, opt, 0);
   // The trace: a file is read once (its token count kept); a synthetic one is checked, not generated.
   const TraceSpec& t = spec.trace;
@@ -351,7 +357,6 @@ void check_experiment(const RunSpec& spec, const ExperimentOptions& opt, InputMe
   const int attn_tp = spec.attn_tp > 0 ? spec.attn_tp : e.hardware.attn_tp_default;
   const std::string groups_key = hw_key + "/" + std::to_string(attn_tp);
   if (memo.groups.insert(groups_key).second) mapping::make_groups(e.hardware.topology, attn_tp);
-  e.cfg.shape = {spec.batch, spec.context};
   e.cfg.attn_tp = attn_tp;
   resolve_policies(e, opt);
   check_strategies(e, opt, memo);

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "nmpsim/apps/experiment.h"
+#include "nmpsim/apps/run_shape.h"
 #include "nmpsim/mapping/topology.h"
 
 namespace nmpsim::apps {
@@ -32,6 +33,15 @@ EnergyPj flow_energy(const hw::HardwareSpec& hw, const mapping::StrategyResult& 
 
 std::vector<std::string> setup_warnings(const PreparedExperiment& e, const std::vector<StrategyReport>& reports) {
   std::vector<std::string> out;
+  const double step_tokens = static_cast<double>(max_step_tokens(e.cfg.shape, e.cfg.steps));
+  if (step_tokens > static_cast<double>(e.trace.tokens())) {
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "warning: a step carries %.0f tokens, more than the trace's %zu: its routing repeats (token ids wrap "
+                  "around the trace)",
+                  step_tokens, e.trace.tokens());
+    out.push_back(line);
+  }
   const double startup_s = e.hardware.compute.startup_ns * 1e-9;
   using F = mapping::PhaseFamily;
   for (const StrategyReport& r : reports)
@@ -65,18 +75,21 @@ nlohmann::json summary_json(const PreparedExperiment& e, const std::vector<Strat
   double tp_tbt = 0;
   for (const auto& r : reports)
     if (r.result.strategy == "tp") tp_tbt = r.result.mean_tbt_s();
-  const double tokens = double(e.cfg.shape.batch) * e.cfg.steps;
+  const RunSteps steps{e.cfg.shape, e.cfg.steps};
   nlohmann::json strategies = nlohmann::json::object();
-  for (const auto& r : reports) strategies[r.result.strategy] = strategy_json(r, tp_tbt, tokens, top);
+  for (const auto& r : reports) strategies[r.result.strategy] = strategy_json(r, tp_tbt, steps, top);
   const int group = e.cfg.attn_tp > 0 ? e.cfg.attn_tp : e.hardware.topology.nodes();
   return {{"spec", run_spec_to_json(e.spec)},
           {"config",
            {{"hardware", e.hardware.name},
             {"model", e.model.name},
             {"trace", e.trace.source()},
+            {"phase", mapping::step_kind_name(e.cfg.shape.kind)},
             {"batch", e.cfg.shape.batch},
             {"steps", e.cfg.steps},
             {"context", e.cfg.shape.context},
+            {"prompt_tokens", e.cfg.shape.prompt_tokens},
+            {"prefill_chunk", e.cfg.shape.prefill_chunk},
             {"attn_tp", group},
             {"fidelity", mapping::fidelity_name(e.spec.fidelity)},
             {"accounting", e.spec.accounting.name.empty() ? "simulation" : e.spec.accounting.name},

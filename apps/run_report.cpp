@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "nmpsim/apps/run_shape.h"
 #include "nmpsim/apps/subprocess.h"
 
 namespace nmpsim::apps {
@@ -95,8 +96,27 @@ EnergyPj energy_from_json(const nlohmann::json& j) {
   return e;
 }
 
-nlohmann::json strategy_json(const StrategyReport& s, double baseline_tbt_s, double tokens,
+double RunSteps::tokens() const { return total_tokens(shape, steps); }
+
+double RunSteps::ttft_s(const mapping::StrategyResult& r) const {
+  if (shape.kind == mapping::StepKind::kDecode || r.steps.empty()) return -1;
+  if (shape.kind == mapping::StepKind::kPrefill) return r.mean_tbt_s();
+  double t = 0;
+  const int carrying = std::min(shape.prompt_steps(), static_cast<int>(r.steps.size()));
+  for (int s = 0; s < carrying; ++s) t += r.tbt_s(s);
+  return t;
+}
+
+double RunSteps::prefill_tokens_per_s(const mapping::StrategyResult& r) const {
+  const double t = ttft_s(r);
+  if (t <= 0) return 0;
+  const double prompts = shape.kind == mapping::StepKind::kPrefill ? shape.batch : 1;
+  return prompts * shape.prompt_tokens / t;
+}
+
+nlohmann::json strategy_json(const StrategyReport& s, double baseline_tbt_s, const RunSteps& steps,
                              const std::vector<std::string>& top) {
+  const double tokens = steps.tokens();
   const mapping::StrategyResult& r = s.result;
   nlohmann::json layers = nlohmann::json::array();
   const auto mean = r.mean_layers();
@@ -117,6 +137,10 @@ nlohmann::json strategy_json(const StrategyReport& s, double baseline_tbt_s, dou
       {"mean_tbt_us", r.mean_tbt_s() * kUs},
       {"tbt_us", tbt},
       {"speedup_vs_tp", baseline_tbt_s > 0 ? nlohmann::json(baseline_tbt_s / r.mean_tbt_s()) : nlohmann::json()}};
+  if (steps.ttft_s(r) >= 0) {
+    j["ttft_us"] = steps.ttft_s(r) * kUs;
+    j["prefill_tokens_per_s"] = steps.prefill_tokens_per_s(r);
+  }
   for (mapping::PhaseFamily f : kFamilies) j[us_key(mapping::family_name(f))] = r.mean_family_s(f) * kUs;
   j["expert_imbalance_us"] = r.mean_expert_imbalance_s() * kUs;
   j["phases"] = phases;
@@ -136,11 +160,14 @@ nlohmann::json strategy_json(const StrategyReport& s, double baseline_tbt_s, dou
   return j;
 }
 
-std::string summary_csv(const std::vector<StrategyReport>& reports, double tokens) {
+std::string summary_csv(const std::vector<StrategyReport>& reports, const RunSteps& steps) {
+  const double tokens = steps.tokens();
+  const bool prompts = steps.shape.kind != mapping::StepKind::kDecode;
   std::ostringstream os;
   os << "strategy,fidelity,mean_tbt_us";
   for (mapping::PhaseFamily f : kFamilies) os << "," << us_key(mapping::family_name(f));
-  os << ",expert_imbalance_us,noc_payload_bytes,energy_per_token_uj,wall_seconds\n";
+  os << ",expert_imbalance_us,noc_payload_bytes,energy_per_token_uj,wall_seconds";
+  os << (prompts ? ",ttft_us,prefill_tokens_per_s\n" : "\n");
   for (const auto& s : reports) {
     const mapping::StrategyResult& r = s.result;
     double bytes = 0;
@@ -159,8 +186,13 @@ std::string summary_csv(const std::vector<StrategyReport>& reports, double token
       std::snprintf(buf, sizeof buf, "%.6g", s.energy->total() / tokens / 1e6);
       os << buf;
     }
-    std::snprintf(buf, sizeof buf, ",%.4f\n", r.wall_s);
+    std::snprintf(buf, sizeof buf, ",%.4f", r.wall_s);
     os << buf;
+    if (prompts) {
+      std::snprintf(buf, sizeof buf, ",%.4f,%.1f", steps.ttft_s(r) * kUs, steps.prefill_tokens_per_s(r));
+      os << buf;
+    }
+    os << "\n";
   }
   return os.str();
 }

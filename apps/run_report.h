@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "nmpsim/hw/hardware_spec.h"
+#include "nmpsim/mapping/regime.h"
 #include "nmpsim/mapping/run_result.h"
 
 namespace nmpsim::apps {
@@ -29,14 +30,27 @@ struct StrategyReport {
   std::optional<EnergyPj> energy;
 };
 
+/// What the reports need of a run's steps.
+struct RunSteps {
+  mapping::RunShape shape;
+  int steps = 0;
+  /// Tokens of all steps (energy per token).
+  double tokens() const;
+  /// Time to the first token of a prompt, or a negative number for decode runs: prefill, the mean
+  /// step (each step prefills its requests); mixed, the sum of the steps that carry the prompt's chunks.
+  double ttft_s(const mapping::StrategyResult& r) const;
+  /// Prompt tokens per second of ttft_s: prefill requests x prompt tokens, mixed the prompt's tokens.
+  double prefill_tokens_per_s(const mapping::StrategyResult& r) const;
+};
+
 /// One strategy's entry of summary.json ("strategies": {"<name>": ...}); times in microseconds per
-/// decode step. `baseline_tbt_s` > 0 adds speedup_vs_tp. `tokens` = batch x steps (energy per token).
-/// `top`: policies whose statistics are also put at the top level, under their names.
-nlohmann::json strategy_json(const StrategyReport& s, double baseline_tbt_s, double tokens,
+/// step. `baseline_tbt_s` > 0 adds speedup_vs_tp; runs whose steps carry prompts add ttft_us and
+/// prefill_tokens_per_s. `top`: policies whose statistics are also put at the top level, under their names.
+nlohmann::json strategy_json(const StrategyReport& s, double baseline_tbt_s, const RunSteps& steps,
                              const std::vector<std::string>& top = {});
-/// One row per strategy: TBT and its breakdown by phase family.
-/// `tokens`: tokens the run decoded (batch x steps), for the energy per token column.
-std::string summary_csv(const std::vector<StrategyReport>& reports, double tokens);
+/// One row per strategy: TBT and its breakdown by phase family (and, when steps carry prompts,
+/// ttft_us and prefill_tokens_per_s as the last columns).
+std::string summary_csv(const std::vector<StrategyReport>& reports, const RunSteps& steps);
 /// One row per strategy and layer: every phase of the run (union over strategies), in microseconds.
 std::string layers_csv(const std::vector<StrategyReport>& reports);
 /// Per directed link: bytes over the run and utilisation = bytes / (bandwidth x simulated time).

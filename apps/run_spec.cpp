@@ -122,9 +122,12 @@ RunSpec run_spec_from_json(const nlohmann::json& j, const std::string& where) {
   read_model(root, s);
   read_trace(root, s);
   read_lists(root, s, where);
+  if (root.has("phase")) s.phase = mapping::parse_step_kind(root.string("phase"), where + ": phase");
   s.batch = static_cast<int>(root.integer("batch", 1, 1 << 20, s.batch));
   s.steps = static_cast<int>(root.integer("steps", 1, 1 << 20, s.steps));
   s.context = static_cast<int>(root.integer("context", 0, 1 << 24, s.context));
+  s.prompt_tokens = static_cast<int>(root.integer("prompt_tokens", 0, 1 << 24, s.prompt_tokens));
+  s.prefill_chunk = static_cast<int>(root.integer("prefill_chunk", 0, 1 << 24, s.prefill_chunk));
   s.attn_tp = static_cast<int>(root.integer("attn_tp", 0, 1 << 16, s.attn_tp));
   s.first_token = static_cast<uint64_t>(root.integer("first_token", 0, kMaxU53, 0));
   s.profile_tokens = static_cast<uint64_t>(root.integer("profile_tokens", 0, kMaxU53, 0));
@@ -183,9 +186,12 @@ nlohmann::json run_spec_to_json(const RunSpec& s) {
           {"trace", trace},
           {"strategies", s.all_strategies ? nlohmann::json("all") : strategies},
           {"policies", policies},
+          {"phase", mapping::step_kind_name(s.phase)},
           {"batch", s.batch},
           {"steps", s.steps},
           {"context", s.context},
+          {"prompt_tokens", s.prompt_tokens},
+          {"prefill_chunk", s.prefill_chunk},
           {"attn_tp", s.attn_tp},
           {"first_token", s.first_token},
           {"profile_tokens", s.profile_tokens},

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "nmpsim/mapping/modes.h"
+#include "nmpsim/mapping/regime.h"
 #include "nmpsim/mapping/trace.h"
 
 namespace nmpsim::apps {
@@ -55,10 +56,13 @@ struct RunSpec {
   uint64_t profile_tokens = 0;  ///< strategies build from the trace's first N tokens (0: all of it)
   bool all_strategies = true;   ///< every registered strategy (then `strategies` is ignored)
   std::vector<StrategySpec> strategies;
-  std::vector<PolicySpec> policies;  ///< applied to every strategy's run
-  int batch = 32;
+  std::vector<PolicySpec> policies;                      ///< applied to every strategy's run
+  mapping::StepKind phase = mapping::StepKind::kDecode;  ///< what every step carries
+  int batch = 32;  ///< decode and mixed: decode tokens per step; prefill: requests per step
   int steps = 2;
-  int context = 1024;
+  int context = 1024;     ///< decode and mixed: KV-cache length each decode token attends over
+  int prompt_tokens = 0;  ///< prefill and mixed: tokens of each prompt
+  int prefill_chunk = 0;  ///< mixed: prompt tokens per step
   int attn_tp = 0;
   uint64_t first_token = 0;
   mapping::Fidelity fidelity = mapping::Fidelity::kCycle;

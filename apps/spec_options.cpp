@@ -1,5 +1,6 @@
 #include "nmpsim/apps/spec_options.h"
 
+#include <algorithm>
 #include <cctype>
 #include <fstream>
 #include <limits>
@@ -89,14 +90,24 @@ void SpecOptions::add_run_shape(po::options_description& desc, long long default
   // clang-format off
   desc.add_options()
     ("batch", po::value(&batch_)->default_value(batch_),
-     simulation ? "tokens per decode step" : "batch size the placement is optimised for (tokens)")
-    ("context", po::value(&context_)->default_value(context_), "KV-cache length each token attends over, in tokens")
+     simulation ? "decode tokens per step (--phase prefill: requests per step)"
+                : "batch size the placement is optimised for (tokens)")
+    ("context", po::value(&context_)->default_value(context_),
+     "KV-cache length each decode token attends over, in tokens")
     ("attn-tp", po::value(&attn_tp_)->default_value(attn_tp_), "nodes per attention tensor-parallel group (0 = the hardware's attn_tp_default: all nodes on the NMP presets, 4 dies on the wafers)")
     ("profile-tokens", po::value(&profile_tokens_)->default_value(0, "all"),
      "strategies build their placements from the trace's first N tokens");
   if (!simulation) return;
   desc.add_options()
-    ("steps", po::value(&steps_)->default_value(steps_), "decode steps simulated (each takes the next batch of the trace)")
+    ("phase", po::value(&phase_)->default_value(phase_),
+     "what every step carries: decode (one new token per request) | prefill (--batch whole prompts of "
+     "--prompt-tokens) | mixed (--batch decode tokens plus a --prefill-chunk of one prompt: chunked prefill)")
+    ("prompt-tokens", po::value(&prompt_tokens_)->default_value(0, "none"),
+     "--phase prefill or mixed: tokens of each prompt (at most the model's context)")
+    ("prefill-chunk", po::value(&prefill_chunk_)->default_value(0, "none"),
+     "--phase mixed: prompt tokens per step (at most --prompt-tokens); --steps defaults to the chunks' count")
+    ("steps", po::value(&steps_)->default_value(steps_),
+     "steps simulated (each takes the next tokens of the trace; --phase mixed: at least the prompt's chunks)")
     ("first-token", po::value(&first_token_)->default_value(first_token_), "trace token the first step starts at")
     ("fidelity", po::value(&fidelity_)->default_value(fidelity_),
      "cycle (SystemC model with the cycle-level NoC) | flow (analytical flow-level model, fast)")
@@ -197,6 +208,16 @@ void SpecOptions::apply_shape(const po::variables_map& vm, RunSpec& s) const {
   if (given(vm, "first-token")) s.first_token = checked_count(first_token_, "first-token", 0);
   if (given(vm, "profile-tokens")) s.profile_tokens = checked_count(profile_tokens_, "profile-tokens", 0);
   if (given(vm, "fidelity")) s.fidelity = mapping::parse_fidelity(fidelity_, "--fidelity");
+  if (given(vm, "phase")) s.phase = mapping::parse_step_kind(phase_, "--phase");
+  if (given(vm, "prompt-tokens"))
+    s.prompt_tokens = static_cast<int>(checked_count(prompt_tokens_, "prompt-tokens", 0, 1 << 24));
+  if (given(vm, "prefill-chunk"))
+    s.prefill_chunk = static_cast<int>(checked_count(prefill_chunk_, "prefill-chunk", 0, 1 << 24));
+  if (s.phase == mapping::StepKind::kPrefill && given(vm, "context"))
+    throw UsageError("--context: a prefill step attends over its prompt (--prompt-tokens), not a KV cache");
+  // A mixed run without --steps runs until its prompt's last chunk has been carried.
+  if (s.phase == mapping::StepKind::kMixed && !given(vm, "steps") && s.prefill_chunk > 0 && s.prompt_tokens > 0)
+    s.steps = std::min(1 << 20, (s.prompt_tokens + s.prefill_chunk - 1) / s.prefill_chunk);
 }
 
 }  // namespace nmpsim::apps

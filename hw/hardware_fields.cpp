@@ -176,6 +176,10 @@ void add_compute(std::vector<HardwareField>& t) {
                   .f);
   t.push_back(
       integer("compute.element_bytes", "bytes", 1, 16, AT(compute.element_bytes), "element size for reductions").f);
+  t.push_back(integer("compute.attention_tile_tokens", "tokens", 1, 1 << 16, AT(compute.attention_tile_tokens),
+                      "query rows per attention tile: a prompt's attention reads the KV cache once per tile "
+                      "(FlashAttention-2; docs/MODEL.md \"Steps: decode, prefill, mixed\")")
+                  .f);
 }
 
 void add_memory(std::vector<HardwareField>& t) {

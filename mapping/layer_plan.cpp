@@ -109,53 +109,113 @@ std::vector<std::vector<std::vector<double>>> physical_shares(const Placement& p
   return out;
 }
 
+namespace {
+
+/// A plan of `n` nodes and `tokens` tokens with every per-node quantity zero.
+LayerPlan empty_plan(int n, int tokens, bool dense) {
+  LayerPlan p;
+  p.nodes = n;
+  p.dense = dense;
+  const auto N = static_cast<size_t>(n);
+  p.home.resize(static_cast<size_t>(tokens));
+  for (auto* v : {&p.home_bytes, &p.attn_flops, &p.attn_bytes, &p.gate_flops, &p.gate_bytes, &p.shared_flops,
+                  &p.shared_bytes, &p.partials, &p.reduce_flops, &p.routed_token_work})
+    v->assign(N, 0.0);
+  p.dispatch.assign(N * N, 0.0);
+  p.combine.assign(N * N, 0.0);
+  p.expert_work.assign(N, {});
+  return p;
+}
+
+/// What each attention group computes and streams for the step's tokens, before the split over its
+/// g nodes: tokens, prompt tokens, attention FLOPs and KV-cache bytes (read and, for prompts, written).
+struct GroupWork {
+  std::vector<double> tokens, prompt_tokens, attn_flops, kv_bytes;
+  explicit GroupWork(int groups)
+      : tokens(static_cast<size_t>(groups), 0.0), prompt_tokens(tokens), attn_flops(tokens), kv_bytes(tokens) {}
+};
+
+/// Homes of the step's tokens (request r -> group r mod G, its token j -> ring position
+/// ((r / G) tokens + j) mod g), their bytes, and each group's attention work.
+GroupWork place_tokens(const ModelSpec& m, const Groups& groups, const StepTokens& step, LayerPlan& p) {
+  const int G = groups.size();
+  GroupWork w(G);
+  const double kvb = m.kv_bytes_per_token();
+  int token = 0, request = 0;
+  for (const Segment& seg : step.segments) {
+    std::vector<double> requests(static_cast<size_t>(G), 0.0);
+    for (int r = 0; r < seg.requests; ++r, ++request) {
+      const int grp = request % G;
+      const auto& ring = groups.ring[static_cast<size_t>(grp)];
+      const long long base = static_cast<long long>(request / G) * seg.tokens;
+      for (int j = 0; j < seg.tokens; ++j, ++token) {
+        p.home[static_cast<size_t>(token)] =
+            ring[static_cast<size_t>((base + j) % static_cast<long long>(ring.size()))];
+        p.home_bytes[static_cast<size_t>(p.home[static_cast<size_t>(token)])] += m.token_bytes();
+      }
+      requests[static_cast<size_t>(grp)] += 1;
+    }
+    const double flops = m.attention_flops(seg), read = seg.kv_read_tokens(step.attention_tile_tokens);
+    for (int grp = 0; grp < G; ++grp) {
+      const double r = requests[static_cast<size_t>(grp)];
+      if (r == 0) continue;
+      w.tokens[static_cast<size_t>(grp)] += r * seg.tokens;
+      w.attn_flops[static_cast<size_t>(grp)] += r * flops;
+      w.kv_bytes[static_cast<size_t>(grp)] += r * read * kvb;
+      if (!seg.prompt) continue;
+      w.prompt_tokens[static_cast<size_t>(grp)] += r * seg.tokens;
+      w.kv_bytes[static_cast<size_t>(grp)] += r * seg.tokens * kvb;  // the prompt's own K and V, written
+    }
+  }
+  return w;
+}
+
+/// Prompt tokens' activations go through DRAM (docs/MODEL.md "Steps: decode, prefill, mixed"): every
+/// expert piece reads its tokens' inputs and writes their partial outputs, in proportion to the
+/// expert's tokens that are prompt tokens.
+void add_expert_activations(const ModelSpec& m, const RoutingTrace& trace, int trace_layer, size_t first_token,
+                            const StepTokens& step, LayerPlan& p) {
+  std::vector<double> all(static_cast<size_t>(m.experts), 0.0), prompt(all);
+  int token = 0;
+  for (const Segment& seg : step.segments)
+    for (int i = 0; i < seg.requests * seg.tokens; ++i, ++token) {
+      const uint16_t* ex = trace.experts_of(trace_layer, (first_token + static_cast<size_t>(token)) % trace.tokens());
+      for (int k = 0; k < trace.top_k(); ++k) {
+        all[ex[k]] += 1;
+        if (seg.prompt) prompt[ex[k]] += 1;
+      }
+    }
+  for (auto& node : p.expert_work)
+    for (ExpertWork& w : node)
+      if (all[static_cast<size_t>(w.expert)] > 0)
+        w.bytes += 2.0 * w.tokens * m.token_bytes() * prompt[static_cast<size_t>(w.expert)] /
+                   all[static_cast<size_t>(w.expert)];
+}
+
+}  // namespace
+
 LayerPlan plan_layer(const ModelSpec& m, const std::vector<std::vector<std::vector<double>>>& physical, int layer,
-                     const RoutingTrace& trace, size_t first_token, const Groups& groups, const RunShape& shape,
+                     const RoutingTrace& trace, size_t first_token, const Groups& groups, const StepTokens& step,
                      const DispatchPlanner* planner, const std::vector<std::vector<double>>* layer_rows) {
   const int N = static_cast<int>(groups.group_of.size());
-  const int B = shape.batch;
-  const int G = groups.size();
-  LayerPlan p;
-  p.nodes = N;
-  p.dense = layer < m.dense_layers;
-  p.home.resize(static_cast<size_t>(B));
-  p.home_bytes.assign(static_cast<size_t>(N), 0.0);
-  p.attn_flops.assign(static_cast<size_t>(N), 0.0);
-  p.attn_bytes.assign(static_cast<size_t>(N), 0.0);
-  p.gate_flops.assign(static_cast<size_t>(N), 0.0);
-  p.gate_bytes.assign(static_cast<size_t>(N), 0.0);
-  p.shared_flops.assign(static_cast<size_t>(N), 0.0);
-  p.shared_bytes.assign(static_cast<size_t>(N), 0.0);
-  p.dispatch.assign(static_cast<size_t>(N) * N, 0.0);
-  p.combine.assign(static_cast<size_t>(N) * N, 0.0);
-  p.expert_work.assign(static_cast<size_t>(N), {});
-  p.partials.assign(static_cast<size_t>(N), 0.0);
-  p.reduce_flops.assign(static_cast<size_t>(N), 0.0);
-  p.routed_token_work.assign(static_cast<size_t>(N), 0.0);
-
-  // Homes: token i belongs to group i mod G, and within it to ring position (i / G) mod g.
-  std::vector<int> group_tokens(static_cast<size_t>(G), 0);
-  for (int i = 0; i < B; ++i) {
-    const auto& ring = groups.ring[i % G];
-    p.home[i] = ring[(i / G) % ring.size()];
-    p.home_bytes[p.home[i]] += m.token_bytes();
-    ++group_tokens[i % G];
-  }
-  // Attention: tensor parallel over the group, every group node does 1/g of every token.
+  LayerPlan p = empty_plan(N, step.tokens(), layer < m.dense_layers);
+  const GroupWork gw = place_tokens(m, groups, step, p);
+  // Attention: tensor parallel over the group, every group node does 1/g of every token; prompt tokens'
+  // inputs are read from DRAM and partial outputs written back, in full on every node.
   const double wb = m.weight_bytes;
   for (int v = 0; v < N; ++v) {
-    const int grp = groups.group_of[v];
+    const auto grp = static_cast<size_t>(groups.group_of[v]);
     const double g = static_cast<double>(groups.ring[grp].size());
-    const double t = group_tokens[grp];
-    p.attn_flops[v] = t * m.attention_flops_per_token(shape.context) / g;
-    p.attn_bytes[v] = m.attention_params() * wb / g + t * shape.context * m.kv_bytes_per_token() / g;
+    const double t = gw.tokens[grp], acts = 2.0 * gw.prompt_tokens[grp] * m.token_bytes();
+    p.attn_flops[v] = gw.attn_flops[grp] / g;
+    p.attn_bytes[v] = m.attention_params() * wb / g + gw.kv_bytes[grp] / g + acts;
     if (p.dense) {
       const double ffn = double(m.ffn_matrices) * m.hidden * m.dense_intermediate;
       p.attn_flops[v] += t * 2.0 * ffn / g;
-      p.attn_bytes[v] += ffn * wb / g;
+      p.attn_bytes[v] += ffn * wb / g + acts;
     } else if (m.shared_experts > 0) {
       p.shared_flops[v] = t * 2.0 * m.shared_params() / g;
-      p.shared_bytes[v] = m.shared_params() * wb / g;
+      p.shared_bytes[v] = m.shared_params() * wb / g + acts;
     }
   }
   if (p.dense) return p;
@@ -163,15 +223,22 @@ LayerPlan plan_layer(const ModelSpec& m, const std::vector<std::vector<std::vect
   const int moe_layer = layer - m.dense_layers;
   const auto& rows = layer_rows ? *layer_rows : physical[moe_layer];
   const int trace_layer = moe_layer % trace.layers();
-  // Gate at homes: hidden x E weights, 2 FLOPs per weight per token.
-  for (int i = 0; i < B; ++i) p.gate_flops[p.home[i]] += 2.0 * m.gate_params();
+  // Gate at homes: hidden x E weights, 2 FLOPs per weight per token; prompt tokens' inputs from DRAM.
+  std::vector<double> home_prompt(static_cast<size_t>(N), 0.0);
+  int token = 0;
+  for (const Segment& seg : step.segments)
+    for (int i = 0; i < seg.requests * seg.tokens; ++i, ++token) {
+      p.gate_flops[p.home[token]] += 2.0 * m.gate_params();
+      if (seg.prompt) home_prompt[p.home[token]] += m.token_bytes();
+    }
   for (int v = 0; v < N; ++v)
-    if (p.gate_flops[v] > 0) p.gate_bytes[v] = m.gate_params() * wb;
+    if (p.gate_flops[v] > 0) p.gate_bytes[v] = m.gate_params() * wb + home_prompt[v];
 
   // The routed experts: the planner decides where they run and how tokens travel.
   const DispatchPlanner& dp = planner ? *planner : direct_dispatch();
   dp.plan(DispatchInputs{m, trace, trace_layer, first_token, groups, rows}, p);
   if (const auto* rings = dp.token_rings()) p.token_rings = *rings;
+  if (step.prompt_tokens() > 0) add_expert_activations(m, trace, trace_layer, first_token, step, p);
   return p;
 }
 

@@ -1,4 +1,4 @@
-// The work of one decode step through one layer, as plain numbers: who computes what, and who
+// The work of one step (decode, prefill or mixed) through one layer, as plain numbers: who computes what, and who
 // sends how many bytes to whom. Both the SystemC firmware (cycle fidelity) and the analytical
 // flow model (flow fidelity) execute the same plan. docs/MODEL.md "MoE layer" explains each phase.
 #pragma once
@@ -8,6 +8,7 @@
 
 #include "nmpsim/mapping/moe_model.h"
 #include "nmpsim/mapping/placement.h"
+#include "nmpsim/mapping/regime.h"
 #include "nmpsim/mapping/topology.h"
 #include "nmpsim/mapping/trace.h"
 
@@ -36,11 +37,6 @@ Groups groups_for(const Placement& p, const Topology& t, int attn_tp);
 /// Ring order of a w x h rectangle starting at (x0, y0).
 std::vector<int> ring_order(const Topology& t, int x0, int y0, int w, int h);
 
-struct RunShape {
-  int batch = 64;
-  int context = 1024;  ///< KV-cache length each token attends over
-};
-
 struct ExpertWork {
   int expert = 0;
   double tokens = 0;  ///< tokens routed to the expert
@@ -60,7 +56,7 @@ struct ExchangeStage {
 struct LayerPlan {
   int nodes = 0;
   bool dense = false;
-  std::vector<int> home;                             ///< per batch token: its physical home node
+  std::vector<int> home;                             ///< per step token: its physical home node
   std::vector<double> home_bytes;                    ///< per node: bytes of its home tokens' hidden states (ring chunk)
   std::vector<double> attn_flops, attn_bytes;        ///< per node (attention; + dense FFN in dense layers)
   std::vector<double> gate_flops, gate_bytes;        ///< per node (at homes)
@@ -83,13 +79,22 @@ struct LayerPlan {
 
 class DispatchPlanner;
 /// Plans layer `layer` (0-based over all layers; the first model.dense_layers are dense) for the
-/// batch of tokens [first_token, first_token + batch) of the trace. `physical` holds the placement's
-/// rows already mapped to physical nodes: [moe layer][expert][node]; `rows`, when given, replaces
-/// the layer's rows (experts a runtime policy moved). `planner` plans the routed part (null: direct
-/// dispatch, mapping/dispatch_planner.h).
+/// step's tokens, trace tokens [first_token, first_token + step.tokens()) routed token by token.
+/// `physical` holds the placement's rows already mapped to physical nodes: [moe layer][expert][node];
+/// `rows`, when given, replaces the layer's rows (experts a runtime policy moved). `planner` plans the
+/// routed part (null: direct dispatch, mapping/dispatch_planner.h). Homes: request r of the step
+/// belongs to group r mod G, and its token j (0-based) to ring position ((r / G) tokens + j) mod g.
 LayerPlan plan_layer(const ModelSpec& m, const std::vector<std::vector<std::vector<double>>>& physical, int layer,
-                     const RoutingTrace& trace, size_t first_token, const Groups& groups, const RunShape& shape,
+                     const RoutingTrace& trace, size_t first_token, const Groups& groups, const StepTokens& step,
                      const DispatchPlanner* planner = nullptr, const std::vector<std::vector<double>>* rows = nullptr);
+/// The same for step 0 of `shape`: meant for decode shapes, RunShape{batch, context} (every decode step
+/// is alike). A policy plans the current step with ctx.cfg.shape.step(ctx.step).
+inline LayerPlan plan_layer(const ModelSpec& m, const std::vector<std::vector<std::vector<double>>>& physical,
+                            int layer, const RoutingTrace& trace, size_t first_token, const Groups& groups,
+                            const RunShape& shape, const DispatchPlanner* planner = nullptr,
+                            const std::vector<std::vector<double>>* rows = nullptr) {
+  return plan_layer(m, physical, layer, trace, first_token, groups, shape.step(0), planner, rows);
+}
 /// Placement rows mapped to physical nodes.
 std::vector<std::vector<std::vector<double>>> physical_shares(const Placement& p);
 

@@ -114,11 +114,15 @@ StrategyResult run_placement(Executor& ex, const RunInputs& in, const Placement&
     LayerSchedule& s = ex.tracker().schedule(serial);
     for (auto& named : policies) named.second->after_phase(ctx, s, serial, phase);
   });
+  size_t first_token = in.cfg.first_token;
   for (int step = 0; step < in.cfg.steps; ++step) {
     std::vector<LayerRecord> layers;
     layers.reserve(static_cast<size_t>(m.layers()));
+    const StepTokens tokens = in.cfg.shape.step(step);
     ctx.step = step;
-    ctx.first_token = in.cfg.first_token + static_cast<size_t>(step) * in.cfg.shape.batch;
+    ctx.first_token = first_token;
+    ctx.tokens = tokens.tokens();
+    first_token += static_cast<size_t>(tokens.tokens());
     ctx.previous = nullptr;
     for (auto& named : policies) named.second->on_step_start(ctx);
     for (int l = 0; l < m.layers(); ++l) {
@@ -128,7 +132,7 @@ StrategyResult run_placement(Executor& ex, const RunInputs& in, const Placement&
       LayerInputs li;
       li.planner = ctx.planner;
       for (auto& named : policies) named.second->before_plan(ctx, li);
-      const LayerPlan plan = plan_layer(m, shares, l, in.trace, ctx.first_token, groups, in.cfg.shape, li.planner,
+      const LayerPlan plan = plan_layer(m, shares, l, in.trace, ctx.first_token, groups, tokens, li.planner,
                                         li.rows.empty() ? nullptr : &li.rows);
       auto sched = std::make_shared<LayerSchedule>(build_moe_layer(m, plan, groups, in.hw.element_bytes));
       ctx.schedule = ex.tracker().next_serial();

@@ -1,6 +1,6 @@
-// Runs a placement's decode steps on any back end: for every step and layer, plan the layer, build
-// its schedule, let the runtime policies act, execute, and record where the time went. Both
-// fidelities go through this one loop; only the Executor differs.
+// Runs a placement's steps (decode, prefill or mixed) on any back end: for every step and layer,
+// plan the layer, build its schedule, let the runtime policies act, execute, and record where the
+// time went. Both fidelities go through this one loop; only the Executor differs.
 #pragma once
 
 #include <functional>
@@ -19,7 +19,7 @@ struct RunInputs {
   const DispatchPlanner* planner = nullptr;
 };
 
-/// Runs cfg.steps decode steps of `p` on `ex` (a fresh executor per placement). `on_layer(step, layer)`
+/// Runs cfg.steps steps of `p` on `ex` (a fresh executor per placement). `on_layer(step, layer)`
 /// is called after every layer (progress reporting).
 StrategyResult run_placement(Executor& ex, const RunInputs& in, const Placement& p, PolicyList& policies,
                              const std::function<void(int, int)>& on_layer = {});

@@ -29,11 +29,19 @@ double ModelSpec::kv_bytes_per_token() const {
   return 2.0 * a.kv_heads * a.head_dim * activation_bytes;
 }
 
-double ModelSpec::attention_flops_per_token(int context) const {
+double ModelSpec::attention_pair_flops() const {
   const AttentionSpec& a = attention;
   const double qk = a.kind == "mla" ? a.head_dim + a.rope_dim : a.head_dim;
   const double v = a.kind == "mla" ? a.v_head_dim : a.head_dim;
-  return 2.0 * attention_params() + 2.0 * a.heads * (qk + v) * context;
+  return 2.0 * a.heads * (qk + v);
+}
+
+double ModelSpec::attention_flops_per_token(int context) const {
+  return 2.0 * attention_params() + attention_pair_flops() * context;
+}
+
+double ModelSpec::attention_flops(const Segment& s) const {
+  return 2.0 * attention_params() * s.tokens + attention_pair_flops() * s.pairs();
 }
 
 double ModelSpec::moe_layer_bytes() const {
@@ -63,7 +71,8 @@ nlohmann::json model_to_json(const ModelSpec& m) {
             {"rope_dim", a.rope_dim},
             {"v_head_dim", a.v_head_dim}}},
           {"weight_bytes", m.weight_bytes},
-          {"activation_bytes", m.activation_bytes}};
+          {"activation_bytes", m.activation_bytes},
+          {"max_context", m.max_context}};
 }
 
 void ModelSpec::validate(const std::string& where) const {
@@ -116,6 +125,7 @@ ModelSpec model_from_json(const nlohmann::json& j, const std::string& where) {
   m.ffn_matrices = static_cast<int>(f.integer("ffn_matrices", 1, 4, 3));
   m.weight_bytes = f.number_in("weight_bytes", 0.125, 8, 2.0, "bytes");
   m.activation_bytes = f.number_in("activation_bytes", 0.125, 8, 2.0, "bytes");
+  m.max_context = static_cast<int>(f.integer("max_context", 0, 1 << 24, 0));
   if (f.has("attention")) {
     const JsonFields a = f.object("attention");
     AttentionSpec& at = m.attention;
@@ -151,9 +161,11 @@ ModelSpec load_model(const std::string& preset_or_file) {
 
 namespace {
 
-ModelSpec gqa(const char* name, int experts, int top_k, int layers, int hidden, int inter, int heads, int kv_heads) {
+ModelSpec gqa(const char* name, int experts, int top_k, int layers, int hidden, int inter, int heads, int kv_heads,
+              int max_context) {
   ModelSpec m;
   m.name = name;
+  m.max_context = max_context;
   m.experts = experts;
   m.top_k = top_k;
   m.moe_layers = layers;
@@ -170,6 +182,7 @@ ModelSpec mla(const char* name, int experts, int top_k, int moe_layers, int dens
               int shared, int dense_inter, int heads, int q_lora) {
   ModelSpec m;
   m.name = name;
+  m.max_context = 163840;  // every DeepSeek-V2/V3 config: 4096 x YaRN factor 40
   m.experts = experts;
   m.top_k = top_k;
   m.moe_layers = moe_layers;
@@ -191,14 +204,15 @@ ModelSpec mla(const char* name, int experts, int top_k, int moe_layers, int dens
 
 std::map<std::string, ModelSpec> build() {
   std::map<std::string, ModelSpec> all;
-  all["mixtral-8x7b"] = gqa("mixtral-8x7b", 8, 2, 32, 4096, 14336, 32, 8);
-  all["mixtral-8x22b"] = gqa("mixtral-8x22b", 8, 2, 56, 6144, 16384, 48, 8);
-  all["dbrx"] = gqa("dbrx", 16, 4, 40, 6144, 10752, 48, 8);
-  ModelSpec qwen2 = gqa("qwen2-57b-a14b", 64, 8, 28, 3584, 2560, 28, 4);
+  // The last argument: max_position_embeddings of each model's Hugging Face config (DBRX: max_seq_len).
+  all["mixtral-8x7b"] = gqa("mixtral-8x7b", 8, 2, 32, 4096, 14336, 32, 8, 32768);
+  all["mixtral-8x22b"] = gqa("mixtral-8x22b", 8, 2, 56, 6144, 16384, 48, 8, 65536);
+  all["dbrx"] = gqa("dbrx", 16, 4, 40, 6144, 10752, 48, 8, 32768);
+  ModelSpec qwen2 = gqa("qwen2-57b-a14b", 64, 8, 28, 3584, 2560, 28, 4, 32768);
   qwen2.shared_experts = 1;
   qwen2.shared_intermediate = 20480;
   all[qwen2.name] = qwen2;
-  all["qwen3-235b-a22b"] = gqa("qwen3-235b-a22b", 128, 8, 94, 4096, 1536, 64, 4);
+  all["qwen3-235b-a22b"] = gqa("qwen3-235b-a22b", 128, 8, 94, 4096, 1536, 64, 4, 40960);
   all["deepseek-v2-lite"] = mla("deepseek-v2-lite", 64, 6, 26, 1, 2048, 1408, 2, 10944, 16, 0);
   all["deepseek-v3"] = mla("deepseek-v3", 256, 8, 58, 3, 7168, 2048, 1, 18432, 128, 1536);
   all["deepseek-v2"] = mla("deepseek-v2", 160, 6, 59, 1, 5120, 1536, 2, 12288, 128, 1536);

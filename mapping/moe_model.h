@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "nmpsim/mapping/regime.h"
+
 namespace nmpsim::mapping {
 
 /// The most experts a token may be routed to. Deployed MoE models route to 1-8 (Mixtral 2, DeepSeek-V3
@@ -40,6 +42,9 @@ struct ModelSpec {
   AttentionSpec attention;
   double weight_bytes = 2.0;      ///< bytes per weight (FP16 2, INT8 1)
   double activation_bytes = 2.0;  ///< bytes per activation element on the NoC and in the KV cache
+  /// Longest sequence (prompt and generated tokens) the model attends over: its Hugging Face config's
+  /// max_position_embeddings (docs/MODEL.md "Models"); 0 = not stated (runs are not checked against it).
+  int max_context = 0;
 
   int layers() const { return dense_layers + moe_layers; }
   /// Weights of one routed expert.
@@ -53,6 +58,11 @@ struct ModelSpec {
   double kv_bytes_per_token() const;
   /// Attention FLOPs per token over a context of `context` tokens (projections + scores + values).
   double attention_flops_per_token(int context) const;
+  /// FLOPs of one query-key pair over all heads: scores and values, 2 heads (d_qk + d_v).
+  double attention_pair_flops() const;
+  /// Attention FLOPs of one request of segment `s`: 2 attention_params() per token (projections) plus
+  /// attention_pair_flops() per query-key pair (docs/MODEL.md "Steps: decode, prefill, mixed").
+  double attention_flops(const Segment& s) const;
   double gate_params() const { return double(hidden) * experts; }
   /// Bytes of one token's hidden state on the NoC.
   double token_bytes() const { return hidden * activation_bytes; }

@@ -207,16 +207,25 @@ Placement placement_from_json(const nlohmann::json& j, const std::string& where)
 
 Placement load_placement(const std::string& path) { return placement_from_json(read_json_file(path), path); }
 
-MemoryDemand memory_demand(const Placement& p, const ModelSpec& m, int attn_tp, int batch, int context) {
+MemoryDemand memory_demand(const Placement& p, const ModelSpec& m, int attn_tp, const RunShape& shape) {
   MemoryDemand d;
   d.bytes_per_node.assign(static_cast<size_t>(p.nodes), 0.0);
   const double g = std::max(1, attn_tp);
   const double groups = std::max(1.0, p.nodes / g);
+  // KV cache: ceil(requests / groups) caches per group, of the context (decode, mixed) or the prompt
+  // (prefill); a mixed run's chunked prompt adds its cache on one group.
+  const double per_group = std::ceil(shape.batch / groups);
+  const bool prefill = shape.kind == StepKind::kPrefill, mixed = shape.kind == StepKind::kMixed;
+  d.kv_bytes = m.layers() * per_group * (prefill ? shape.prompt_tokens : shape.context) * m.kv_bytes_per_token() / g;
+  if (mixed) d.kv_bytes += m.layers() * static_cast<double>(shape.prompt_tokens) * m.kv_bytes_per_token() / g;
+  // One layer's live activations: the group's prompt tokens' hidden states in and out.
+  const double prompt_tokens = prefill ? per_group * shape.prompt_tokens : mixed ? shape.prefill_chunk : 0.0;
+  d.activation_bytes = prompt_tokens * m.activation_bytes * 2.0 * m.hidden;
   const double per_node_fixed =
       m.layers() * (m.attention_params() / g + m.gate_params()) * m.weight_bytes +
       m.moe_layers * m.shared_params() * m.weight_bytes / g +
       m.dense_layers * double(m.ffn_matrices) * m.hidden * m.dense_intermediate * m.weight_bytes / p.nodes +
-      m.layers() * std::ceil(batch / groups) * context * m.kv_bytes_per_token() / g;
+      d.kv_bytes + d.activation_bytes;
   for (int l = 0; l < p.layers(); ++l)
     for (int e = 0; e < p.experts; ++e)
       for (int n = 0; n < p.nodes; ++n)
@@ -231,14 +240,18 @@ MemoryDemand memory_demand(const Placement& p, const ModelSpec& m, int attn_tp, 
   return d;
 }
 
-void check_memory(const Placement& p, const ModelSpec& m, const Topology& t, double capacity, int attn_tp, int batch,
-                  int context) {
-  const MemoryDemand d = memory_demand(p, m, attn_tp, batch, context);
+void check_memory(const Placement& p, const ModelSpec& m, const Topology& t, double capacity, int attn_tp,
+                  const RunShape& shape) {
+  const MemoryDemand d = memory_demand(p, m, attn_tp, shape);
   if (d.max_bytes > capacity) {
-    char buf[256];
-    std::snprintf(buf, sizeof buf, "placement '%s' of %s needs %.2f GiB on node %d (%d,%d), which has %.2f GiB",
-                  p.strategy.c_str(), m.name.c_str(), d.max_bytes / double(1ULL << 30), d.max_node, t.x(d.max_node),
-                  t.y(d.max_node), capacity / double(1ULL << 30));
+    const double gib = double(1ULL << 30);
+    const double weights = d.max_bytes - d.kv_bytes - d.activation_bytes;
+    char buf[320];
+    std::snprintf(buf, sizeof buf,
+                  "placement '%s' of %s needs %.2f GiB on node %d (%d,%d) (weights %.2f, KV cache %.2f, activations "
+                  "%.2f GiB), which has %.2f GiB",
+                  p.strategy.c_str(), m.name.c_str(), d.max_bytes / gib, d.max_node, t.x(d.max_node), t.y(d.max_node),
+                  weights / gib, d.kv_bytes / gib, d.activation_bytes / gib, capacity / gib);
     throw InputError(buf);
   }
 }

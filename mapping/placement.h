@@ -59,16 +59,29 @@ Placement placement_from_json(const nlohmann::json& j, const std::string& where)
 Placement load_placement(const std::string& path);
 
 /// Bytes each physical node must hold: its expert shares, its part of attention (split over its
-/// attention TP group of `attn_tp` nodes), the gate, and its part of the KV cache.
+/// attention TP group of `attn_tp` nodes), the gate, its part of the KV cache and, in steps that carry
+/// prompt tokens, the live activations of one layer (docs/MODEL.md "Capacity").
 struct MemoryDemand {
   std::vector<double> bytes_per_node;
   double max_bytes = 0;
   int max_node = 0;
+  double kv_bytes = 0;          ///< per node (the same on every node)
+  double activation_bytes = 0;  ///< per node (the same on every node)
 };
-MemoryDemand memory_demand(const Placement& p, const ModelSpec& m, int attn_tp, int batch, int context);
-/// Throws InputError "placement 'ep' needs X GiB on node (x,y), which has Y GiB" if it does not fit.
+/// For steps of `shape` (every step's KV cache and prompt: the largest of the run).
+MemoryDemand memory_demand(const Placement& p, const ModelSpec& m, int attn_tp, const RunShape& shape);
+/// For decode steps of `batch` tokens over a KV cache of `context` tokens.
+inline MemoryDemand memory_demand(const Placement& p, const ModelSpec& m, int attn_tp, int batch, int context) {
+  return memory_demand(p, m, attn_tp, RunShape{batch, context});
+}
+/// Throws InputError "placement 'ep' of M needs X GiB on node N (x,y) (weights W, KV cache K,
+/// activations A GiB), which has Y GiB" if it does not fit.
 void check_memory(const Placement& p, const ModelSpec& m, const Topology& t, double capacity_bytes, int attn_tp,
-                  int batch, int context);
+                  const RunShape& shape);
+inline void check_memory(const Placement& p, const ModelSpec& m, const Topology& t, double capacity_bytes, int attn_tp,
+                         int batch, int context) {
+  check_memory(p, m, t, capacity_bytes, attn_tp, RunShape{batch, context});
+}
 
 // Baseline strategies.
 Placement make_tp(const ModelSpec& m, int nodes);

@@ -121,6 +121,9 @@ nlohmann::json StrategyContext::cache_key(const std::string& strategy, const nlo
           {"profile", {{"fingerprint", trace_fingerprint(profile)}, {"tokens", profile.tokens()}}},
           {"batch", batch},
           {"context", context},
+          {"phase", step_kind_name(shape.kind)},
+          {"prompt_tokens", shape.prompt_tokens},
+          {"prefill_chunk", shape.prefill_chunk},
           {"attn_tp", attn_tp},
           {"memory_capacity_bytes", memory_capacity_bytes},
           {"seed", seed}};

@@ -56,6 +56,8 @@ struct AccountingFactory {
   /// Options whose value must name a strategy (registered, or one of the run's placements), or be
   /// "none" (checked once the run's strategies are known).
   std::vector<std::string> strategy_options = {};
+  /// Charges decode steps only (prefill and mixed runs are refused before any placement is built).
+  bool decode_only = true;
 };
 
 /// A dispatch planner a placement names in its "dispatch" field (mapping/dispatch_planner.h).

@@ -25,7 +25,7 @@ struct RunConfig {
   RunShape shape;
   int steps = 4;
   int attn_tp = 0;         ///< nodes per attention TP group, 0 = all nodes
-  size_t first_token = 0;  ///< step s uses trace tokens [first + s * batch, first + (s + 1) * batch)
+  size_t first_token = 0;  ///< step s uses the trace tokens after those of steps 0..s-1 (shape.tokens(s) each)
 };
 
 /// What a policy sees of the run.
@@ -47,6 +47,8 @@ struct PolicyContext {
   const StrategyResult* result = nullptr;    ///< phase table of `previous`
   const DispatchPlanner* planner = nullptr;  ///< the placement's dispatch planner (direct if it has none)
   int moe_layer() const { return layer - model.dense_layers; }
+  int tokens = 0;  ///< tokens of the current step (decode: the batch; prefill and mixed: with the prompt tokens)
+  int step_tokens() const { return tokens; }
 };
 
 /// How the current layer routes tokens; before_plan may change it.

@@ -39,8 +39,12 @@ struct StrategyContext {
   const ModelSpec& model;
   const AnalyticalHardware& hw;
   const RoutingTrace& profile;  ///< the activation statistics the placement is built from
-  int batch = 64;               ///< the run's batch (tokens per decode step)
+  int batch = 64;               ///< the run's tokens per step (the most of any step: decode tokens plus prompt tokens)
   int context = 1024;
+  /// The run's steps (decode, prefill or mixed): memory_demand(p, m, attn_tp, shape) checks a placement's
+  /// capacity with the KV cache and activations the steps need. Strategies plan decode-shaped windows of
+  /// `batch` tokens.
+  RunShape shape;
   int attn_tp = 0;  ///< nodes per attention TP group (0 = all)
   double memory_capacity_bytes = 8.0 * (1ULL << 30);
   uint64_t seed = 1;

@@ -14,6 +14,9 @@ struct PeSpec {
   /// the way to the first node of its chain (the injection buffer it may fill; 0 = no limit).
   uint32_t broadcast_window_chunks = 2;
   uint32_t element_bytes = 2;  ///< bytes per element for Reduce (FP16)
+  /// Query rows per attention tile: a prompt's attention streams the KV cache once per tile of this
+  /// many queries (FlashAttention-2 order; mapping::Segment::kv_read_tokens).
+  uint32_t attention_tile_tokens = 128;
   double pj_per_flop = 0.5;
   double static_w = 0.5;  ///< leakage and idle power of the compute die or PE, W (charged for the whole run)
 };

@@ -51,7 +51,10 @@ NodeBalanceProblem node_balance_problem(const ModelSpec& m, const AnalyticalHard
   // Memory: what is left after attention, gates, dense layers and the KV cache, in whole experts per layer.
   Placement empty("probe", m.experts, D, m.moe_layers);
   const int g = opt.attn_tp > 0 ? opt.attn_tp : D;
-  const double fixed = memory_demand(empty, m, g, opt.batch, opt.context).max_bytes;
+  // Decode: the batch the placement is optimised for (the option); prompts: the run's steps.
+  const double fixed = (opt.shape.kind == StepKind::kDecode ? memory_demand(empty, m, g, opt.batch, opt.context)
+                                                            : memory_demand(empty, m, g, opt.shape))
+                           .max_bytes;
   pb.max_shares_per_node = std::max(0.0, (opt.memory_capacity_bytes - fixed) / (m.moe_layers * m.expert_bytes()));
   return pb;
 }

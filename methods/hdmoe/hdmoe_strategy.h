@@ -41,6 +41,9 @@ struct HdmoeOptions {
   double memory_capacity_bytes = 8.0 * (1ULL << 30);
   int attn_tp = 0;
   int context = 1024;
+  /// The run's steps: in prefill and mixed runs the memory left for experts is what their KV cache and
+  /// activations leave (decode: `batch` tokens over `context`).
+  mapping::RunShape shape;
 };
 
 /// Node balance (Sec. IV-C1): per MoE layer, the MILP's placement or TP, whichever the model rates

@@ -81,9 +81,9 @@ void PrebroadcastPolicy::before_plan(PolicyContext& ctx, LayerInputs& in) {
   std::vector<std::vector<int>> full_copies(static_cast<size_t>(ctx.model.experts));
   // What the broadcasts that landed save under this layer's real routing, against what was predicted.
   const RoutingTrace& tr = ctx.trace;
-  const auto counts = tr.expert_counts(ml % tr.layers(), ctx.first_token, static_cast<size_t>(ctx.cfg.shape.batch));
+  const auto counts = tr.expert_counts(ml % tr.layers(), ctx.first_token, static_cast<size_t>(ctx.step_tokens()));
   std::vector<double> f(counts.size());
-  for (size_t e = 0; e < f.size(); ++e) f[e] = double(counts[e]) / ctx.cfg.shape.batch;
+  for (size_t e = 0; e < f.size(); ++e) f[e] = double(counts[e]) / ctx.step_tokens();
   const std::vector<double> unit = expert_seconds(ctx, f);
   std::vector<double> load = node_seconds(ctx.shares[ml], unit);
   const double busiest0 = busiest(load);
@@ -132,7 +132,7 @@ void PrebroadcastPolicy::after_phase(PolicyContext& ctx, LayerSchedule& s, uint6
 }
 
 std::vector<double> PrebroadcastPolicy::predict(const PolicyContext& ctx, int next) const {
-  const int E = ctx.model.experts, B = ctx.cfg.shape.batch;
+  const int E = ctx.model.experts, B = ctx.step_tokens();
   const RoutingTrace& tr = ctx.trace;
   std::vector<double> f(static_cast<size_t>(E), 0.0);
   if (opt_.predict == Predictor::kTrace) {
@@ -205,7 +205,7 @@ std::vector<double> PrebroadcastPolicy::expert_seconds(const PolicyContext& ctx,
   const double W = ctx.model.expert_bytes();
   std::vector<double> unit(f.size(), 0.0);
   for (size_t e = 0; e < f.size(); ++e) {
-    const double tokens = f[e] * ctx.cfg.shape.batch;
+    const double tokens = f[e] * ctx.step_tokens();
     if (tokens >= 0.5)
       unit[e] =
           std::max(tokens * ctx.model.expert_flops_per_token() / ctx.hw.peak_flops, W / ctx.hw.memory_bytes_per_s);

@@ -55,7 +55,7 @@ nlohmann::json node_options(const JsonFields& f, const StrategyContext& ctx) {
   if (!(limit > 0 && limit <= 86400)) f.fail("time_limit_s", "must be in (0, 86400] seconds");
   const std::string objective = f.string("objective", "nmpsim");
   if (objective != "nmpsim" && objective != "authors") f.fail("objective", "expected nmpsim or authors");
-  return {{"batch", f.integer("batch", 1, 1 << 20, ctx.batch)},
+  return {{"batch", f.integer("batch", 1, 1 << 24, ctx.batch)},
           {"gamma", gamma},
           {"time_limit_s", limit},
           {"max_groups", f.integer("max_groups", 1, 1 << 20, 32)},
@@ -82,6 +82,7 @@ HdmoeOptions to_options(const nlohmann::json& o, const StrategyContext& ctx) {
   opt.memory_capacity_bytes = ctx.memory_capacity_bytes;
   opt.attn_tp = ctx.attn_tp;
   opt.context = ctx.context;
+  opt.shape = ctx.shape;
   return opt;
 }
 

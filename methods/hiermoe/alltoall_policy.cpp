@@ -85,7 +85,7 @@ void AlltoallPolicy::before_plan(PolicyContext& ctx, LayerInputs& in) {
   Routing r{ctx.model.experts * span, tr.top_k() * span, {}};
   std::vector<uint16_t> chosen;
   const int layer = ml % tr.layers();
-  for (int i = 0; i < ctx.cfg.shape.batch; ++i) {
+  for (int i = 0; i < ctx.step_tokens(); ++i) {
     const uint16_t* ex = tr.experts_of(layer, (ctx.first_token + static_cast<size_t>(i)) % tr.tokens());
     chosen.insert(chosen.end(), ex, ex + tr.top_k());
     for (int k = 0; k < tr.top_k(); ++k)
@@ -127,7 +127,7 @@ int AlltoallPolicy::fastest_on_flow(const PolicyContext& ctx, const LayerInputs&
   for (int d = 1; d <= h_.dimensions(); ++d) {
     const HierarchicalDispatch hd(h_, d, opt_.dedup);
     const LayerPlan plan = plan_layer(ctx.model, ctx.shares, ctx.layer, ctx.trace, ctx.first_token, ctx.groups,
-                                      ctx.cfg.shape, &hd, in.rows.empty() ? nullptr : &in.rows);
+                                      ctx.cfg.shape.step(ctx.step), &hd, in.rows.empty() ? nullptr : &in.rows);
     flow::FlowExecutor ex(ctx.hw);
     ex.execute(std::make_shared<LayerSchedule>(build_moe_layer(ctx.model, plan, ctx.groups, ctx.hw.element_bytes)));
     if (d == 1 || ex.now_s() < best_s) {

@@ -111,8 +111,8 @@ const DomainLayout& HybridPolicy::choose(const PolicyContext& ctx) {
     const DomainLayout& d = layout(sed);
     const std::vector<double>& ring = ag_bytes_per_s_.at(sed);
     const ServedDispatch served(d.serve);
-    const LayerPlan plan =
-        plan_layer(ctx.model, ctx.shares, ctx.layer, ctx.trace, ctx.first_token, ctx.groups, ctx.cfg.shape, &served);
+    const LayerPlan plan = plan_layer(ctx.model, ctx.shares, ctx.layer, ctx.trace, ctx.first_token, ctx.groups,
+                                      ctx.cfg.shape.step(ctx.step), &served);
     const WorkerLoads w = loads_of(plan);
     double worst = 0;
     for (int v = 0; v < h_.nodes(); ++v) {

@@ -106,7 +106,7 @@ Placement HybridStrategy::build(const StrategyContext& ctx) const {
   o.paper_model = ctx.options.value("model", "inference") == "paper";
   const double native = ctx.model.expert_bytes() * std::max(1.0, double(ctx.model.experts) / h.nodes()) /
                         std::max(1.0, double(h.nodes()) / ctx.model.experts);
-  const double base = memory_demand(p, ctx.model, ctx.attn_tp, ctx.batch, ctx.context).max_bytes;
+  const double base = memory_demand(p, ctx.model, ctx.attn_tp, ctx.shape).max_bytes;
   // Copies of the box's other members: every MoE layer (resident), or two layers in flight (stream).
   const auto memory = [&](int box) { return base + (box - 1) * native * (o.stream ? 2.0 : ctx.model.moe_layers); };
   nlohmann::json candidates = nlohmann::json::array();

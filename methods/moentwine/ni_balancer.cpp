@@ -190,7 +190,7 @@ void BalancerPolicy::before_plan(PolicyContext& ctx, LayerInputs& in) {
   const int ml = ctx.moe_layer();
   if (ml < 0) return;
   const RoutingTrace& tr = ctx.trace;
-  const auto counts = tr.expert_counts(ml % tr.layers(), ctx.first_token, static_cast<size_t>(ctx.cfg.shape.batch));
+  const auto counts = tr.expert_counts(ml % tr.layers(), ctx.first_token, static_cast<size_t>(ctx.step_tokens()));
   const std::vector<double> load(counts.begin(), counts.end());
   predictor_.observe(ml, load);
   const std::vector<double> heat = heats(serving_[ml], load, ctx.hw.topology.nodes());

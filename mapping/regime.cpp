@@ -1,0 +1,80 @@
+#include "nmpsim/mapping/regime.h"
+
+#include <algorithm>
+
+#include "nmpsim/mapping/base_names.h"
+
+namespace nmpsim::mapping {
+
+const char* step_kind_name(StepKind k) {
+  switch (k) {
+    case StepKind::kPrefill:
+      return "prefill";
+    case StepKind::kMixed:
+      return "mixed";
+    case StepKind::kDecode:
+      break;
+  }
+  return "decode";
+}
+
+StepKind parse_step_kind(const std::string& text, const std::string& where) {
+  for (StepKind k : {StepKind::kDecode, StepKind::kPrefill, StepKind::kMixed})
+    if (text == step_kind_name(k)) return k;
+  throw InputError(where + ": expected decode, prefill or mixed, got '" + text + "'");
+}
+
+double Segment::pairs() const {
+  const double s = tokens;
+  return s * kv_before + s * (s + 1) / 2;
+}
+
+double Segment::kv_read_tokens(int tile) const {
+  const int t = std::max(1, tile);
+  double keys = 0;
+  for (int i = 1; (i - 1) * static_cast<long long>(t) < tokens; ++i)
+    keys += static_cast<double>(kv_before) + std::min<double>(static_cast<double>(i) * t, tokens);
+  return keys;
+}
+
+int StepTokens::tokens() const {
+  int n = 0;
+  for (const Segment& s : segments) n += s.requests * s.tokens;
+  return n;
+}
+
+int StepTokens::requests() const {
+  int n = 0;
+  for (const Segment& s : segments) n += s.requests;
+  return n;
+}
+
+int StepTokens::prompt_tokens() const {
+  int n = 0;
+  for (const Segment& s : segments)
+    if (s.prompt) n += s.requests * s.tokens;
+  return n;
+}
+
+StepTokens RunShape::step(int s) const {
+  StepTokens st;
+  st.attention_tile_tokens = attention_tile_tokens;
+  if (kind == StepKind::kPrefill) {
+    st.segments.push_back(Segment{batch, prompt_tokens, 0, true});
+    return st;
+  }
+  st.segments.push_back(Segment{batch, 1, context - 1, false});
+  if (kind == StepKind::kMixed && s < prompt_steps()) {
+    const int done = s * prefill_chunk;
+    st.segments.push_back(Segment{1, std::min(prefill_chunk, prompt_tokens - done), done, true});
+  }
+  return st;
+}
+
+int RunShape::prompt_steps() const {
+  if (kind == StepKind::kPrefill) return 1;
+  if (kind == StepKind::kMixed && prefill_chunk > 0) return (prompt_tokens + prefill_chunk - 1) / prefill_chunk;
+  return 0;
+}
+
+}  // namespace nmpsim::mapping

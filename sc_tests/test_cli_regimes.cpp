@@ -1,0 +1,152 @@
+// `nmpsim run --phase prefill|mixed`: bad shapes are one-line errors that write nothing; prefill and
+// mixed runs at both fidelities report TTFT as the steps that carry the prompt (docs/FORMATS.md
+// "summary.json"), and a run's spec reruns it.
+#include "hardening_util.h"
+
+namespace nmpsim {
+namespace {
+
+using namespace nmpsim::hardening;  // NOLINT: the table's types and check()
+
+const std::string kRun = "run --fidelity flow --strategy tp --no-plots --out {D}/out";
+
+/// A memory budget of 16 GiB whatever the machine has (the simulator's own memory check runs first).
+CliOptions budget_16g() {
+  CliOptions o;
+  o.env = {"NMPSIM_MEMORY_BUDGET_MIB=16384"};
+  return o;
+}
+const CliOptions kBudget = budget_16g();
+
+/// 2 layers of 8 experts on hidden 256: quick at cycle fidelity on a 4x4 mesh.
+const std::string kTinyModel =
+    R"({"name": "tiny", "experts": 8, "top_k": 2, "moe_layers": 2, "hidden": 256, "intermediate": 512,
+        "max_context": 4096, "attention": {"kind": "gqa", "heads": 4, "kv_heads": 2, "head_dim": 64}})";
+
+nlohmann::json summary(const std::string& dir) {
+  return nlohmann::json::parse(testing::read_all(dir + "/summary.json"));
+}
+
+/// The summary.csv column `name` of the row of `strategy`.
+double csv_value(const std::string& dir, const std::string& strategy, const std::string& name) {
+  std::istringstream in(testing::read_all(dir + "/summary.csv"));
+  auto cells = [](const std::string& line) {
+    std::vector<std::string> v;
+    std::stringstream ss(line);
+    for (std::string c; std::getline(ss, c, ',');) v.push_back(c);
+    return v;
+  };
+  std::string line;
+  std::getline(in, line);
+  const std::vector<std::string> head = cells(line);
+  while (std::getline(in, line)) {
+    const std::vector<std::string> row = cells(line);
+    if (row.empty() || row[0] != strategy) continue;
+    for (size_t i = 0; i < head.size() && i < row.size(); ++i)
+      if (head[i] == name) return std::stod(row[i]);
+  }
+  ADD_FAILURE() << "no column " << name << " for " << strategy;
+  return 0;
+}
+
+TEST(CliRegimes, BadShapesAreOneLineErrorsThatWriteNothing) {
+  for (const Case& c : std::vector<Case>{
+           {"prompt_0", kRun + " --phase prefill --prompt-tokens 0", 2,
+            "prompt_tokens (--prompt-tokens): 0: phase prefill needs a prompt of at least 1 token"},
+           {"prompt_beyond_context", kRun + " --phase prefill --prompt-tokens 40000", 2,
+            "prompt_tokens (--prompt-tokens): 40000 is beyond mixtral-8x7b's context of 32768 tokens"},
+           {"chunk_over_prompt", kRun + " --phase mixed --prompt-tokens 2048 --prefill-chunk 4096", 2,
+            "prefill_chunk (--prefill-chunk): 4096 is larger than prompt_tokens (--prompt-tokens) 2048"},
+           {"chunk_missing", kRun + " --phase mixed --prompt-tokens 2048", 2,
+            "a mixed step carries a chunk of at least 1 prompt token"},
+           {"steps_before_last_chunk", kRun + " --phase mixed --prompt-tokens 2048 --prefill-chunk 512 --steps 2", 2,
+            "steps (--steps): 2 ends before the prompt's last chunk: 2048 prompt tokens in chunks of 512 need 4 steps"},
+           {"prompt_on_decode", kRun + " --prompt-tokens 16", 2,
+            "prompt_tokens (--prompt-tokens): applies to phase prefill or mixed, not decode"},
+           {"chunk_on_prefill", kRun + " --phase prefill --prompt-tokens 16 --prefill-chunk 8", 2,
+            "prefill_chunk (--prefill-chunk): applies to phase mixed, not prefill"},
+           {"context_on_prefill", kRun + " --phase prefill --prompt-tokens 16 --context 8", 2,
+            "--context: a prefill step attends over its prompt"},
+           {"phase_unknown", kRun + " --phase chunked", 2, "--phase: expected decode, prefill or mixed, got 'chunked'"},
+           {"step_too_large", kRun + " --phase prefill --batch 1000000 --prompt-tokens 32768", 2,
+            "a step of 32768000000 tokens is more than 16777216"},
+           {"context_beyond_model", kRun + " --context 40000", 2,
+            "context (--context): 40000 is beyond mixtral-8x7b's context of 32768 tokens"},
+           {"spec_phase", "run --no-plots --out {D}/out --spec {D}/s.json", 2,
+            "s.json: phase: expected decode, prefill or mixed, got 'training'",
+            file("s.json", R"({"phase": "training"})")},
+           // By hand, EP of Mixtral-8x7B on 16 nodes (one attention group): half an expert (168 MiB),
+           // 1/16 of attention and a whole gate per layer, 32 layers: 5.41 GiB; KV 4 x 32768 tokens x 32
+           // layers x 4 KiB / 16 = 1.00 GiB; activations 131072 tokens x 2 x 4096 x 2 B = 2.00 GiB.
+           {"kv_and_activations_do_not_fit",
+            "run --no-plots --fidelity flow --strategy ep --out {D}/out --phase prefill --batch 4 --prompt-tokens "
+            "32768 --hw nmp-4x4-5t50g",
+            2,
+            "needs 8.41 GiB on node 0 (0,0) (weights 5.41, KV cache 1.00, activations 2.00 GiB), which has 8.00 GiB",
+            {},
+            kBudget},
+           {"simulator_memory",
+            "run --no-plots --fidelity flow --strategy ep --out {D}/out --phase prefill --batch 64 --prompt-tokens "
+            "32768 --hw nmp-4x4-5t50g",
+            2,
+            "2097152 tokens per step x 16 nodes",
+            {},
+            kBudget},
+       })
+    check(c);
+}
+
+TEST(CliRegimes, PrefillReportsTtftAtBothFidelities) {
+  const std::string dir = ::testing::TempDir() + "/regimes_prefill";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  write(dir + "/tiny.json", kTinyModel);
+  double ttft[2] = {0, 0};
+  for (const char* fidelity : {"flow", "cycle"}) {
+    const std::string out = dir + "/" + fidelity;
+    const CliRun r = testing::nmpsim("run --hw nmp-4x4-5t50g --model " + dir + "/tiny.json --strategy tp,ep " +
+                                     "--phase prefill --batch 2 --prompt-tokens 64 --no-plots --quiet --fidelity " +
+                                     fidelity + " --out " + out);
+    ASSERT_EQ(r.code, 0) << r.out;
+    const nlohmann::json j = summary(out);
+    EXPECT_EQ(j["config"]["phase"], "prefill");
+    EXPECT_EQ(j["spec"]["prompt_tokens"], 64);
+    for (const char* s : {"tp", "ep"}) {
+      const nlohmann::json& st = j["strategies"][s];
+      // Two steps, each prefilling 2 prompts of 64: TTFT is the mean step, 128 prompt tokens per TTFT.
+      ASSERT_EQ(st["tbt_us"].size(), 2u);
+      EXPECT_DOUBLE_EQ(st["ttft_us"].get<double>(), st["mean_tbt_us"].get<double>());
+      EXPECT_NEAR(st["prefill_tokens_per_s"].get<double>(), 128 / (st["ttft_us"].get<double>() * 1e-6),
+                  1e-6 * st["prefill_tokens_per_s"].get<double>());
+      EXPECT_NEAR(csv_value(out, s, "ttft_us"), st["ttft_us"].get<double>(), 1e-3);
+    }
+    ttft[std::string(fidelity) == "cycle"] = j["strategies"]["tp"]["ttft_us"].get<double>();
+  }
+  EXPECT_NEAR(ttft[0], ttft[1], 0.15 * ttft[1]) << "flow against cycle";
+}
+
+TEST(CliRegimes, MixedStepsCarryThePromptInChunksAndRerunFromTheirSpec) {
+  const std::string dir = ::testing::TempDir() + "/regimes_mixed";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  write(dir + "/tiny.json", kTinyModel);
+  const CliRun r = testing::nmpsim("run --hw nmp-4x4-5t50g --model " + dir + "/tiny.json --strategy tp " +
+                                   "--phase mixed --batch 4 --context 256 --prompt-tokens 40 --prefill-chunk 16 " +
+                                   "--fidelity flow --no-plots --quiet --out " + dir + "/a");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const nlohmann::json j = summary(dir + "/a");
+  const nlohmann::json& tp = j["strategies"]["tp"];
+  // 40 prompt tokens in chunks of 16: 3 steps (16, 16, 8) by default; TTFT is their sum.
+  ASSERT_EQ(tp["tbt_us"].size(), 3u);
+  double sum = 0;
+  for (const auto& t : tp["tbt_us"]) sum += t.get<double>();
+  EXPECT_NEAR(tp["ttft_us"].get<double>(), sum, 1e-9 * sum);
+  EXPECT_NEAR(tp["prefill_tokens_per_s"].get<double>(), 40 / (sum * 1e-6), 1e-6 * 40 / (sum * 1e-6));
+  // The spec alone reruns it.
+  const CliRun again = testing::nmpsim("run --spec " + dir + "/a/summary.json --no-plots --quiet --out " + dir + "/b");
+  ASSERT_EQ(again.code, 0) << again.out;
+  EXPECT_EQ(summary(dir + "/b")["strategies"]["tp"]["tbt_us"], tp["tbt_us"]);
+}
+
+}  // namespace
+}  // namespace nmpsim

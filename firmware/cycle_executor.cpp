@@ -74,6 +74,7 @@ void CycleExecutor::issue_compute(OpRef r, const Op& op) {
     cursor += bytes;
   }
   pe::Command c = pe::Command::compute(op.flops, bytes, {}, address);
+  c.startup = op.startup;
   c.on_done = [this, r] { completed(r); };
   sys_.pe(op.node.value()).submit(std::move(c));
 }

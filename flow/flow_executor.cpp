@@ -81,7 +81,7 @@ void FlowExecutor::start_next_command(int node, int queue) {
     return;
   }
   // Start-up, then the DRAM job and the FLOPs side by side (pe::ProcessingElement::do_compute).
-  const double t0 = now_ + hw_.startup_s;
+  const double t0 = now_ + (op.startup ? hw_.startup_s : 0.0);
   const double done = std::max(t0 + op.flops / hw_.peak_flops, dma_job(node, t0, op.bytes));
   node_flops_[static_cast<size_t>(node)] += op.flops;
   timer(done, TimerKind::kCommandDone, node * 2 + queue);

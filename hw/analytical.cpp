@@ -22,6 +22,8 @@ mapping::AnalyticalHardware to_analytical(const HardwareSpec& spec) {
   a.flow_link_efficiency = spec.noc.flow_link_efficiency;
   a.flow_resolve_fraction = spec.noc.flow_resolve_fraction;
   a.replay_sessions = spec.noc.replay_sessions;
+  a.grouped_experts = spec.compute.grouped_experts;
+  a.reduce = spec.collectives.reduce;
   return a;
 }
 

@@ -180,6 +180,18 @@ void add_compute(std::vector<HardwareField>& t) {
                       "query rows per attention tile: a prompt's attention reads the KV cache once per tile "
                       "(FlashAttention-2; docs/MODEL.md \"Steps: decode, prefill, mixed\")")
                   .f);
+  t.push_back(boolean("compute.grouped_experts", AT(compute.grouped_experts),
+                      "a node's expert pieces of one layer run as one grouped kernel (one command, one start-up) "
+                      "instead of one command each (docs/MODEL.md \"Reductions and grouped experts\")")
+                  .f);
+}
+
+void add_collectives(std::vector<HardwareField>& t) {
+  t.push_back(choice("collectives.reduce", 2, mapping::reduce_mode_name, AT(collectives.reduce),
+                     "`kernel`: every add of a ring reduce-scatter step and every combine sum is a compute "
+                     "command with the start-up; `fused`: the receiver adds as the data arrives, at its FLOP "
+                     "rate, without a start-up (docs/MODEL.md \"Reductions and grouped experts\")")
+                  .f);
 }
 
 void add_memory(std::vector<HardwareField>& t) {
@@ -299,6 +311,7 @@ std::vector<HardwareField> build_table() {
   add_compute(t);
   add_memory(t);
   add_noc(t);
+  add_collectives(t);
   add_links(t);
   return t;
 }

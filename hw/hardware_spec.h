@@ -10,6 +10,7 @@
 
 #include "nmpsim/base/json_fields.h"
 #include "nmpsim/dram/dram_spec.h"
+#include "nmpsim/mapping/modes.h"
 #include "nmpsim/mapping/topology.h"
 #include "nmpsim/noc/noc_config.h"
 #include "nmpsim/pe/pe_spec.h"
@@ -59,6 +60,11 @@ enum class NodeKind { kNmpPe, kDie };
 /// "nmp-pe", "die".
 const char* node_kind_name(NodeKind k);
 
+/// How collectives run (docs/MODEL.md "Reductions and grouped experts").
+struct CollectiveParams {
+  mapping::ReduceMode reduce = mapping::ReduceMode::kKernel;
+};
+
 struct HardwareSpec {
   std::string name = "custom";
   std::string description;
@@ -69,6 +75,7 @@ struct HardwareSpec {
   pe::PeSpec compute;
   dram::DramSpec memory;
   NocParams noc;
+  CollectiveParams collectives;
 
   /// Throws SpecError naming `where` (file or preset) and the field: every number in its documented
   /// range, and the quantities derived from them (flit width, link delay in cycles) in theirs.

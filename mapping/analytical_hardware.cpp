@@ -26,7 +26,9 @@ nlohmann::json analytical_to_json(const AnalyticalHardware& hw) {
           {"copy_chunk_bytes", hw.copy_chunk_bytes},
           {"broadcast_window_chunks", hw.broadcast_window_chunks},
           {"flow_link_efficiency", hw.flow_link_efficiency},
-          {"flow_resolve_fraction", hw.flow_resolve_fraction}};
+          {"flow_resolve_fraction", hw.flow_resolve_fraction},
+          {"grouped_experts", hw.grouped_experts},
+          {"reduce", reduce_mode_name(hw.reduce)}};
 }
 
 double compute_seconds(const AnalyticalHardware& hw, double flops, double bytes) {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "nmpsim/mapping/modes.h"
 #include "nmpsim/mapping/topology.h"
 
 namespace nmpsim::mapping {
@@ -33,6 +34,8 @@ struct AnalyticalHardware {
   /// Replay repeated network sessions (flow/fluid_replay.h). Not in analytical_to_json: the results
   /// are the same to the bit either way.
   bool replay_sessions = false;
+  bool grouped_experts = false;             ///< one compute op per node for a layer's expert pieces
+  ReduceMode reduce = ReduceMode::kKernel;  ///< how reductions run (mapping/modes.h)
   /// Bandwidth of the network interface channels (one flit per cycle), bytes/s.
   double ni_bytes_per_s() const { return flit_bytes * clock_hz; }
 };

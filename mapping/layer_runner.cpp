@@ -134,7 +134,7 @@ StrategyResult run_placement(Executor& ex, const RunInputs& in, const Placement&
       for (auto& named : policies) named.second->before_plan(ctx, li);
       const LayerPlan plan = plan_layer(m, shares, l, in.trace, ctx.first_token, groups, tokens, li.planner,
                                         li.rows.empty() ? nullptr : &li.rows);
-      auto sched = std::make_shared<LayerSchedule>(build_moe_layer(m, plan, groups, in.hw.element_bytes));
+      auto sched = std::make_shared<LayerSchedule>(build_moe_layer(m, plan, groups, layer_build(in.hw)));
       ctx.schedule = ex.tracker().next_serial();
       for (auto& named : policies) named.second->before_layer(ctx, *sched);
       const uint64_t serial = ex.execute(sched);

@@ -6,6 +6,8 @@ namespace nmpsim::mapping {
 
 const char* fidelity_name(Fidelity f) { return f == Fidelity::kCycle ? "cycle" : "flow"; }
 
+const char* reduce_mode_name(ReduceMode m) { return m == ReduceMode::kFused ? "fused" : "kernel"; }
+
 Fidelity parse_fidelity(const std::string& text, const std::string& where) {
   if (text == "cycle") return Fidelity::kCycle;
   if (text == "flow") return Fidelity::kFlow;

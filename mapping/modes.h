@@ -12,4 +12,10 @@ const char* fidelity_name(Fidelity f);
 /// "cycle" or "flow"; anything else throws InputError naming `where`.
 Fidelity parse_fidelity(const std::string& text, const std::string& where);
 
+/// How a collective's reductions (a ring reduce-scatter's adds, the combine's sums) run: as compute
+/// commands of their own, each paying the compute start-up, or fused into the receive, at the node's
+/// FLOP rate without a start-up (docs/MODEL.md "Reductions and grouped experts").
+enum class ReduceMode { kKernel, kFused };
+const char* reduce_mode_name(ReduceMode m);
+
 }  // namespace nmpsim::mapping

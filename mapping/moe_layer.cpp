@@ -18,13 +18,14 @@ class PhaseChain {
 };
 
 void ring_phase(LayerSchedule& s, PhaseChain& chain, const char* name, CollectiveKind kind, const LayerPlan& plan,
-                const std::vector<std::vector<int>>& rings, double element_bytes) {
+                const std::vector<std::vector<int>>& rings, const LayerBuild& b) {
   const int ph = s.phase(name, PhaseFamily::kAllReduce);
   DepList joins;
   for (const auto& members : rings) {
     Collective c;
     c.kind = kind;
-    c.element_bytes = element_bytes;
+    c.element_bytes = b.element_bytes;
+    c.reduce = b.reduce;
     for (int v : members) {
       c.ring.push_back(PhysicalNode(v));
       c.chunk_bytes.push_back(plan.home_bytes[static_cast<size_t>(v)]);
@@ -43,9 +44,10 @@ void compute_phase(LayerSchedule& s, PhaseChain& chain, int ph, const std::vecto
   chain.close(ph, std::move(ops));
 }
 
-/// Transfers of a [src * n + dst] matrix; with `reduce_flops`, each destination then sums what it got.
+/// Transfers of a [src * n + dst] matrix; with `reduce_flops`, each destination then sums what it got
+/// (fused: without a start-up).
 void exchange_phase(LayerSchedule& s, PhaseChain& chain, int ph, const std::vector<double>& bytes, int n,
-                    const std::vector<double>* reduce_flops) {
+                    const std::vector<double>* reduce_flops, ReduceMode reduce = ReduceMode::kKernel) {
   DepList ops;
   std::vector<DepList> into(static_cast<size_t>(n));
   // Each source walks its destinations in shifted order (v + 1, v + 2, ...), as pairwise all-to-all
@@ -64,33 +66,59 @@ void exchange_phase(LayerSchedule& s, PhaseChain& chain, int ph, const std::vect
       if (f <= 0) continue;
       DepList deps = into[static_cast<size_t>(v)];
       if (deps.empty()) deps = chain.after();
-      ops.push_back(s.compute(ph, PhysicalNode(v), f, 0.0, std::move(deps)));
+      ops.push_back(s.compute(ph, PhysicalNode(v), f, 0.0, std::move(deps), false, reduce != ReduceMode::kFused));
     }
   chain.close(ph, std::move(ops));
 }
 
+/// The experts phase's compute: one op per (expert, node) piece, or one per node summing its pieces.
+void expert_ops(LayerSchedule& s, PhaseChain& chain, int ph, const LayerPlan& plan, bool grouped) {
+  DepList work;
+  for (int v = 0; v < plan.nodes; ++v) {
+    double flops = 0, bytes = 0;
+    for (const ExpertWork& w : plan.expert_work[static_cast<size_t>(v)]) {
+      if (!grouped) {
+        work.push_back(s.compute(ph, PhysicalNode(v), w.flops, w.bytes, chain.after(), /*own_weights=*/true));
+        continue;
+      }
+      flops += w.flops;
+      bytes += w.bytes;
+    }
+    if (grouped && !plan.expert_work[static_cast<size_t>(v)].empty())
+      work.push_back(s.compute(ph, PhysicalNode(v), flops, bytes, chain.after(), /*own_weights=*/true));
+  }
+  chain.close(ph, std::move(work));
+}
+
 }  // namespace
 
-LayerSchedule build_moe_layer(const ModelSpec& m, const LayerPlan& plan, const Groups& groups, double element_bytes) {
+LayerBuild layer_build(const AnalyticalHardware& hw) {
+  LayerBuild b;
+  b.element_bytes = hw.element_bytes;
+  b.reduce = hw.reduce;
+  b.grouped_experts = hw.grouped_experts;
+  return b;
+}
+
+LayerSchedule build_moe_layer(const ModelSpec& m, const LayerPlan& plan, const Groups& groups, const LayerBuild& b) {
   namespace pn = phase_names;
   LayerSchedule s;
   PhaseChain chain(s);
   const int n = plan.nodes;
-  ring_phase(s, chain, pn::kAllGather, CollectiveKind::kRingAllGather, plan, groups.ring, element_bytes);
+  ring_phase(s, chain, pn::kAllGather, CollectiveKind::kRingAllGather, plan, groups.ring, b);
   compute_phase(s, chain, s.phase(pn::kAttention, PhaseFamily::kAttention), plan.attn_flops, plan.attn_bytes);
-  ring_phase(s, chain, pn::kReduceScatter, CollectiveKind::kRingReduceScatter, plan, groups.ring, element_bytes);
+  ring_phase(s, chain, pn::kReduceScatter, CollectiveKind::kRingReduceScatter, plan, groups.ring, b);
   if (plan.dense) return s;
   compute_phase(s, chain, s.phase(pn::kGate, PhaseFamily::kMoeCompute), plan.gate_flops, plan.gate_bytes);
   if (m.shared_experts > 0) {
     // Shared experts: tensor parallel inside the attention group, like a dense FFN.
-    ring_phase(s, chain, pn::kSharedAllGather, CollectiveKind::kRingAllGather, plan, groups.ring, element_bytes);
+    ring_phase(s, chain, pn::kSharedAllGather, CollectiveKind::kRingAllGather, plan, groups.ring, b);
     compute_phase(s, chain, s.phase(pn::kSharedExperts, PhaseFamily::kMoeCompute), plan.shared_flops,
                   plan.shared_bytes);
-    ring_phase(s, chain, pn::kSharedReduceScatter, CollectiveKind::kRingReduceScatter, plan, groups.ring,
-               element_bytes);
+    ring_phase(s, chain, pn::kSharedReduceScatter, CollectiveKind::kRingReduceScatter, plan, groups.ring, b);
   }
   if (!plan.token_rings.empty())
-    ring_phase(s, chain, pn::kTokenAllGather, CollectiveKind::kRingAllGather, plan, plan.token_rings, element_bytes);
+    ring_phase(s, chain, pn::kTokenAllGather, CollectiveKind::kRingAllGather, plan, plan.token_rings, b);
   // A relayed exchange: one phase per stage, the first ones "dispatch_<stage>", the last "dispatch";
   // the combine in the mirror order, summing at every relay.
   const auto& st = plan.stages;
@@ -98,20 +126,15 @@ LayerSchedule build_moe_layer(const ModelSpec& m, const LayerPlan& plan, const G
     exchange_phase(s, chain, s.phase("dispatch_" + st[k].name, PhaseFamily::kMoeComm), st[k].dispatch, n, nullptr);
   exchange_phase(s, chain, s.phase(pn::kDispatch, PhaseFamily::kMoeComm),
                  st.empty() ? plan.dispatch : st.back().dispatch, n, nullptr);
-  const int experts = s.phase(pn::kExperts, PhaseFamily::kMoeCompute, kForeground, /*node_balance=*/true);
-  DepList work;
-  for (int v = 0; v < n; ++v)
-    for (const ExpertWork& w : plan.expert_work[static_cast<size_t>(v)])
-      work.push_back(s.compute(experts, PhysicalNode(v), w.flops, w.bytes, chain.after(), /*own_weights=*/true));
-  chain.close(experts, std::move(work));
+  expert_ops(s, chain, s.phase(pn::kExperts, PhaseFamily::kMoeCompute, kForeground, /*node_balance=*/true), plan,
+             b.grouped_experts);
   exchange_phase(s, chain, s.phase(pn::kCombine, PhaseFamily::kMoeComm), st.empty() ? plan.combine : st.back().combine,
-                 n, st.empty() ? &plan.reduce_flops : &st.back().reduce_flops);
+                 n, st.empty() ? &plan.reduce_flops : &st.back().reduce_flops, b.reduce);
   for (size_t k = st.size(); k >= 2; --k)  // the inter stages, finest first
     exchange_phase(s, chain, s.phase("combine_" + st[k - 2].name, PhaseFamily::kMoeComm), st[k - 2].combine, n,
-                   &st[k - 2].reduce_flops);
+                   &st[k - 2].reduce_flops, b.reduce);
   if (!plan.token_rings.empty())
-    ring_phase(s, chain, pn::kPartialReduceScatter, CollectiveKind::kRingReduceScatter, plan, plan.token_rings,
-               element_bytes);
+    ring_phase(s, chain, pn::kPartialReduceScatter, CollectiveKind::kRingReduceScatter, plan, plan.token_rings, b);
   return s;
 }
 

@@ -3,6 +3,7 @@
 // shared experts, reduce-scatter], dispatch, experts, combine, with a barrier after every phase.
 #pragma once
 
+#include "nmpsim/mapping/analytical_hardware.h"
 #include "nmpsim/mapping/layer_plan.h"
 #include "nmpsim/mapping/schedule.h"
 
@@ -26,8 +27,22 @@ inline constexpr const char* kTokenAllGather = "token_allgather";
 inline constexpr const char* kPartialReduceScatter = "partial_reduce_scatter";
 }  // namespace phase_names
 
-/// Builds the layer `plan` describes. `element_bytes`: bytes per element of the reductions.
-LayerSchedule build_moe_layer(const ModelSpec& m, const LayerPlan& plan, const Groups& groups, double element_bytes);
+/// How the layer's ops are cut (docs/MODEL.md "Reductions and grouped experts").
+struct LayerBuild {
+  double element_bytes = 2;                 ///< bytes per element of the reductions
+  ReduceMode reduce = ReduceMode::kKernel;  ///< reductions as commands, or fused into the receive
+  bool grouped_experts = false;             ///< one compute op per node for its expert pieces
+};
+/// The build options of hardware `hw` (its element size, reductions and expert kernels).
+LayerBuild layer_build(const AnalyticalHardware& hw);
+
+/// Builds the layer `plan` describes.
+LayerSchedule build_moe_layer(const ModelSpec& m, const LayerPlan& plan, const Groups& groups, const LayerBuild& b);
+/// With reductions as commands and a command per expert piece; `element_bytes` per element reduced.
+inline LayerSchedule build_moe_layer(const ModelSpec& m, const LayerPlan& plan, const Groups& groups,
+                                     double element_bytes) {
+  return build_moe_layer(m, plan, groups, LayerBuild{element_bytes});
+}
 
 /// The barrier (join) that closes `phase` in a schedule built by build_moe_layer, or -1.
 OpId phase_barrier(const LayerSchedule& s, int phase);

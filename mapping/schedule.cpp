@@ -54,7 +54,7 @@ OpId LayerSchedule::add(Op op) {
 }
 
 OpId LayerSchedule::compute(int phase, PhysicalNode node, double flops, double dram_bytes, DepList deps,
-                            bool own_weights) {
+                            bool own_weights, bool startup) {
   Op o;
   o.kind = OpKind::kCompute;
   o.phase = phase;
@@ -62,6 +62,7 @@ OpId LayerSchedule::compute(int phase, PhysicalNode node, double flops, double d
   o.flops = flops;
   o.bytes = dram_bytes;
   o.own_weights = own_weights;
+  o.startup = startup;
   o.deps = std::move(deps);
   return add(std::move(o));
 }
@@ -190,7 +191,8 @@ DepList expand_collective(LayerSchedule& s, int phase, const Collective& c, cons
       const OpId arrival = sent[(p + g - 1) % g];  // what p received in this step
       if (reduce) {
         const double received = c.chunk_bytes[(p + 2 * g - step - 2) % g];
-        last[p] = s.compute(phase, c.ring[p], received / c.element_bytes, 0.0, {arrival});
+        last[p] = s.compute(phase, c.ring[p], received / c.element_bytes, 0.0, {arrival}, false,
+                            c.reduce != ReduceMode::kFused);
       } else {
         last[p] = arrival;
       }

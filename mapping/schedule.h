@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "nmpsim/mapping/modes.h"
 #include "nmpsim/mapping/node_id.h"
 
 namespace nmpsim::mapping {
@@ -67,9 +68,10 @@ const char* collective_name(CollectiveKind k);
 
 struct Collective {
   CollectiveKind kind = CollectiveKind::kRingAllGather;
-  std::vector<PhysicalNode> ring;   ///< members in ring order; member p sends to member p + 1
-  std::vector<double> chunk_bytes;  ///< per ring position: the bytes of that member's chunk
-  double element_bytes = 2;         ///< reduce-scatter: one add per element received
+  std::vector<PhysicalNode> ring;           ///< members in ring order; member p sends to member p + 1
+  std::vector<double> chunk_bytes;          ///< per ring position: the bytes of that member's chunk
+  double element_bytes = 2;                 ///< reduce-scatter: one add per element received
+  ReduceMode reduce = ReduceMode::kKernel;  ///< reduce-scatter: the adds as commands, or fused (no start-up)
 };
 
 struct Op {
@@ -81,6 +83,7 @@ struct Op {
   double flops = 0;          ///< compute
   double bytes = 0;          ///< compute: DRAM bytes streamed; transfer, stream: payload bytes
   bool own_weights = false;  ///< compute: weights stored at their own DRAM addresses (experts)
+  bool startup = true;       ///< compute: pays the node's start-up (false: a fused reduction)
   int chain = -1;            ///< stream: index into LayerSchedule::chains()
   double chunk_bytes = 0;    ///< stream: chunk size on the NoC
   int collective = -1;       ///< join of a collective: index into LayerSchedule::collectives()
@@ -95,7 +98,7 @@ class LayerSchedule {
   int find_phase(const std::string& name) const;  ///< -1 if absent
 
   OpId compute(int phase, PhysicalNode node, double flops, double dram_bytes, DepList deps = {},
-               bool own_weights = false);
+               bool own_weights = false, bool startup = true);
   OpId transfer(int phase, PhysicalNode src, PhysicalNode dst, double bytes, DepList deps = {});
   OpId stream(int phase, PhysicalNode src, std::vector<PhysicalNode> chain, double bytes, double chunk_bytes,
               DepList deps = {});

@@ -19,6 +19,7 @@ struct Command {
   uint64_t dram_bytes = 0;  ///< kCompute: bytes streamed from the local DRAM (weights);
                             ///< kReduce: bytes of each operand
   uint64_t dram_address = 0;
+  bool startup = true;            ///< kCompute: pays the start-up (false: an add fused into a receive)
   int peer = -1;                  ///< kSend / kCopyWeights: destination node
   uint64_t bytes = 0;             ///< kSend / kCopyWeights: payload bytes
   uint64_t tag = 0;               ///< kSend / kRecv: message tag (< 2^56)

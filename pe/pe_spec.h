@@ -17,6 +17,9 @@ struct PeSpec {
   /// Query rows per attention tile: a prompt's attention streams the KV cache once per tile of this
   /// many queries (FlashAttention-2 order; mapping::Segment::kv_read_tokens).
   uint32_t attention_tile_tokens = 128;
+  /// A node's expert pieces of one layer run as one grouped kernel (one command, one start-up)
+  /// instead of one command per piece.
+  bool grouped_experts = false;
   double pj_per_flop = 0.5;
   double static_w = 0.5;  ///< leakage and idle power of the compute die or PE, W (charged for the whole run)
 };

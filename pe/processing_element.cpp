@@ -143,10 +143,10 @@ void ProcessingElement::run() {
   }
 }
 
-void ProcessingElement::do_compute(double flops, uint64_t bytes, uint64_t address) {
+void ProcessingElement::do_compute(double flops, uint64_t bytes, uint64_t address, bool startup) {
   busy_.write(true);
   const sc_time t0 = sc_core::sc_time_stamp();
-  wait(sc_time(spec_.startup_ns, sc_core::SC_NS));
+  if (startup) wait(sc_time(spec_.startup_ns, sc_core::SC_NS));
   const uint64_t job = dma.start(tlm::TLM_READ_COMMAND, address, bytes);
   if (flops > 0) wait(sc_time(flops / spec_.peak_flops, sc_core::SC_SEC));
   dma.wait_done(job);
@@ -174,7 +174,7 @@ void ProcessingElement::do_copy(const Command& c) {
 void ProcessingElement::execute(const Command& c) {
   switch (c.kind) {
     case CommandKind::kCompute:
-      do_compute(c.flops, c.dram_bytes, c.dram_address);
+      do_compute(c.flops, c.dram_bytes, c.dram_address, c.startup);
       break;
     case CommandKind::kReduce: {
       const double elements = static_cast<double>(c.dram_bytes) / spec_.element_bytes;

@@ -93,7 +93,7 @@ class ProcessingElement : public sc_core::sc_module {
   void do_broadcast(const Command& c);
   /// DRAM address for `bytes` of received weights (a staging area that wraps within capacity).
   uint64_t reserve_staging(uint64_t bytes);
-  void do_compute(double flops, uint64_t bytes, uint64_t address);
+  void do_compute(double flops, uint64_t bytes, uint64_t address, bool startup = true);
   void do_copy(const Command& c);
 
   int node_;

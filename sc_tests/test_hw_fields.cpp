@@ -52,8 +52,9 @@ TEST(HwFields, EveryJsonFieldIsInTheTableOnce) {
     leaves(to_json(preset(name)), "", written);
     EXPECT_EQ(written, table) << name;
   }
-  // The sections a reader expects, by hand: 4 labels, 6 sizes, 9 compute, 15 memory, 11 noc, 9 links.
-  EXPECT_EQ(table.size(), 54u);
+  // The sections a reader expects, by hand: 4 labels, 6 sizes, 10 compute, 15 memory, 11 noc, 1 collectives,
+  // 9 links.
+  EXPECT_EQ(table.size(), 56u);
 }
 
 TEST(HwFields, FormatsTableIsTheGeneratedOne) {
@@ -91,7 +92,7 @@ TEST(HwFields, EveryNumberOutsideItsRangeIsRefusedNamingTheField) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 2 * 48);  // 54 fields less 2 labels, 3 choices and 1 boolean
+  EXPECT_EQ(checked, 2 * 48);  // 56 fields less 2 labels, 4 choices and 2 booleans
 }
 
 TEST(HwFields, OmittedFieldsTakeTheirDefaults) {

@@ -248,6 +248,62 @@ TEST(FlowExecutor, ACancelledStreamStopsAfterItsWindowAndStillCompletes) {
   EXPECT_DOUBLE_EQ(sent, 1e6 * std::round(sent / 1e6));
 }
 
+/// Seconds a ring reduce-scatter of four 64 KiB chunks takes on a line of 4 nodes (ring 0-1-2-3) from
+/// an idle start, with its adds as commands or fused.
+double reduce_scatter_s(ReduceMode mode) {
+  AnalyticalHardware hw = line_hw(4);
+  hw.startup_s = 2e-6;
+  FlowExecutor ex(hw);
+  auto s = std::make_shared<LayerSchedule>();
+  Collective c;
+  c.kind = CollectiveKind::kRingReduceScatter;
+  c.ring = {N(0), N(1), N(2), N(3)};
+  c.chunk_bytes = {65536, 65536, 65536, 65536};
+  c.reduce = mode;
+  s->collective(s->phase("rs", PhaseFamily::kAllReduce), c);
+  ex.execute(s);
+  return ex.now_s();
+}
+
+TEST(Reductions, FusedAddsSkipTheStartUpAndNothingElse) {
+  // The ring is 3 steps of (transfer, add) on every member at once: fusing the add removes exactly one
+  // start-up per step; the adds' FLOPs (32768 per step at 1 TFLOP/s) stay.
+  EXPECT_NEAR(reduce_scatter_s(ReduceMode::kKernel) - reduce_scatter_s(ReduceMode::kFused), 3 * 2e-6, 1e-11);
+  LayerSchedule s;
+  Collective c;
+  c.kind = CollectiveKind::kRingReduceScatter;
+  c.ring = {N(0), N(1)};
+  c.chunk_bytes = {100, 100};
+  c.reduce = ReduceMode::kFused;
+  s.collective(s.phase("rs", PhaseFamily::kAllReduce), c);
+  for (const Op& o : s.ops())
+    if (o.kind == OpKind::kCompute) EXPECT_FALSE(o.startup);
+}
+
+TEST(Reductions, GroupedExpertsAreOneOpPerNodeWithTheSameWork) {
+  const ModelSpec m = model_preset("mixtral-8x7b");
+  const Topology t = testing::mesh(2, 2);
+  const RoutingTrace tr = testing::trace_for(m, 0.8, 64);
+  const Groups g = make_groups(t, 0);
+  const LayerPlan plan = plan_layer(m, physical_shares(make_tp(m, 4)), 0, tr, 0, g, RunShape{64, 128});
+  LayerBuild grouped;
+  grouped.grouped_experts = true;
+  const LayerSchedule one = build_moe_layer(m, plan, g, grouped), each = build_moe_layer(m, plan, g, 2);
+  const int e1 = one.find_phase("experts"), e2 = each.find_phase("experts");
+  for (int v = 0; v < 4; ++v) {
+    int ops1 = 0, ops2 = 0;
+    double f1 = 0, f2 = 0, b1 = 0, b2 = 0;
+    for (const Op& o : one.ops())
+      if (o.phase == e1 && o.kind == OpKind::kCompute && o.node == N(v)) ++ops1, f1 += o.flops, b1 += o.bytes;
+    for (const Op& o : each.ops())
+      if (o.phase == e2 && o.kind == OpKind::kCompute && o.node == N(v)) ++ops2, f2 += o.flops, b2 += o.bytes;
+    EXPECT_EQ(ops1, 1);
+    EXPECT_EQ(ops2, static_cast<int>(plan.expert_work[static_cast<size_t>(v)].size()));  // TP: all 8 experts chosen
+    EXPECT_DOUBLE_EQ(f1, f2);
+    EXPECT_DOUBLE_EQ(b1, b2);
+  }
+}
+
 TEST(MoeLayer, ScheduleHasTheDocumentedPhasesAndConservesTheirBytes) {
   ModelSpec m = model_preset("deepseek-v2-lite");  // shared experts: 10 phases in an MoE layer
   Topology t;

@@ -129,7 +129,7 @@ int AlltoallPolicy::fastest_on_flow(const PolicyContext& ctx, const LayerInputs&
     const LayerPlan plan = plan_layer(ctx.model, ctx.shares, ctx.layer, ctx.trace, ctx.first_token, ctx.groups,
                                       ctx.cfg.shape.step(ctx.step), &hd, in.rows.empty() ? nullptr : &in.rows);
     flow::FlowExecutor ex(ctx.hw);
-    ex.execute(std::make_shared<LayerSchedule>(build_moe_layer(ctx.model, plan, ctx.groups, ctx.hw.element_bytes)));
+    ex.execute(std::make_shared<LayerSchedule>(build_moe_layer(ctx.model, plan, ctx.groups, layer_build(ctx.hw))));
     if (d == 1 || ex.now_s() < best_s) {
       best = d;
       best_s = ex.now_s();

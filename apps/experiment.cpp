@@ -299,6 +299,7 @@ PreparedExperiment prepare_experiment(const RunSpec& spec, const ExperimentOptio
     e.profile = e.trace.slice(0, static_cast<size_t>(spec.profile_tokens));
   }
   e.cfg.steps = spec.steps;
+  e.cfg.micro_batches = spec.micro_batches;
   // attn_tp 0: the hardware's default (all nodes on the NMP presets, 4 dies on the wafers).
   e.cfg.attn_tp = spec.attn_tp > 0 ? spec.attn_tp : e.hardware.attn_tp_default;
   check_token_range(spec, e.trace.tokens());

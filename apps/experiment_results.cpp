@@ -90,6 +90,7 @@ nlohmann::json summary_json(const PreparedExperiment& e, const std::vector<Strat
             {"context", e.cfg.shape.context},
             {"prompt_tokens", e.cfg.shape.prompt_tokens},
             {"prefill_chunk", e.cfg.shape.prefill_chunk},
+            {"micro_batches", e.cfg.micro_batches},
             {"attn_tp", group},
             {"fidelity", mapping::fidelity_name(e.spec.fidelity)},
             {"accounting", e.spec.accounting.name.empty() ? "simulation" : e.spec.accounting.name},

@@ -143,6 +143,8 @@ nlohmann::json strategy_json(const StrategyReport& s, double baseline_tbt_s, con
   }
   for (mapping::PhaseFamily f : kFamilies) j[us_key(mapping::family_name(f))] = r.mean_family_s(f) * kUs;
   j["expert_imbalance_us"] = r.mean_expert_imbalance_s() * kUs;
+  j["exposed_comm_us"] = r.mean_exposed_comm_s() * kUs;
+  j["hidden_comm_us"] = r.mean_hidden_comm_s() * kUs;
   j["phases"] = phases;
   j["node_flops"] = r.node_flops;
   j["node_token_work"] = r.node_token_work;

@@ -70,6 +70,12 @@ mapping::RunShape run_shape(const RunSpec& s, const mapping::ModelSpec& m, int a
     check_mixed(s);
     shape.prefill_chunk = s.prefill_chunk;
   }
+  if (s.micro_batches > s.batch)
+    throw base::InputError("micro_batches (--micro-batches): " + n(s.micro_batches) + " is more than the step's " +
+                           n(s.batch) + " requests (micro-batches are cut between whole requests; --batch)");
+  if (s.micro_batches > 1 && !s.policies.empty())
+    throw base::InputError("micro_batches (--micro-batches): " + n(s.micro_batches) + ": runtime policy " +
+                           s.policies.front().name + " acts on one chain of phases per layer; run it with one");
   const long long most = max_step_tokens(shape, s.steps);
   if (most > kMaxStepTokens)
     throw base::InputError(std::string(s.phase == mapping::StepKind::kPrefill

@@ -63,6 +63,7 @@ struct RunSpec {
   int context = 1024;     ///< decode and mixed: KV-cache length each decode token attends over
   int prompt_tokens = 0;  ///< prefill and mixed: tokens of each prompt
   int prefill_chunk = 0;  ///< mixed: prompt tokens per step
+  int micro_batches = 1;  ///< each step's requests in this many micro-batches whose layers interleave
   int attn_tp = 0;
   uint64_t first_token = 0;
   mapping::Fidelity fidelity = mapping::Fidelity::kCycle;

@@ -106,6 +106,9 @@ void SpecOptions::add_run_shape(po::options_description& desc, long long default
      "--phase prefill or mixed: tokens of each prompt (at most the model's context)")
     ("prefill-chunk", po::value(&prefill_chunk_)->default_value(0, "none"),
      "--phase mixed: prompt tokens per step (at most --prompt-tokens); --steps defaults to the chunks' count")
+    ("micro-batches", po::value(&micro_batches_)->default_value(micro_batches_),
+     "each step's requests in K micro-batches whose layers interleave: one micro-batch's dispatch and combine "
+     "overlap another's attention and experts (two-batch overlap; 1 to the step's requests)")
     ("steps", po::value(&steps_)->default_value(steps_),
      "steps simulated (each takes the next tokens of the trace; --phase mixed: at least the prompt's chunks)")
     ("first-token", po::value(&first_token_)->default_value(first_token_), "trace token the first step starts at")
@@ -211,6 +214,8 @@ void SpecOptions::apply_shape(const po::variables_map& vm, RunSpec& s) const {
   if (given(vm, "phase")) s.phase = mapping::parse_step_kind(phase_, "--phase");
   if (given(vm, "prompt-tokens"))
     s.prompt_tokens = static_cast<int>(checked_count(prompt_tokens_, "prompt-tokens", 0, 1 << 24));
+  if (given(vm, "micro-batches"))
+    s.micro_batches = static_cast<int>(checked_count(micro_batches_, "micro-batches", 1, 1 << 20));
   if (given(vm, "prefill-chunk"))
     s.prefill_chunk = static_cast<int>(checked_count(prefill_chunk_, "prefill-chunk", 0, 1 << 24));
   if (s.phase == mapping::StepKind::kPrefill && given(vm, "context"))

@@ -56,6 +56,36 @@ void add_link_payload(const Topology& t, const LayerSchedule& s, const Op& o, st
   }
 }
 
+/// The measure of the union of the [start, end] of the communication ops (transfers and streams of
+/// phases of family allreduce or moe_comm) that ran: from their issue to the NI to their delivery.
+/// Reductions are not counted (a compute op's start is when it was queued at its PE, not when it ran).
+double comm_busy(const ScheduleTracker& tr, uint64_t serial) {
+  const LayerSchedule& s = tr.schedule(serial);
+  const std::vector<OpTiming>& t = tr.timings(serial);
+  std::vector<std::pair<double, double>> spans;
+  for (OpId i = 0; i < s.size(); ++i) {
+    const Op& o = s.op(i);
+    const PhaseFamily f = s.phases()[static_cast<size_t>(o.phase)].family;
+    const OpTiming& ot = t[static_cast<size_t>(i)];
+    if ((f == PhaseFamily::kAllReduce || f == PhaseFamily::kMoeComm) &&
+        (o.kind == OpKind::kTransfer || o.kind == OpKind::kStream) && ot.start_s >= 0 && ot.end_s > ot.start_s)
+      spans.emplace_back(ot.start_s, ot.end_s);
+  }
+  std::sort(spans.begin(), spans.end());
+  double busy = 0, from = 0, to = -1;
+  for (const auto& [a, b] : spans) {
+    if (a > to) {
+      if (to > from) busy += to - from;
+      from = a;
+      to = b;
+    } else {
+      to = std::max(to, b);
+    }
+  }
+  if (to > from) busy += to - from;
+  return busy;
+}
+
 }  // namespace
 
 LayerRecord record_layer(StrategyResult& r, const ScheduleTracker& tr, uint64_t serial, std::vector<double>& node_s,
@@ -82,6 +112,7 @@ LayerRecord record_layer(StrategyResult& r, const ScheduleTracker& tr, uint64_t 
     cur = next;
   }
   rec.expert_imbalance_s = node_balance(s, t, node_s);
+  rec.comm_busy_s = comm_busy(tr, serial);
   if (topology && r.family_link_bytes.empty())
     r.family_link_bytes.assign(kNumPhaseFamilies, std::vector<double>(static_cast<size_t>(topology->nodes()) * 4, 0.0));
   for (OpId i = 0; i < s.size(); ++i) {
@@ -115,10 +146,17 @@ StrategyResult run_placement(Executor& ex, const RunInputs& in, const Placement&
     for (auto& named : policies) named.second->after_phase(ctx, s, serial, phase);
   });
   size_t first_token = in.cfg.first_token;
+  if (in.cfg.micro_batches > 1 && !policies.empty())
+    throw InputError("micro_batches (--micro-batches): " + std::to_string(in.cfg.micro_batches) + ": runtime policy " +
+                     policies.front().first +
+                     " acts on one chain of phases per layer; run it with one micro-batch (placement " + p.strategy +
+                     ")");
   for (int step = 0; step < in.cfg.steps; ++step) {
     std::vector<LayerRecord> layers;
     layers.reserve(static_cast<size_t>(m.layers()));
     const StepTokens tokens = in.cfg.shape.step(step);
+    const std::vector<StepTokens> micro =
+        in.cfg.micro_batches > 1 ? split_micro_batches(tokens, in.cfg.micro_batches) : std::vector<StepTokens>{tokens};
     ctx.step = step;
     ctx.first_token = first_token;
     ctx.tokens = tokens.tokens();
@@ -132,16 +170,23 @@ StrategyResult run_placement(Executor& ex, const RunInputs& in, const Placement&
       LayerInputs li;
       li.planner = ctx.planner;
       for (auto& named : policies) named.second->before_plan(ctx, li);
-      const LayerPlan plan = plan_layer(m, shares, l, in.trace, ctx.first_token, groups, tokens, li.planner,
-                                        li.rows.empty() ? nullptr : &li.rows);
-      auto sched = std::make_shared<LayerSchedule>(build_moe_layer(m, plan, groups, layer_build(in.hw)));
+      // Each micro-batch planned over its own trace tokens (one micro-batch: the whole step).
+      std::vector<LayerPlan> plans;
+      size_t first = ctx.first_token;
+      for (const StepTokens& mb : micro) {
+        plans.push_back(
+            plan_layer(m, shares, l, in.trace, first, groups, mb, li.planner, li.rows.empty() ? nullptr : &li.rows));
+        first += static_cast<size_t>(mb.tokens());
+      }
+      auto sched = std::make_shared<LayerSchedule>(build_moe_layer(m, plans, groups, layer_build(in.hw)));
       ctx.schedule = ex.tracker().next_serial();
       for (auto& named : policies) named.second->before_layer(ctx, *sched);
       const uint64_t serial = ex.execute(sched);
       if (serial != ctx.schedule) throw std::logic_error("layer runner: schedule numbering out of step");
       layers.push_back(record_layer(r, ex.tracker(), serial, r.node_expert_s, &in.hw.topology));
-      for (int v = 0; v < n; ++v)
-        r.node_token_work[static_cast<size_t>(v)] += plan.routed_token_work[static_cast<size_t>(v)];
+      for (const LayerPlan& plan : plans)
+        for (int v = 0; v < n; ++v)
+          r.node_token_work[static_cast<size_t>(v)] += plan.routed_token_work[static_cast<size_t>(v)];
       if (on_layer) on_layer(step, l);
     }
     r.steps.push_back(std::move(layers));

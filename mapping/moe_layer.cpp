@@ -90,25 +90,16 @@ void expert_ops(LayerSchedule& s, PhaseChain& chain, int ph, const LayerPlan& pl
   chain.close(ph, std::move(work));
 }
 
-}  // namespace
-
-LayerBuild layer_build(const AnalyticalHardware& hw) {
-  LayerBuild b;
-  b.element_bytes = hw.element_bytes;
-  b.reduce = hw.reduce;
-  b.grouped_experts = hw.grouped_experts;
-  return b;
-}
-
-LayerSchedule build_moe_layer(const ModelSpec& m, const LayerPlan& plan, const Groups& groups, const LayerBuild& b) {
+/// One chain of the layer's phases (one micro-batch) for `plan`, each phase closed by a barrier.
+void build_chain(LayerSchedule& s, const ModelSpec& m, const LayerPlan& plan, const Groups& groups,
+                 const LayerBuild& b) {
   namespace pn = phase_names;
-  LayerSchedule s;
   PhaseChain chain(s);
   const int n = plan.nodes;
   ring_phase(s, chain, pn::kAllGather, CollectiveKind::kRingAllGather, plan, groups.ring, b);
   compute_phase(s, chain, s.phase(pn::kAttention, PhaseFamily::kAttention), plan.attn_flops, plan.attn_bytes);
   ring_phase(s, chain, pn::kReduceScatter, CollectiveKind::kRingReduceScatter, plan, groups.ring, b);
-  if (plan.dense) return s;
+  if (plan.dense) return;
   compute_phase(s, chain, s.phase(pn::kGate, PhaseFamily::kMoeCompute), plan.gate_flops, plan.gate_bytes);
   if (m.shared_experts > 0) {
     // Shared experts: tensor parallel inside the attention group, like a dense FFN.
@@ -135,6 +126,28 @@ LayerSchedule build_moe_layer(const ModelSpec& m, const LayerPlan& plan, const G
                    &st[k - 2].reduce_flops, b.reduce);
   if (!plan.token_rings.empty())
     ring_phase(s, chain, pn::kPartialReduceScatter, CollectiveKind::kRingReduceScatter, plan, plan.token_rings, b);
+}
+
+}  // namespace
+
+LayerBuild layer_build(const AnalyticalHardware& hw) {
+  LayerBuild b;
+  b.element_bytes = hw.element_bytes;
+  b.reduce = hw.reduce;
+  b.grouped_experts = hw.grouped_experts;
+  return b;
+}
+
+LayerSchedule build_moe_layer(const ModelSpec& m, const std::vector<LayerPlan>& plans, const Groups& groups,
+                              const LayerBuild& b) {
+  LayerSchedule s;
+  for (const LayerPlan& plan : plans) build_chain(s, m, plan, groups, b);
+  return s;
+}
+
+LayerSchedule build_moe_layer(const ModelSpec& m, const LayerPlan& plan, const Groups& groups, const LayerBuild& b) {
+  LayerSchedule s;
+  build_chain(s, m, plan, groups, b);
   return s;
 }
 

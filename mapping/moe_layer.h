@@ -38,6 +38,12 @@ LayerBuild layer_build(const AnalyticalHardware& hw);
 
 /// Builds the layer `plan` describes.
 LayerSchedule build_moe_layer(const ModelSpec& m, const LayerPlan& plan, const Groups& groups, const LayerBuild& b);
+/// Builds one layer of several micro-batches: one chain of the phases per plan, in the same schedule
+/// and under the same phase names, with no dependency between the chains. Each node runs its compute
+/// in the order it becomes ready, so one micro-batch's communication overlaps another's compute
+/// (two-batch overlap, docs/MODEL.md "Micro-batches and overlap").
+LayerSchedule build_moe_layer(const ModelSpec& m, const std::vector<LayerPlan>& plans, const Groups& groups,
+                              const LayerBuild& b);
 /// With reductions as commands and a command per expert piece; `element_bytes` per element reduced.
 inline LayerSchedule build_moe_layer(const ModelSpec& m, const LayerPlan& plan, const Groups& groups,
                                      double element_bytes) {

@@ -56,6 +56,32 @@ int StepTokens::prompt_tokens() const {
   return n;
 }
 
+std::vector<StepTokens> split_micro_batches(const StepTokens& step, int k) {
+  const int requests = step.requests();
+  if (k < 1 || k > requests)
+    throw InputError("micro_batches (--micro-batches): " + std::to_string(k) + " is more than the step's " +
+                     std::to_string(requests) + " requests (micro-batches are cut between whole requests)");
+  std::vector<StepTokens> out(static_cast<size_t>(k));
+  for (StepTokens& mb : out) mb.attention_tile_tokens = step.attention_tile_tokens;
+  const double total = step.tokens();
+  long long done_tokens = 0;
+  int done_requests = 0, at = 0;
+  for (const Segment& seg : step.segments)
+    for (int r = 0; r < seg.requests; ++r) {
+      StepTokens& mb = out[static_cast<size_t>(at)];
+      if (mb.segments.empty() || mb.segments.back().tokens != seg.tokens ||
+          mb.segments.back().kv_before != seg.kv_before || mb.segments.back().prompt != seg.prompt)
+        mb.segments.push_back(Segment{0, seg.tokens, seg.kv_before, seg.prompt});
+      ++mb.segments.back().requests;
+      done_tokens += seg.tokens;
+      ++done_requests;
+      // Move on once this micro-batch reached its share, or when the rest must each get a request.
+      const bool share = static_cast<double>(done_tokens) >= total * (at + 1) / k;
+      if (at + 1 < k && (share || requests - done_requests == k - at - 1)) ++at;
+    }
+  return out;
+}
+
 StepTokens RunShape::step(int s) const {
   StepTokens st;
   st.attention_tile_tokens = attention_tile_tokens;

@@ -40,6 +40,11 @@ struct StepTokens {
   int prompt_tokens() const;  ///< tokens of prompt segments
 };
 
+/// The step's tokens cut into `k` micro-batches of whole requests, in order, each with about tokens / k
+/// tokens (the cut falls after the request that reaches the next multiple of tokens / k, leaving every
+/// later micro-batch at least one request). Throws InputError when the step has fewer than k requests.
+std::vector<StepTokens> split_micro_batches(const StepTokens& step, int k);
+
 /// The shape of every step of a run. `batch` and `context` come first so that RunShape{B, ctx} is a
 /// decode shape.
 struct RunShape {

@@ -1,5 +1,6 @@
 #include "nmpsim/mapping/run_result.h"
 
+#include <algorithm>
 #include <numeric>
 #include <stdexcept>
 
@@ -65,6 +66,7 @@ std::vector<LayerRecord> StrategyResult::mean_layers() const {
     for (size_t l = 0; l < step.size() && l < out.size(); ++l) {
       for (size_t p = 0; p < phases.size(); ++p) out[l].phase_s[p] += step[l].phase(p) / n;
       out[l].expert_imbalance_s += step[l].expert_imbalance_s / n;
+      out[l].comm_busy_s += step[l].comm_busy_s / n;
     }
   return out;
 }
@@ -91,6 +93,17 @@ double StrategyResult::mean_family_s(PhaseFamily f) const {
   return s;
 }
 
+double StrategyResult::mean_exposed_comm_s() const {
+  return mean_family_s(PhaseFamily::kAllReduce) + mean_family_s(PhaseFamily::kMoeComm);
+}
+
+double StrategyResult::mean_hidden_comm_s() const {
+  double s = 0;
+  for (const LayerRecord& l : mean_layers())
+    s += std::max(0.0, l.comm_busy_s - family_s(l, PhaseFamily::kAllReduce) - family_s(l, PhaseFamily::kMoeComm));
+  return s;
+}
+
 double StrategyResult::mean_expert_imbalance_s() const {
   double s = 0;
   for (const LayerRecord& l : mean_layers()) s += l.expert_imbalance_s;
@@ -106,7 +119,7 @@ nlohmann::json result_to_json(const StrategyResult& r) {
   for (const PhaseInfo& p : r.phases) phases.push_back({p.name, static_cast<int>(p.family), p.stream});
   for (const auto& step : r.steps) {
     nlohmann::json layers = nlohmann::json::array();
-    for (const LayerRecord& l : step) layers.push_back({l.phase_s, l.expert_imbalance_s});
+    for (const LayerRecord& l : step) layers.push_back({l.phase_s, l.expert_imbalance_s, l.comm_busy_s});
     steps.push_back(std::move(layers));
   }
   return {{"strategy", r.strategy},
@@ -134,7 +147,8 @@ StrategyResult result_from_json(const nlohmann::json& j) {
         PhaseInfo{p.at(0).get<std::string>(), static_cast<PhaseFamily>(p.at(1).get<int>()), p.at(2).get<int>()});
   for (const auto& step : j.at("steps")) {
     std::vector<LayerRecord> layers;
-    for (const auto& l : step) layers.push_back(LayerRecord{l.at(0).get<std::vector<double>>(), l.at(1).get<double>()});
+    for (const auto& l : step)
+      layers.push_back(LayerRecord{l.at(0).get<std::vector<double>>(), l.at(1).get<double>(), l.at(2).get<double>()});
     r.steps.push_back(std::move(layers));
   }
   r.phase_bytes = j.at("phase_bytes").get<std::vector<double>>();

@@ -23,6 +23,9 @@ struct LayerRecord {
   /// layer does not have: 0 or absent). They add up to the layer's time.
   std::vector<double> phase_s;
   double expert_imbalance_s = 0;  ///< slowest node's time in node-balance phases minus the mean over busy nodes
+  /// Seconds during which some communication op (transfer or stream of a phase of family allreduce or
+  /// moe_comm) was in progress: the measure of the union of their [issue, delivery].
+  double comm_busy_s = 0;
   double total_s() const;
   double phase(size_t i) const { return i < phase_s.size() ? phase_s[i] : 0.0; }
 };
@@ -66,6 +69,10 @@ struct StrategyResult {
   std::vector<double> mean_phase_s() const;
   double mean_family_s(PhaseFamily f) const;
   double mean_expert_imbalance_s() const;
+  /// Per step: communication on the critical path (families allreduce and moe_comm), and communication
+  /// that ran while the critical path was elsewhere (per layer max(0, comm_busy_s - exposed), summed).
+  double mean_exposed_comm_s() const;
+  double mean_hidden_comm_s() const;
 };
 
 }  // namespace nmpsim::mapping

@@ -25,6 +25,7 @@ struct RunConfig {
   RunShape shape;
   int steps = 4;
   int attn_tp = 0;         ///< nodes per attention TP group, 0 = all nodes
+  int micro_batches = 1;   ///< each step's requests in this many micro-batches whose layers interleave
   size_t first_token = 0;  ///< step s uses the trace tokens after those of steps 0..s-1 (shape.tokens(s) each)
 };
 

@@ -70,6 +70,11 @@ TEST(CliRegimes, BadShapesAreOneLineErrorsThatWriteNothing) {
            {"phase_unknown", kRun + " --phase chunked", 2, "--phase: expected decode, prefill or mixed, got 'chunked'"},
            {"step_too_large", kRun + " --phase prefill --batch 1000000 --prompt-tokens 32768", 2,
             "a step of 32768000000 tokens is more than 16777216"},
+           {"micro_batches_over_requests", kRun + " --batch 32 --micro-batches 64", 2,
+            "micro_batches (--micro-batches): 64 is more than the step's 32 requests"},
+           {"micro_batches_0", kRun + " --micro-batches 0", 2, "--micro-batches"},
+           {"micro_batches_with_policy", kRun + " --micro-batches 2 --policy moentwine-balancer", 2,
+            "runtime policy moentwine-balancer acts on one chain of phases per layer"},
            {"context_beyond_model", kRun + " --context 40000", 2,
             "context (--context): 40000 is beyond mixtral-8x7b's context of 32768 tokens"},
            {"spec_phase", "run --no-plots --out {D}/out --spec {D}/s.json", 2,
@@ -146,6 +151,34 @@ TEST(CliRegimes, MixedStepsCarryThePromptInChunksAndRerunFromTheirSpec) {
   const CliRun again = testing::nmpsim("run --spec " + dir + "/a/summary.json --no-plots --quiet --out " + dir + "/b");
   ASSERT_EQ(again.code, 0) << again.out;
   EXPECT_EQ(summary(dir + "/b")["strategies"]["tp"]["tbt_us"], tp["tbt_us"]);
+}
+
+TEST(CliRegimes, MicroBatchesReportExposedAndHiddenCommunicationAtBothFidelities) {
+  const std::string dir = ::testing::TempDir() + "/regimes_micro";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  write(dir + "/tiny.json", kTinyModel);
+  double step[2] = {0, 0};
+  for (const char* fidelity : {"flow", "cycle"}) {
+    const std::string out = dir + "/" + fidelity;
+    const CliRun r = testing::nmpsim("run --hw nmp-4x4-5t50g --model " + dir + "/tiny.json --strategy tp " +
+                                     "--phase prefill --batch 4 --prompt-tokens 64 --micro-batches 2 --steps 1 " +
+                                     "--no-plots --quiet --fidelity " + fidelity + " --out " + out);
+    ASSERT_EQ(r.code, 0) << r.out;
+    const nlohmann::json j = summary(out);
+    const nlohmann::json& tp = j["strategies"]["tp"];
+    EXPECT_EQ(j["config"]["micro_batches"], 2);
+    // The families still add up to the step; exposed communication is two of them.
+    double families = 0;
+    for (const char* f : {"attention_us", "allreduce_us", "moe_compute_us", "moe_comm_us", "other_us"})
+      families += tp[f].get<double>();
+    EXPECT_NEAR(families, tp["mean_tbt_us"].get<double>(), 1e-6 * families);
+    EXPECT_NEAR(tp["exposed_comm_us"].get<double>(), tp["allreduce_us"].get<double>() + tp["moe_comm_us"].get<double>(),
+                1e-9 * families);
+    EXPECT_GE(tp["hidden_comm_us"].get<double>(), 0.0);
+    step[std::string(fidelity) == "cycle"] = tp["mean_tbt_us"].get<double>();
+  }
+  EXPECT_NEAR(step[0], step[1], 0.15 * step[1]) << "flow against cycle";
 }
 
 }  // namespace

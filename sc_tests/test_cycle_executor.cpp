@@ -109,6 +109,25 @@ TEST(CycleExecutor, FusedReductionsSkipTheStartUp) {
   EXPECT_NEAR(took[0] - took[1], 3 * spec.compute.startup_ns * 1e-9, 3e-9);
 }
 
+TEST(CycleExecutor, TwoMicroBatchesOverlapByHand) {
+  // Per micro-batch: 25 MFLOP on node 0 (a = 50 ns + 5 us), 100 kB to node 1 (t: the NoC's closed form),
+  // 100 MFLOP on node 1 (c = 50 ns + 20 us); two independent chains: a + t + 2c (c is the longest).
+  const hw::HardwareSpec spec = hw::preset("nmp-4x4-5t50g");
+  hw::System sys("sys", spec);
+  firmware::CycleExecutor ex(sys);
+  auto s = std::make_shared<LayerSchedule>();
+  const int ph = s->phase("work", PhaseFamily::kMoeCompute), net = s->phase("send", PhaseFamily::kMoeComm);
+  for (int mb = 0; mb < 2; ++mb) {
+    const OpId a = s->compute(ph, PhysicalNode(0), 25e6, 0);
+    const OpId t = s->transfer(net, PhysicalNode(0), PhysicalNode(1), 1e5, {a});
+    s->compute(ph, PhysicalNode(1), 100e6, 0, {t});
+  }
+  ex.execute(s);
+  const double a = 50e-9 + 5e-6, c = 50e-9 + 20e-6;
+  const double t = (noc::testing::closed_form_latency(spec.noc_config(), 0, 1, 100000 / 50 + 1) + 0.5) * 1e-9;
+  EXPECT_NEAR(ex.now_s(), a + t + 2 * c, 2e-9);
+}
+
 TEST(CycleExecutor, AScheduleThatCanNeverFinishIsAnErrorNotAHang) {
   hw::System sys("sys", hw::preset("nmp-4x4-5t50g"));
   firmware::CycleExecutor ex(sys);

@@ -304,6 +304,59 @@ TEST(Reductions, GroupedExpertsAreOneOpPerNodeWithTheSameWork) {
   }
 }
 
+TEST(Overlap, TwoMicroBatchesByHand) {
+  // Per micro-batch: a = 5 us of compute on node 0, a 100 kB transfer to node 1 (t = 2 us + 5 ns), c = 20 us
+  // of compute on node 1; two such chains with no dependency between them. Identical jobs through
+  // three single-server stages: makespan a + t + c + max(a, t, c) = a + t + 2c (c is the longest),
+  // against 2 (a + t + c) when the second waits for the first.
+  const AnalyticalHardware hw = line_hw(2);
+  FlowExecutor ex(hw);
+  auto s = std::make_shared<LayerSchedule>();
+  const int ph = s->phase("work", PhaseFamily::kMoeCompute), net = s->phase("send", PhaseFamily::kMoeComm);
+  for (int mb = 0; mb < 2; ++mb) {
+    const OpId a = s->compute(ph, N(0), 5e6, 0);
+    const OpId t = s->transfer(net, N(0), N(1), 1e5, {a});
+    s->compute(ph, N(1), 20e6, 0, {t});
+  }
+  const uint64_t serial = ex.execute(s);
+  const double t = 1e5 / 50e9 + 2e-9 + 3e-9;  // one hop: the destination's pipeline, then R - 1 + link + flit
+  EXPECT_NEAR(ex.now_s(), 5e-6 + t + 2 * 20e-6, 1e-11);
+  // The phases still add up to the layer along its critical path.
+  StrategyResult r("x", Fidelity::kFlow, 2);
+  std::vector<double> node_s(2, 0.0);
+  const LayerRecord rec = record_layer(r, ex.tracker(), serial, node_s);
+  EXPECT_NEAR(rec.total_s(), ex.now_s(), 1e-12);
+  // The second transfer ran while node 1 computed: 2 us of communication hidden, t exposed.
+  EXPECT_NEAR(rec.comm_busy_s, 2 * t, 1e-11);
+  EXPECT_NEAR(r.family_s(rec, PhaseFamily::kMoeComm), t, 1e-11);
+}
+
+TEST(Overlap, MicroBatchesAreChainsOfTheSamePhasesCutBetweenRequests) {
+  // 10 requests of 1 token and a prompt chunk of 6 in 3 micro-batches of about 16 / 3 tokens each.
+  StepTokens step;
+  step.segments = {Segment{10, 1, 99, false}, Segment{1, 6, 0, true}};
+  const std::vector<StepTokens> mb = split_micro_batches(step, 3);
+  ASSERT_EQ(mb.size(), 3u);
+  EXPECT_EQ(mb[0].tokens(), 6);  // requests 0-5: the cut after the request that reaches 16/3
+  EXPECT_EQ(mb[1].tokens(), 4);  // requests 6-9: 10 tokens < 32/3, but the last micro-batch needs a request
+  EXPECT_EQ(mb[2].tokens(), 6);  // the prompt chunk
+  EXPECT_EQ(mb[0].tokens() + mb[1].tokens() + mb[2].tokens(), step.tokens());
+  EXPECT_THROW(split_micro_batches(step, 12), InputError);
+  const ModelSpec m = model_preset("mixtral-8x7b");
+  const Groups g = make_groups(testing::mesh(2, 2), 0);
+  const RoutingTrace tr = testing::trace_for(m, 0.8, 64);
+  const auto shares = physical_shares(make_ep(m, 4));
+  const std::vector<LayerPlan> plans = {plan_layer(m, shares, 0, tr, 0, g, RunShape{8, 64}),
+                                        plan_layer(m, shares, 0, tr, 8, g, RunShape{8, 64})};
+  const LayerSchedule two = build_moe_layer(m, plans, g, LayerBuild{}), one = build_moe_layer(m, plans[0], g, 2);
+  EXPECT_EQ(two.phases().size(), one.phases().size());  // the same phase names
+  int barriers = 0;
+  for (const Op& o : two.ops())
+    if (o.phase == two.find_phase("dispatch") && o.kind == OpKind::kJoin && o.collective < 0) ++barriers;
+  EXPECT_EQ(barriers, 2);  // one chain per micro-batch
+  EXPECT_NO_THROW(two.validate(4));
+}
+
 TEST(MoeLayer, ScheduleHasTheDocumentedPhasesAndConservesTheirBytes) {
   ModelSpec m = model_preset("deepseek-v2-lite");  // shared experts: 10 phases in an MoE layer
   Topology t;

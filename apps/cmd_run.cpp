@@ -33,7 +33,12 @@ const std::vector<std::string> kRunOutputs = {"summary.json",        "summary.cs
 /// Every output of the run, all or nothing (a failure leaves the directory as it was); `logs` is the
 /// scratch directory the message logs were written to ("" for none).
 std::string write_outputs(const Experiment& x, const mapping::Registry& registry, const std::string& out_dir,
-                          bool plots, const std::string& logs, base::OutputFiles& out) {
+                          bool plots, const std::string& logs, const std::string& timeline, base::OutputFiles& out) {
+  if (!timeline.empty()) {
+    std::vector<std::pair<std::string, const nlohmann::json*>> events;
+    for (const StrategyReport& r : x.reports) events.emplace_back(r.result.strategy, &r.result.timeline);
+    out.write(timeline, mapping::timeline_file(events).dump() + "\n", "--timeline");
+  }
   out.write(out_dir + "/summary.json", summary_json(x.prepared, x.reports, &registry).dump(2) + "\n", "--out");
   out.write(out_dir + "/summary.csv", summary_csv(x.reports, RunSteps{x.prepared.cfg.shape, x.prepared.cfg.steps}),
             "--out");
@@ -164,12 +169,43 @@ void report_progress(ExperimentOptions& opt, bool quiet, bool tty, const int& la
   };
 }
 
+/// --timeline-step and --timeline-layers (A or A-B), once the experiment is prepared.
+void set_timeline(const po::variables_map& vm, const std::string& timeline, long long step, const std::string& layers,
+                  PreparedExperiment& e) {
+  if (timeline.empty()) {
+    if (given(vm, "timeline-step") || given(vm, "timeline-layers"))
+      throw UsageError(std::string(given(vm, "timeline-step") ? "--timeline-step" : "--timeline-layers") +
+                       ": applies with --timeline FILE");
+    return;
+  }
+  if (!e.spec.accounting.name.empty())
+    throw UsageError("--timeline: needs a simulation (not --accounting " + e.spec.accounting.name + ")");
+  mapping::TimelineWindow& w = e.cfg.timeline;
+  w.step = static_cast<int>(checked_count(step, "timeline-step", 0, e.cfg.steps - 1));
+  const int last = e.model.layers() - 1;
+  const size_t dash = layers.find('-');
+  try {
+    size_t used = 0;
+    w.first_layer = std::stoi(layers.substr(0, dash), &used);
+    if (used != (dash == std::string::npos ? layers.size() : dash)) throw std::invalid_argument(layers);
+    w.last_layer = dash == std::string::npos ? w.first_layer : std::stoi(layers.substr(dash + 1), &used);
+    if (dash != std::string::npos && used != layers.size() - dash - 1) throw std::invalid_argument(layers);
+  } catch (const std::exception&) {
+    throw UsageError("--timeline-layers: expected A or A-B (layer numbers from 0), got '" + layers + "'");
+  }
+  if (w.first_layer < 0 || w.last_layer < w.first_layer || w.last_layer > last)
+    throw UsageError("--timeline-layers: " + layers + " is not a range within the model's layers 0-" +
+                     std::to_string(last));
+}
+
 }  // namespace
 
 int cmd_run(const std::vector<std::string>& args) {
   mapping::Registry registry;
   methods::register_all(registry);
-  std::string out_dir = "nmpsim-out", vcd, spec_file, cache, router = "engine", rtl_nodes;
+  std::string out_dir = "nmpsim-out", vcd, spec_file, cache, router = "engine", rtl_nodes, timeline,
+              timeline_layers = "0";
+  long long timeline_step = 0;
   SpecOptions so;
   po::options_description desc(
       "nmpsim run: time-between-tokens of an MoE model on NMP or wafer-scale hardware\n\n"
@@ -188,6 +224,12 @@ int cmd_run(const std::vector<std::string>& args) {
      "cycle fidelity: the mesh's routers: engine (built-in, fastest; a look-ahead mesh runs its SystemC model) | sc (pin-level SystemC modules) | rtl[:NAME] (Verilated SystemVerilog: nmp, or la for noc.router_kind lookahead) | mixed[:NAME] (RTL at --rtl-nodes, SystemC elsewhere); every message is delivered in the same cycle with each")
     ("rtl-nodes", po::value(&rtl_nodes), "--router mixed: comma-separated node ids with the RTL router (default: the nodes with x + y even)")
     ("message-log", "cycle fidelity: write every delivered message to OUT/messages-STRATEGY.csv")
+    ("timeline", po::value(&timeline),
+     "write a timeline of one step's layers to this JSON file (Chrome trace events: open in Perfetto or "
+     "chrome://tracing): per node its compute and network lanes, per micro-batch its phases, an arrow per transfer")
+    ("timeline-step", po::value(&timeline_step)->default_value(0), "--timeline: the step (from 0)")
+    ("timeline-layers", po::value(&timeline_layers)->default_value(timeline_layers),
+     "--timeline: the layers, A or A-B (from 0)")
     ("no-plots", "do not draw PNG plots")
     ("quiet", "print nothing but errors");
   // clang-format on
@@ -220,6 +262,7 @@ int cmd_run(const std::vector<std::string>& args) {
   report_progress(opt, quiet, tty, layers, steps);
   base::OutputFiles::check_dir(out_dir, "--out");  // before anything runs: nowhere to write is an input error
   if (!vcd.empty()) base::OutputFiles::check_file(vcd, "--vcd");
+  if (!timeline.empty()) base::OutputFiles::check_file(timeline, "--timeline");
   check_router_name(router);  // before any placement is solved
   base::OutputFiles out;      // every output, staged from the start: an interrupted run leaves nothing
   out.make_dir(out_dir, "--out");
@@ -228,11 +271,12 @@ int cmd_run(const std::vector<std::string>& args) {
   Experiment x;
   x.prepared = prepare_experiment(spec, opt);
   const std::string logs = set_router_options(vm, x.prepared, router, rtl_nodes, out_dir, out, opt);
+  set_timeline(vm, timeline, timeline_step, timeline_layers, x.prepared);
   layers = x.prepared.model.layers();
   steps = x.prepared.cfg.steps;
   x.reports = run_prepared(x.prepared, opt);
   if (tty && !quiet) std::fprintf(stderr, "\r%70s\r", "");
-  const std::string plot_note = write_outputs(x, registry, out_dir, !vm.count("no-plots"), logs, out);
+  const std::string plot_note = write_outputs(x, registry, out_dir, !vm.count("no-plots"), logs, timeline, out);
   if (!quiet) print_table(rep, x, out_dir, plot_note);
   if (!quiet)
     for (const std::string& w : setup_warnings(x.prepared, x.reports)) std::fprintf(stderr, "%s\n", w.c_str());

@@ -215,7 +215,7 @@ void SpecOptions::apply_shape(const po::variables_map& vm, RunSpec& s) const {
   if (given(vm, "prompt-tokens"))
     s.prompt_tokens = static_cast<int>(checked_count(prompt_tokens_, "prompt-tokens", 0, 1 << 24));
   if (given(vm, "micro-batches"))
-    s.micro_batches = static_cast<int>(checked_count(micro_batches_, "micro-batches", 1, 1 << 20));
+    s.micro_batches = static_cast<int>(checked_count(micro_batches_, "micro-batches", 1, 256));
   if (given(vm, "prefill-chunk"))
     s.prefill_chunk = static_cast<int>(checked_count(prefill_chunk_, "prefill-chunk", 0, 1 << 24));
   if (s.phase == mapping::StepKind::kPrefill && given(vm, "context"))

@@ -75,6 +75,7 @@ void CycleExecutor::issue_compute(OpRef r, const Op& op) {
   }
   pe::Command c = pe::Command::compute(op.flops, bytes, {}, address);
   c.startup = op.startup;
+  c.on_start = [this, r] { tracker_.started(r, now_s()); };
   c.on_done = [this, r] { completed(r); };
   sys_.pe(op.node.value()).submit(std::move(c));
 }
@@ -89,6 +90,7 @@ void CycleExecutor::issue_stream(OpRef r, const Op& op) {
   stream_tags_[op_key(r)] = tag;
   pe::Command c = pe::Command::broadcast(chain, static_cast<uint64_t>(op.bytes), tag);
   c.chunk_bytes = static_cast<uint64_t>(op.chunk_bytes);
+  c.on_start = [this, r] { tracker_.started(r, now_s()); };
   c.on_done = [this, r, tag] {
     sys_.broadcasts().entries.erase(tag);
     stream_tags_.erase(op_key(r));

@@ -76,6 +76,7 @@ void FlowExecutor::start_next_command(int node, int queue) {
   n.busy[queue] = true;
   const OpRef r = n.queue[queue].front();
   const Op& op = tracker_.op(r);
+  tracker_.started(r, now_);  // the PE takes it up now (it was queued when it became ready)
   if (op.kind == OpKind::kStream) {
     start_stream(r, node, queue);
     return;

@@ -159,6 +159,7 @@ StrategyResult run_placement(Executor& ex, const RunInputs& in, const Placement&
         in.cfg.micro_batches > 1 ? split_micro_batches(tokens, in.cfg.micro_batches) : std::vector<StepTokens>{tokens};
     ctx.step = step;
     ctx.first_token = first_token;
+    const double step_start_s = ex.now_s();
     ctx.tokens = tokens.tokens();
     first_token += static_cast<size_t>(tokens.tokens());
     ctx.previous = nullptr;
@@ -184,6 +185,7 @@ StrategyResult run_placement(Executor& ex, const RunInputs& in, const Placement&
       const uint64_t serial = ex.execute(sched);
       if (serial != ctx.schedule) throw std::logic_error("layer runner: schedule numbering out of step");
       layers.push_back(record_layer(r, ex.tracker(), serial, r.node_expert_s, &in.hw.topology));
+      if (in.cfg.timeline.covers(step, l)) append_layer_events(r.timeline, ex.tracker(), serial, l, step_start_s);
       for (const LayerPlan& plan : plans)
         for (int v = 0; v < n; ++v)
           r.node_token_work[static_cast<size_t>(v)] += plan.routed_token_work[static_cast<size_t>(v)];

@@ -141,7 +141,11 @@ LayerBuild layer_build(const AnalyticalHardware& hw) {
 LayerSchedule build_moe_layer(const ModelSpec& m, const std::vector<LayerPlan>& plans, const Groups& groups,
                               const LayerBuild& b) {
   LayerSchedule s;
-  for (const LayerPlan& plan : plans) build_chain(s, m, plan, groups, b);
+  for (size_t k = 0; k < plans.size(); ++k) {
+    const OpId first = s.size();
+    build_chain(s, m, plans[k], groups, b);
+    s.set_micro_batch(first, static_cast<int>(k));
+  }
   return s;
 }
 

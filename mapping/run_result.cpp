@@ -135,7 +135,8 @@ nlohmann::json result_to_json(const StrategyResult& r) {
           {"family_link_bytes", r.family_link_bytes},
           {"wall_s", r.wall_s},
           {"policies", r.policies},
-          {"simulator", r.simulator}};
+          {"simulator", r.simulator},
+          {"timeline", r.timeline}};
 }
 
 StrategyResult result_from_json(const nlohmann::json& j) {
@@ -161,6 +162,7 @@ StrategyResult result_from_json(const nlohmann::json& j) {
   r.wall_s = j.at("wall_s").get<double>();
   r.policies = j.at("policies");
   r.simulator = j.value("simulator", nlohmann::json::object());
+  r.timeline = j.value("timeline", nlohmann::json::array());
   return r;
 }
 

@@ -49,6 +49,8 @@ struct StrategyResult {
   /// How the simulator got the results, not a result: cycle fidelity's network sessions and how many
   /// of them were replayed (docs/MODEL.md "Session replay"); empty at flow fidelity.
   nlohmann::json simulator = nlohmann::json::object();
+  /// Chrome trace events of the layers RunConfig::timeline chose (mapping/timeline.h; empty: none).
+  nlohmann::json timeline = nlohmann::json::array();
 
   /// Empty result for `nodes` physical nodes.
   StrategyResult(std::string strategy_name, Fidelity f, int nodes);

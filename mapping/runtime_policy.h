@@ -18,15 +18,17 @@
 #include "nmpsim/mapping/executor.h"
 #include "nmpsim/mapping/layer_plan.h"
 #include "nmpsim/mapping/run_result.h"
+#include "nmpsim/mapping/timeline.h"
 
 namespace nmpsim::mapping {
 
 struct RunConfig {
   RunShape shape;
   int steps = 4;
-  int attn_tp = 0;         ///< nodes per attention TP group, 0 = all nodes
-  int micro_batches = 1;   ///< each step's requests in this many micro-batches whose layers interleave
-  size_t first_token = 0;  ///< step s uses the trace tokens after those of steps 0..s-1 (shape.tokens(s) each)
+  int attn_tp = 0;          ///< nodes per attention TP group, 0 = all nodes
+  TimelineWindow timeline;  ///< the step and layers whose events go to StrategyResult::timeline (none by default)
+  int micro_batches = 1;    ///< each step's requests in this many micro-batches whose layers interleave
+  size_t first_token = 0;   ///< step s uses the trace tokens after those of steps 0..s-1 (shape.tokens(s) each)
 };
 
 /// What a policy sees of the run.

@@ -1,5 +1,6 @@
 #include "nmpsim/mapping/schedule.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "nmpsim/mapping/base_names.h"
@@ -51,6 +52,11 @@ OpId LayerSchedule::add(Op op) {
   op.stream = phases_[static_cast<size_t>(op.phase)].stream;
   ops_.push_back(std::move(op));
   return static_cast<OpId>(ops_.size()) - 1;
+}
+
+void LayerSchedule::set_micro_batch(OpId first, int mb) {
+  for (size_t i = static_cast<size_t>(std::max(0, first)); i < ops_.size(); ++i)
+    ops_[i].micro_batch = static_cast<uint8_t>(mb);
 }
 
 OpId LayerSchedule::compute(int phase, PhysicalNode node, double flops, double dram_bytes, DepList deps,

@@ -84,6 +84,7 @@ struct Op {
   double bytes = 0;          ///< compute: DRAM bytes streamed; transfer, stream: payload bytes
   bool own_weights = false;  ///< compute: weights stored at their own DRAM addresses (experts)
   bool startup = true;       ///< compute: pays the node's start-up (false: a fused reduction)
+  uint8_t micro_batch = 0;   ///< the micro-batch whose chain of phases the op belongs to (reports, timeline)
   int chain = -1;            ///< stream: index into LayerSchedule::chains()
   double chunk_bytes = 0;    ///< stream: chunk size on the NoC
   int collective = -1;       ///< join of a collective: index into LayerSchedule::collectives()
@@ -108,6 +109,8 @@ class LayerSchedule {
   OpId external(int phase, OpRef ref);
   /// Makes `op` wait for `dep` too (only before execution starts; the executor checks for cycles).
   void add_dep(OpId op, OpId dep);
+  /// Marks ops [first, size()) as belonging to micro-batch `mb`.
+  void set_micro_batch(OpId first, int mb);
 
   const std::vector<Op>& ops() const { return ops_; }
   const Op& op(OpId id) const { return ops_[static_cast<size_t>(id)]; }

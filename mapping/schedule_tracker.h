@@ -17,7 +17,7 @@ namespace nmpsim::mapping {
 
 struct OpTiming {
   double ready_s = -1;  ///< when its last dependency was done
-  double start_s = -1;  ///< when the back end started it
+  double start_s = -1;  ///< when the back end started it (compute and streams: when the PE took it up)
   double end_s = -1;    ///< when it was done
 };
 

@@ -19,15 +19,16 @@ struct Command {
   uint64_t dram_bytes = 0;  ///< kCompute: bytes streamed from the local DRAM (weights);
                             ///< kReduce: bytes of each operand
   uint64_t dram_address = 0;
-  bool startup = true;            ///< kCompute: pays the start-up (false: an add fused into a receive)
-  int peer = -1;                  ///< kSend / kCopyWeights: destination node
-  uint64_t bytes = 0;             ///< kSend / kCopyWeights: payload bytes
-  uint64_t tag = 0;               ///< kSend / kRecv: message tag (< 2^56)
-  int count = 0;                  ///< kRecv: messages to wait for
-  sc_core::sc_time delay;         ///< kDelay
-  std::vector<int> chain;         ///< kBroadcast: the nodes the weights flow through, in order
-  uint64_t chunk_bytes = 0;       ///< kBroadcast: chunk size (0: the PE's copy_chunk_bytes)
-  std::function<void()> on_done;  ///< called by the PE's process when the command has finished
+  bool startup = true;             ///< kCompute: pays the start-up (false: an add fused into a receive)
+  int peer = -1;                   ///< kSend / kCopyWeights: destination node
+  uint64_t bytes = 0;              ///< kSend / kCopyWeights: payload bytes
+  uint64_t tag = 0;                ///< kSend / kRecv: message tag (< 2^56)
+  int count = 0;                   ///< kRecv: messages to wait for
+  sc_core::sc_time delay;          ///< kDelay
+  std::vector<int> chain;          ///< kBroadcast: the nodes the weights flow through, in order
+  uint64_t chunk_bytes = 0;        ///< kBroadcast: chunk size (0: the PE's copy_chunk_bytes)
+  std::function<void()> on_done;   ///< called by the PE's process when the command has finished
+  std::function<void()> on_start;  ///< called by the PE's process when it takes the command up
 
   static Command compute(double flops, uint64_t dram_bytes, std::string label = {}, uint64_t address = 0);
   static Command send(int dst, uint64_t bytes, uint64_t tag, std::string label = {});

@@ -35,6 +35,7 @@ void ProcessingElement::run_background() {
     const Command c = std::move(bg_queue_.front());
     bg_queue_.pop_front();
     const sc_time start = sc_core::sc_time_stamp();
+    if (c.on_start) c.on_start();
     execute(c);
     if (logging_) log_.push_back(CommandRecord{c.kind, c.label, start, sc_core::sc_time_stamp()});
     if (c.on_done) c.on_done();
@@ -137,6 +138,7 @@ void ProcessingElement::run() {
     const Command c = std::move(queue_.front());
     queue_.pop_front();
     const sc_time start = sc_core::sc_time_stamp();
+    if (c.on_start) c.on_start();
     execute(c);
     if (logging_) log_.push_back(CommandRecord{c.kind, c.label, start, sc_core::sc_time_stamp()});
     if (c.on_done) c.on_done();

@@ -1,6 +1,9 @@
 // `nmpsim run --phase prefill|mixed`: bad shapes are one-line errors that write nothing; prefill and
 // mixed runs at both fidelities report TTFT as the steps that carry the prompt (docs/FORMATS.md
 // "summary.json"), and a run's spec reruns it.
+#include <algorithm>
+#include <map>
+
 #include "hardening_util.h"
 
 namespace nmpsim {
@@ -75,6 +78,14 @@ TEST(CliRegimes, BadShapesAreOneLineErrorsThatWriteNothing) {
            {"micro_batches_0", kRun + " --micro-batches 0", 2, "--micro-batches"},
            {"micro_batches_with_policy", kRun + " --micro-batches 2 --policy moentwine-balancer", 2,
             "runtime policy moentwine-balancer acts on one chain of phases per layer"},
+           {"timeline_step_beyond", kRun + " --steps 1 --timeline {D}/t.json --timeline-step 1", 2,
+            "--timeline-step: must be in [0, 0]"},
+           {"timeline_layers_reversed", kRun + " --timeline {D}/t.json --timeline-layers 3-1", 2,
+            "--timeline-layers: 3-1 is not a range within the model's layers 0-31"},
+           {"timeline_layers_text", kRun + " --timeline {D}/t.json --timeline-layers first", 2,
+            "--timeline-layers: expected A or A-B (layer numbers from 0), got 'first'"},
+           {"timeline_options_alone", kRun + " --timeline-layers 2", 2,
+            "--timeline-layers: applies with --timeline FILE"},
            {"context_beyond_model", kRun + " --context 40000", 2,
             "context (--context): 40000 is beyond mixtral-8x7b's context of 32768 tokens"},
            {"spec_phase", "run --no-plots --out {D}/out --spec {D}/s.json", 2,
@@ -179,6 +190,53 @@ TEST(CliRegimes, MicroBatchesReportExposedAndHiddenCommunicationAtBothFidelities
     step[std::string(fidelity) == "cycle"] = tp["mean_tbt_us"].get<double>();
   }
   EXPECT_NEAR(step[0], step[1], 0.15 * step[1]) << "flow against cycle";
+}
+
+TEST(CliRegimes, TimelineIsAValidTraceThatAccountsForEveryFlopAtBothFidelities) {
+  const std::string dir = ::testing::TempDir() + "/regimes_timeline";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  write(dir + "/tiny.json", kTinyModel);
+  for (const char* fidelity : {"flow", "cycle"}) {
+    const std::string out = dir + "/" + fidelity, file = dir + "/" + fidelity + ".json";
+    const CliRun r = testing::nmpsim("run --hw nmp-4x4-5t50g --model " + dir + "/tiny.json --strategy tp,ep " +
+                                     "--batch 8 --micro-batches 2 --steps 2 --timeline " + file +
+                                     " --timeline-step 1 --timeline-layers 0-1 --no-plots --quiet --fidelity " +
+                                     fidelity + " --out " + out);
+    ASSERT_EQ(r.code, 0) << r.out;
+    const nlohmann::json t = nlohmann::json::parse(testing::read_all(file));
+    const nlohmann::json j = summary(out);
+    std::map<int, std::string> process;
+    std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> compute;
+    std::map<int, double> flops;
+    int starts = 0, finishes = 0, transfers = 0;
+    for (const auto& e : t["traceEvents"]) {
+      const std::string ph = e["ph"];
+      if (ph == "M" && e["name"] == "process_name") process[e["pid"]] = e["args"]["name"];
+      if (ph == "s") ++starts;
+      if (ph == "f") ++finishes;
+      if (ph != "X") continue;
+      EXPECT_GE(e["ts"].get<double>(), 0.0);
+      EXPECT_GE(e["dur"].get<double>(), 0.0);
+      if (e["cat"] == "transfer") ++transfers;
+      if (e["cat"] != "compute") continue;
+      compute[{e["pid"], e["tid"]}].emplace_back(e["ts"].get<double>(), e["ts"].get<double>() + e["dur"].get<double>());
+      flops[e["pid"]] += e["args"]["flops"].get<double>();
+    }
+    ASSERT_EQ(process.size(), 2u);
+    EXPECT_EQ(starts, transfers);  // an arrow per transfer, to its delivery
+    EXPECT_EQ(finishes, transfers);
+    for (auto& [track, spans] : compute) {  // a node computes one command at a time
+      std::sort(spans.begin(), spans.end());
+      for (size_t i = 1; i < spans.size(); ++i) EXPECT_LE(spans[i - 1].second, spans[i].first + 1e-3) << fidelity;
+    }
+    // Both layers of the second of two alike steps: half the run's FLOPs.
+    for (const auto& [pid, name] : process) {
+      double run = 0;
+      for (const auto& f : j["strategies"][name]["node_flops"]) run += f.get<double>();
+      EXPECT_NEAR(flops[pid], run / 2, 1e-6 * run) << fidelity << " " << name;
+    }
+  }
 }
 
 }  // namespace

@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Draws a picture of a timeline written by `nmpsim run --timeline FILE` (where no browser is at hand
+to open it in Perfetto): for one strategy, a row per micro-batch with its phases and a row per node
+with its compute commands, coloured by phase; gnuplot, run by argv.
+
+Usage: bench/timeline_png.py TIMELINE.json OUT.png [--strategy NAME] [--nodes N] [--title TEXT]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("timeline")
+    ap.add_argument("png")
+    ap.add_argument("--strategy", help="the strategy (process) to draw; default the first")
+    ap.add_argument("--nodes", type=int, default=8, help="draw the compute rows of the first N nodes")
+    ap.add_argument("--title", default="")
+    a = ap.parse_args()
+    try:
+        with open(a.timeline) as f:
+            events = json.load(f)["traceEvents"]
+    except (OSError, ValueError, KeyError) as e:
+        sys.exit(f"error: {a.timeline}: not a timeline ({e})")
+    names = {e["pid"]: e["args"]["name"] for e in events if e.get("ph") == "M" and e.get("name") == "process_name"}
+    if not names:
+        sys.exit(f"error: {a.timeline}: no strategy in it")
+    pid = min(names) if a.strategy is None else next((p for p, n in names.items() if n == a.strategy), None)
+    if pid is None:
+        sys.exit(f"error: --strategy: '{a.strategy}' is not in the timeline ({', '.join(names.values())})")
+    rows, phases, boxes = {}, {}, []
+    for e in events:
+        if e.get("pid") != pid or e.get("ph") != "X" or e.get("cat") not in ("compute", "phase"):
+            continue
+        tid = e["tid"]
+        if e["cat"] == "compute":
+            node = tid // 100
+            if node >= a.nodes:
+                continue
+            label = f"node {node}"
+        else:
+            label = f"micro-batch {tid - 1000000}"
+        rows.setdefault(label, (0 if e["cat"] == "phase" else 1, tid))
+        colour = phases.setdefault(e["name"], len(phases) + 1)
+        boxes.append((label, e["ts"], e["ts"] + e["dur"], colour))
+    order = sorted(rows, key=lambda r: rows[r], reverse=True)
+    y = {r: i for i, r in enumerate(order)}
+    with tempfile.TemporaryDirectory() as d:
+        data = os.path.join(d, "boxes.dat")
+        with open(data, "w") as f:
+            for label, t0, t1, c in boxes:
+                f.write(f"{(t0 + t1) / 2} {y[label]} {(t1 - t0) / 2} 0.4 {c}\n")
+        script = [
+            "set terminal pngcairo size 1400,{} font ',10'".format(200 + 28 * len(order)),
+            f"set output {json.dumps(a.png)}",
+            f"set title {json.dumps(a.title or names[pid] + ': ' + os.path.basename(a.timeline))} noenhanced",
+            "set xlabel 'time from the step start (us)'",
+            "set ytics ({})".format(", ".join(f"{json.dumps(r)} {i}" for r, i in y.items())),
+            f"set yrange [-0.6:{len(order) - 0.4}]",
+            "set key outside right top noenhanced",
+            "set style fill solid 0.9 border lc rgb 'grey30'",
+            f"plot {json.dumps(data)} using 1:2:3:4:5 with boxxyerror lc variable notitle, "
+            + ", ".join(f"NaN with boxes lc {c} title {json.dumps(n)}" for n, c in phases.items()),
+        ]
+        gp = os.path.join(d, "plot.gp")
+        with open(gp, "w") as f:
+            f.write("\n".join(script) + "\n")
+        r = subprocess.run(["gnuplot", gp], capture_output=True, text=True)
+        if r.returncode != 0:
+            sys.exit(f"error: gnuplot: {r.stderr.strip().splitlines()[-1] if r.stderr.strip() else 'failed'}")
+
+
+if __name__ == "__main__":
+    main()

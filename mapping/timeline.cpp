@@ -1,0 +1,143 @@
+#include "nmpsim/mapping/timeline.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+namespace nmpsim::mapping {
+
+namespace {
+
+constexpr int kTidsPerNode = 100;   ///< compute, receive, then up to 98 network lanes
+constexpr int kPhaseTid = 1000000;  ///< + micro-batch: the micro-batch's phases
+constexpr int kMaxLanes = kTidsPerNode - 2;
+
+int compute_tid(int node) { return node * kTidsPerNode; }
+int receive_tid(int node) { return node * kTidsPerNode + 1; }
+int lane_tid(int node, int lane) { return node * kTidsPerNode + 2 + lane; }
+
+std::string thread_name(int tid) {
+  if (tid >= kPhaseTid) return "micro-batch " + std::to_string(tid - kPhaseTid) + " phases";
+  const int node = tid / kTidsPerNode, k = tid % kTidsPerNode;
+  if (k == 0) return "node " + std::to_string(node) + " compute";
+  if (k == 1) return "node " + std::to_string(node) + " receives";
+  return "node " + std::to_string(node) + " network " + std::to_string(k - 2);
+}
+
+/// Microseconds to the nanosecond (the file stays small; the cycle level's resolution).
+double ns(double us) { return std::round(us * 1e3) / 1e3; }
+
+nlohmann::json slice(const std::string& name, const char* cat, int tid, double ts_us, double dur_us,
+                     nlohmann::json args) {
+  ts_us = ns(ts_us);
+  dur_us = ns(dur_us);
+  return {{"name", name},           {"cat", cat}, {"ph", "X"}, {"tid", tid}, {"ts", ts_us}, {"dur", dur_us},
+          {"args", std::move(args)}};
+}
+
+/// Network lanes of one node: the first lane whose last slice ended by `start`.
+class Lanes {
+ public:
+  int take(int node, double start, double end) {
+    std::vector<double>& ends = ends_[node];
+    for (size_t k = 0; k < ends.size(); ++k)
+      if (ends[k] <= start) {
+        ends[k] = end;
+        return static_cast<int>(k);
+      }
+    if (ends.size() < static_cast<size_t>(kMaxLanes)) ends.push_back(end);
+    return static_cast<int>(ends.size()) - 1;  // beyond the last lane slices may overlap
+  }
+
+ private:
+  std::map<int, std::vector<double>> ends_;
+};
+
+}  // namespace
+
+void append_layer_events(nlohmann::json& events, const ScheduleTracker& tr, uint64_t serial, int layer,
+                         double origin_s) {
+  const LayerSchedule& s = tr.schedule(serial);
+  const std::vector<OpTiming>& t = tr.timings(serial);
+  auto us = [origin_s](double sec) { return ns((sec - origin_s) * 1e6); };
+  // Ops in order of their start, so that lanes fill from the earliest.
+  std::vector<OpId> order;
+  for (OpId i = 0; i < s.size(); ++i)
+    if (t[static_cast<size_t>(i)].start_s >= 0 && t[static_cast<size_t>(i)].end_s >= 0) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(), [&](OpId a, OpId b) {
+    return t[static_cast<size_t>(a)].start_s < t[static_cast<size_t>(b)].start_s;
+  });
+  Lanes lanes;
+  // Per (micro-batch, phase): the span of its ops.
+  std::map<std::pair<int, int>, std::pair<double, double>> spans;
+  for (OpId i : order) {
+    const Op& o = s.op(i);
+    const OpTiming& ot = t[static_cast<size_t>(i)];
+    const std::string& phase = s.phases()[static_cast<size_t>(o.phase)].name;
+    auto& span =
+        spans.try_emplace({o.micro_batch, o.phase}, std::numeric_limits<double>::infinity(), 0.0).first->second;
+    if (o.kind != OpKind::kJoin && o.kind != OpKind::kExternal) {
+      span.first = std::min(span.first, ot.start_s);
+      span.second = std::max(span.second, ot.end_s);
+    }
+    const nlohmann::json common = {{"layer", layer}, {"micro_batch", o.micro_batch}};
+    if (o.kind == OpKind::kCompute) {
+      nlohmann::json args = common;
+      args["flops"] = o.flops;
+      args["dram_bytes"] = o.bytes;
+      events.push_back(slice(phase, "compute", compute_tid(o.node.value()), us(ot.start_s),
+                             us(ot.end_s) - us(ot.start_s), std::move(args)));
+    } else if (o.kind == OpKind::kTransfer || o.kind == OpKind::kStream) {
+      const int src = o.node.value(), lane = lanes.take(src, ot.start_s, ot.end_s);
+      nlohmann::json args = common;
+      args["bytes"] = o.bytes;
+      if (o.kind == OpKind::kTransfer) args["to"] = o.peer.value();
+      events.push_back(slice(phase, o.kind == OpKind::kTransfer ? "transfer" : "stream", lane_tid(src, lane),
+                             us(ot.start_s), us(ot.end_s) - us(ot.start_s), std::move(args)));
+      if (o.kind != OpKind::kTransfer) continue;
+      // A flow arrow from the send to a zero-length slice at the delivery.
+      const int dst = o.peer.value();
+      const double id = static_cast<double>(events.size());
+      events.push_back(slice(phase, "receive", receive_tid(dst), us(ot.end_s), 0.0, {{"from", src}, {"layer", layer}}));
+      events.push_back({{"name", "transfer"},
+                        {"cat", "flow"},
+                        {"ph", "s"},
+                        {"id", id},
+                        {"tid", lane_tid(src, lane)},
+                        {"ts", us(ot.start_s)}});
+      events.push_back({{"name", "transfer"},
+                        {"cat", "flow"},
+                        {"ph", "f"},
+                        {"bp", "e"},
+                        {"id", id},
+                        {"tid", receive_tid(dst)},
+                        {"ts", us(ot.end_s)}});
+    }
+  }
+  for (const auto& [key, span] : spans)
+    if (span.second > 0 && span.first <= span.second)
+      events.push_back(slice(s.phases()[static_cast<size_t>(key.second)].name, "phase", kPhaseTid + key.first,
+                             us(span.first), us(span.second) - us(span.first), {{"layer", layer}}));
+}
+
+nlohmann::json timeline_file(const std::vector<std::pair<std::string, const nlohmann::json*>>& strategies) {
+  nlohmann::json events = nlohmann::json::array();
+  for (size_t k = 0; k < strategies.size(); ++k) {
+    const int pid = static_cast<int>(k);
+    events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", pid}, {"args", {{"name", strategies[k].first}}}});
+    std::map<int, bool> tids;
+    for (nlohmann::json e : *strategies[k].second) {
+      e["pid"] = pid;
+      if (e.contains("id")) e["id"] = e["id"].get<double>() + static_cast<double>(k) * 4294967296.0;
+      tids[e["tid"].get<int>()] = true;
+      events.push_back(std::move(e));
+    }
+    for (const auto& [tid, used] : tids)
+      events.push_back(
+          {{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", tid}, {"args", {{"name", thread_name(tid)}}}});
+  }
+  return {{"traceEvents", events}, {"displayTimeUnit", "ns"}};
+}
+
+}  // namespace nmpsim::mapping

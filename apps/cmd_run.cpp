@@ -198,41 +198,50 @@ void set_timeline(const po::variables_map& vm, const std::string& timeline, long
                      std::to_string(last));
 }
 
+/// The options of `nmpsim run` beyond the run spec's.
+struct RunOptions {
+  std::string out_dir = "nmpsim-out", vcd, spec_file, cache, router = "engine", rtl_nodes, timeline,
+              timeline_layers = "0";
+  long long timeline_step = 0;
+};
+
+void add_run_options(po::options_description& desc, RunOptions& o) {
+  // clang-format off
+  desc.add_options()
+    ("help", "show this help")
+    ("spec", po::value(&o.spec_file), "run spec JSON (docs/FORMATS.md); summary.json's \"spec\" is one")
+    ("out", po::value(&o.out_dir)->default_value(o.out_dir), "output directory (summary.json, CSVs, PNGs)")
+    ("vcd", po::value(&o.vcd), "cycle fidelity: trace PE busy state and per-link flit counters to this VCD file")
+    ("cache-dir", po::value(&o.cache), "where solved placements are kept (default $NMPSIM_CACHE_DIR, else ~/.cache/nmpsim)")
+    ("no-cache", "solve placements again instead of reusing cached ones")
+    ("jobs", po::value<int>(), "cycle fidelity: strategies simulated at once, each in its own process (default: the host's cores; results do not depend on it)")
+    ("router", po::value(&o.router)->default_value(o.router),
+     "cycle fidelity: the mesh's routers: engine (built-in, fastest; a look-ahead mesh runs its SystemC model) | sc (pin-level SystemC modules) | rtl[:NAME] (Verilated SystemVerilog: nmp, or la for noc.router_kind lookahead) | mixed[:NAME] (RTL at --rtl-nodes, SystemC elsewhere); every message is delivered in the same cycle with each")
+    ("rtl-nodes", po::value(&o.rtl_nodes), "--router mixed: comma-separated node ids with the RTL router (default: the nodes with x + y even)")
+    ("message-log", "cycle fidelity: write every delivered message to OUT/messages-STRATEGY.csv")
+    ("timeline", po::value(&o.timeline),
+     "write a timeline of one step's layers to this JSON file (Chrome trace events: open in Perfetto or "
+     "chrome://tracing): per node its compute and network lanes, per micro-batch its phases, an arrow per transfer")
+    ("timeline-step", po::value(&o.timeline_step)->default_value(0), "--timeline: the step (from 0)")
+    ("timeline-layers", po::value(&o.timeline_layers)->default_value(o.timeline_layers),
+     "--timeline: the layers, A or A-B (from 0)")
+    ("no-plots", "do not draw PNG plots")
+    ("quiet", "print nothing but errors");
+  // clang-format on
+}
+
 }  // namespace
 
 int cmd_run(const std::vector<std::string>& args) {
   mapping::Registry registry;
   methods::register_all(registry);
-  std::string out_dir = "nmpsim-out", vcd, spec_file, cache, router = "engine", rtl_nodes, timeline,
-              timeline_layers = "0";
-  long long timeline_step = 0;
+  RunOptions o;
   SpecOptions so;
   po::options_description desc(
       "nmpsim run: time-between-tokens of an MoE model on NMP or wafer-scale hardware\n\n"
       "Usage: nmpsim run [options]     (defaults: HD-MoE 4x8 mesh, Mixtral-8x7B, synthetic trace, every strategy)\n"
       "       nmpsim run --spec FILE [options]   (a run spec; options given here override its fields)\n\nOptions");
-  // clang-format off
-  desc.add_options()
-    ("help", "show this help")
-    ("spec", po::value(&spec_file), "run spec JSON (docs/FORMATS.md); summary.json's \"spec\" is one")
-    ("out", po::value(&out_dir)->default_value(out_dir), "output directory (summary.json, CSVs, PNGs)")
-    ("vcd", po::value(&vcd), "cycle fidelity: trace PE busy state and per-link flit counters to this VCD file")
-    ("cache-dir", po::value(&cache), "where solved placements are kept (default $NMPSIM_CACHE_DIR, else ~/.cache/nmpsim)")
-    ("no-cache", "solve placements again instead of reusing cached ones")
-    ("jobs", po::value<int>(), "cycle fidelity: strategies simulated at once, each in its own process (default: the host's cores; results do not depend on it)")
-    ("router", po::value(&router)->default_value(router),
-     "cycle fidelity: the mesh's routers: engine (built-in, fastest; a look-ahead mesh runs its SystemC model) | sc (pin-level SystemC modules) | rtl[:NAME] (Verilated SystemVerilog: nmp, or la for noc.router_kind lookahead) | mixed[:NAME] (RTL at --rtl-nodes, SystemC elsewhere); every message is delivered in the same cycle with each")
-    ("rtl-nodes", po::value(&rtl_nodes), "--router mixed: comma-separated node ids with the RTL router (default: the nodes with x + y even)")
-    ("message-log", "cycle fidelity: write every delivered message to OUT/messages-STRATEGY.csv")
-    ("timeline", po::value(&timeline),
-     "write a timeline of one step's layers to this JSON file (Chrome trace events: open in Perfetto or "
-     "chrome://tracing): per node its compute and network lanes, per micro-batch its phases, an arrow per transfer")
-    ("timeline-step", po::value(&timeline_step)->default_value(0), "--timeline: the step (from 0)")
-    ("timeline-layers", po::value(&timeline_layers)->default_value(timeline_layers),
-     "--timeline: the layers, A or A-B (from 0)")
-    ("no-plots", "do not draw PNG plots")
-    ("quiet", "print nothing but errors");
-  // clang-format on
+  add_run_options(desc, o);
   so.add_strategies(desc, registry, registry.default_strategies());  // the registered default comparison
   so.add_run_shape(desc, 32, /*simulation=*/true);
   so.add_workload(desc);
@@ -245,39 +254,39 @@ int cmd_run(const std::vector<std::string>& args) {
   }
   if (print_lists(vm, registry)) return kExitOk;
   const bool quiet = vm.count("quiet") > 0;
-  RunSpec spec = spec_file.empty() ? RunSpec{} : load_run_spec(spec_file);
+  RunSpec spec = o.spec_file.empty() ? RunSpec{} : load_run_spec(o.spec_file);
   flags.strategy_options(vm, strategy_names(vm, spec, registry), so);
   so.apply(vm, spec, registry);
   flags.policies(vm, spec);
 
-  mapping::PlacementCache placements(placement_cache_dir(vm, cache), [&](const std::string& w) {
+  mapping::PlacementCache placements(placement_cache_dir(vm, o.cache), [&](const std::string& w) {
     if (!quiet) std::fprintf(stderr, "%s\n", w.c_str());
   });
   ExperimentOptions opt;
   opt.registry = &registry;
   opt.cache = &placements;
-  set_jobs(vm, spec, vcd, opt);
+  set_jobs(vm, spec, o.vcd, opt);
   const bool tty = isatty(STDERR_FILENO);
   int layers = 0, steps = 0;
   report_progress(opt, quiet, tty, layers, steps);
-  base::OutputFiles::check_dir(out_dir, "--out");  // before anything runs: nowhere to write is an input error
-  if (!vcd.empty()) base::OutputFiles::check_file(vcd, "--vcd");
-  if (!timeline.empty()) base::OutputFiles::check_file(timeline, "--timeline");
-  check_router_name(router);  // before any placement is solved
-  base::OutputFiles out;      // every output, staged from the start: an interrupted run leaves nothing
-  out.make_dir(out_dir, "--out");
-  if (!vcd.empty()) opt.vcd = out.stage(vcd, "--vcd");
-  std::FILE* rep = !vcd.empty() && base::OutputFiles::is_stdout(vcd) ? stderr : stdout;
+  base::OutputFiles::check_dir(o.out_dir, "--out");  // before anything runs: nowhere to write is an input error
+  if (!o.vcd.empty()) base::OutputFiles::check_file(o.vcd, "--vcd");
+  if (!o.timeline.empty()) base::OutputFiles::check_file(o.timeline, "--timeline");
+  check_router_name(o.router);  // before any placement is solved
+  base::OutputFiles out;        // every output, staged from the start: an interrupted run leaves nothing
+  out.make_dir(o.out_dir, "--out");
+  if (!o.vcd.empty()) opt.vcd = out.stage(o.vcd, "--vcd");
+  std::FILE* rep = !o.vcd.empty() && base::OutputFiles::is_stdout(o.vcd) ? stderr : stdout;
   Experiment x;
   x.prepared = prepare_experiment(spec, opt);
-  const std::string logs = set_router_options(vm, x.prepared, router, rtl_nodes, out_dir, out, opt);
-  set_timeline(vm, timeline, timeline_step, timeline_layers, x.prepared);
+  const std::string logs = set_router_options(vm, x.prepared, o.router, o.rtl_nodes, o.out_dir, out, opt);
+  set_timeline(vm, o.timeline, o.timeline_step, o.timeline_layers, x.prepared);
   layers = x.prepared.model.layers();
   steps = x.prepared.cfg.steps;
   x.reports = run_prepared(x.prepared, opt);
   if (tty && !quiet) std::fprintf(stderr, "\r%70s\r", "");
-  const std::string plot_note = write_outputs(x, registry, out_dir, !vm.count("no-plots"), logs, timeline, out);
-  if (!quiet) print_table(rep, x, out_dir, plot_note);
+  const std::string plot_note = write_outputs(x, registry, o.out_dir, !vm.count("no-plots"), logs, o.timeline, out);
+  if (!quiet) print_table(rep, x, o.out_dir, plot_note);
   if (!quiet)
     for (const std::string& w : setup_warnings(x.prepared, x.reports)) std::fprintf(stderr, "%s\n", w.c_str());
   return kExitOk;

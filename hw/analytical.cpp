@@ -24,6 +24,7 @@ mapping::AnalyticalHardware to_analytical(const HardwareSpec& spec) {
   a.replay_sessions = spec.noc.replay_sessions;
   a.grouped_experts = spec.compute.grouped_experts;
   a.reduce = spec.collectives.reduce;
+  a.rings = spec.collectives.algorithm;
   return a;
 }
 

@@ -187,6 +187,10 @@ void add_compute(std::vector<HardwareField>& t) {
 }
 
 void add_collectives(std::vector<HardwareField>& t) {
+  t.push_back(choice("collectives.algorithm", 2, mapping::ring_algorithm_name, AT(collectives.algorithm),
+                     "`ring`: every ring collective one way round its ring; `bidirectional`: half of every chunk "
+                     "each way at once (rings of 3 or more; docs/MODEL.md \"Layer schedules\")")
+                  .f);
   t.push_back(choice("collectives.reduce", 2, mapping::reduce_mode_name, AT(collectives.reduce),
                      "`kernel`: every add of a ring reduce-scatter step and every combine sum is a compute "
                      "command with the start-up; `fused`: the receiver adds as the data arrives, at its FLOP "

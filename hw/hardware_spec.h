@@ -63,6 +63,7 @@ const char* node_kind_name(NodeKind k);
 /// How collectives run (docs/MODEL.md "Reductions and grouped experts").
 struct CollectiveParams {
   mapping::ReduceMode reduce = mapping::ReduceMode::kKernel;
+  mapping::RingAlgorithm algorithm = mapping::RingAlgorithm::kOneWay;
 };
 
 struct HardwareSpec {

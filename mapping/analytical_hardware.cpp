@@ -28,7 +28,8 @@ nlohmann::json analytical_to_json(const AnalyticalHardware& hw) {
           {"flow_link_efficiency", hw.flow_link_efficiency},
           {"flow_resolve_fraction", hw.flow_resolve_fraction},
           {"grouped_experts", hw.grouped_experts},
-          {"reduce", reduce_mode_name(hw.reduce)}};
+          {"reduce", reduce_mode_name(hw.reduce)},
+          {"rings", ring_algorithm_name(hw.rings)}};
 }
 
 double compute_seconds(const AnalyticalHardware& hw, double flops, double bytes) {

@@ -34,8 +34,9 @@ struct AnalyticalHardware {
   /// Replay repeated network sessions (flow/fluid_replay.h). Not in analytical_to_json: the results
   /// are the same to the bit either way.
   bool replay_sessions = false;
-  bool grouped_experts = false;             ///< one compute op per node for a layer's expert pieces
-  ReduceMode reduce = ReduceMode::kKernel;  ///< how reductions run (mapping/modes.h)
+  bool grouped_experts = false;                  ///< one compute op per node for a layer's expert pieces
+  ReduceMode reduce = ReduceMode::kKernel;       ///< how reductions run (mapping/modes.h)
+  RingAlgorithm rings = RingAlgorithm::kOneWay;  ///< ring collectives one way or both ways
   /// Bandwidth of the network interface channels (one flit per cycle), bytes/s.
   double ni_bytes_per_s() const { return flit_bytes * clock_hz; }
 };

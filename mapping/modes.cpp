@@ -8,6 +8,10 @@ const char* fidelity_name(Fidelity f) { return f == Fidelity::kCycle ? "cycle" :
 
 const char* reduce_mode_name(ReduceMode m) { return m == ReduceMode::kFused ? "fused" : "kernel"; }
 
+const char* ring_algorithm_name(RingAlgorithm a) {
+  return a == RingAlgorithm::kBidirectional ? "bidirectional" : "ring";
+}
+
 Fidelity parse_fidelity(const std::string& text, const std::string& where) {
   if (text == "cycle") return Fidelity::kCycle;
   if (text == "flow") return Fidelity::kFlow;

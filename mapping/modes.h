@@ -18,4 +18,8 @@ Fidelity parse_fidelity(const std::string& text, const std::string& where);
 enum class ReduceMode { kKernel, kFused };
 const char* reduce_mode_name(ReduceMode m);
 
+/// How ring collectives use the ring: one way, or half of every chunk each way.
+enum class RingAlgorithm { kOneWay, kBidirectional };
+const char* ring_algorithm_name(RingAlgorithm a);
+
 }  // namespace nmpsim::mapping

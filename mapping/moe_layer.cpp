@@ -26,6 +26,7 @@ void ring_phase(LayerSchedule& s, PhaseChain& chain, const char* name, Collectiv
     c.kind = kind;
     c.element_bytes = b.element_bytes;
     c.reduce = b.reduce;
+    c.bidirectional = b.bidirectional_rings;
     for (int v : members) {
       c.ring.push_back(PhysicalNode(v));
       c.chunk_bytes.push_back(plan.home_bytes[static_cast<size_t>(v)]);
@@ -135,6 +136,7 @@ LayerBuild layer_build(const AnalyticalHardware& hw) {
   b.element_bytes = hw.element_bytes;
   b.reduce = hw.reduce;
   b.grouped_experts = hw.grouped_experts;
+  b.bidirectional_rings = hw.rings == RingAlgorithm::kBidirectional;
   return b;
 }
 

@@ -32,6 +32,7 @@ struct LayerBuild {
   double element_bytes = 2;                 ///< bytes per element of the reductions
   ReduceMode reduce = ReduceMode::kKernel;  ///< reductions as commands, or fused into the receive
   bool grouped_experts = false;             ///< one compute op per node for its expert pieces
+  bool bidirectional_rings = false;         ///< ring collectives half each way
 };
 /// The build options of hardware `hw` (its element size, reductions and expert kernels).
 LayerBuild layer_build(const AnalyticalHardware& hw);

@@ -179,10 +179,11 @@ void LayerSchedule::validate(int nodes) const {
   if (seen != n_ops) throw std::logic_error("schedule: dependency cycle");
 }
 
-DepList expand_collective(LayerSchedule& s, int phase, const Collective& c, const DepList& deps) {
+namespace {
+
+/// One direction of a ring collective: `c` round its ring order, every chunk scaled by `share`.
+DepList expand_one_way(LayerSchedule& s, int phase, const Collective& c, const DepList& deps, double share) {
   const size_t g = c.ring.size();
-  if (c.chunk_bytes.size() != g) throw std::logic_error("collective: one chunk size per ring member needed");
-  if (g < 2) return {};
   const bool reduce = c.kind == CollectiveKind::kRingReduceScatter;
   // last[p]: the op member p's next send waits for (the previous step's arrival at p, or its add).
   DepList last(g, -1);
@@ -191,12 +192,12 @@ DepList expand_collective(LayerSchedule& s, int phase, const Collective& c, cons
     for (size_t p = 0; p < g; ++p) {
       const size_t chunk = (p + 2 * g - step - (reduce ? 1 : 0)) % g;
       DepList d = step == 0 ? deps : DepList{last[p]};
-      sent[p] = s.transfer(phase, c.ring[p], c.ring[(p + 1) % g], c.chunk_bytes[chunk], std::move(d));
+      sent[p] = s.transfer(phase, c.ring[p], c.ring[(p + 1) % g], c.chunk_bytes[chunk] * share, std::move(d));
     }
     for (size_t p = 0; p < g; ++p) {
       const OpId arrival = sent[(p + g - 1) % g];  // what p received in this step
       if (reduce) {
-        const double received = c.chunk_bytes[(p + 2 * g - step - 2) % g];
+        const double received = c.chunk_bytes[(p + 2 * g - step - 2) % g] * share;
         last[p] = s.compute(phase, c.ring[p], received / c.element_bytes, 0.0, {arrival}, false,
                             c.reduce != ReduceMode::kFused);
       } else {
@@ -204,6 +205,23 @@ DepList expand_collective(LayerSchedule& s, int phase, const Collective& c, cons
       }
     }
   }
+  return last;
+}
+
+}  // namespace
+
+DepList expand_collective(LayerSchedule& s, int phase, const Collective& c, const DepList& deps) {
+  const size_t g = c.ring.size();
+  if (c.chunk_bytes.size() != g) throw std::logic_error("collective: one chunk size per ring member needed");
+  if (g < 2) return {};
+  if (!c.bidirectional || g < 3) return expand_one_way(s, phase, c, deps, 1.0);
+  // Both ways: half of every chunk round the ring order, the other half round the reverse order.
+  DepList last = expand_one_way(s, phase, c, deps, 0.5);
+  Collective back = c;
+  std::reverse(back.ring.begin(), back.ring.end());
+  std::reverse(back.chunk_bytes.begin(), back.chunk_bytes.end());
+  const DepList other = expand_one_way(s, phase, back, deps, 0.5);
+  last.insert(last.end(), other.begin(), other.end());
   return last;
 }
 

@@ -72,6 +72,9 @@ struct Collective {
   std::vector<double> chunk_bytes;          ///< per ring position: the bytes of that member's chunk
   double element_bytes = 2;                 ///< reduce-scatter: one add per element received
   ReduceMode reduce = ReduceMode::kKernel;  ///< reduce-scatter: the adds as commands, or fused (no start-up)
+  /// Half of every chunk round the ring order and half round the reverse order, at once (rings of 3 or
+  /// more; docs/MODEL.md "Layer schedules").
+  bool bidirectional = false;
 };
 
 struct Op {

@@ -128,6 +128,24 @@ TEST(CycleExecutor, TwoMicroBatchesOverlapByHand) {
   EXPECT_NEAR(ex.now_s(), a + t + 2 * c, 2e-9);
 }
 
+TEST(CycleExecutor, BidirectionalRingAllGatherOnAnIdleRingByClosedForm) {
+  // The square 0-1-5-4 of a 4x4 mesh of 25 GB/s links with 50-byte flits at 1 GHz (an NI injects and
+  // ejects 50 GB/s): an all-gather of four 1 MB chunks takes 3 x (0.5 MB / 25 GB/s) both ways.
+  hw::HardwareSpec spec = hw::preset("nmp-4x4-5t50g");
+  spec.topology.links[0].gbytes_per_s = 25;
+  spec.noc.flit_bytes = 50;
+  hw::System sys("sys", spec);
+  firmware::CycleExecutor ex(sys);
+  auto s = std::make_shared<LayerSchedule>();
+  mapping::Collective c;
+  c.ring = {PhysicalNode(0), PhysicalNode(1), PhysicalNode(5), PhysicalNode(4)};
+  c.chunk_bytes = {1e6, 1e6, 1e6, 1e6};
+  c.bidirectional = true;
+  s->collective(s->phase("ag", PhaseFamily::kAllReduce), c);
+  ex.execute(s);
+  EXPECT_NEAR(ex.now_s(), 3 * 0.5e6 / 25e9, 0.01 * 3 * 0.5e6 / 25e9);
+}
+
 TEST(CycleExecutor, AScheduleThatCanNeverFinishIsAnErrorNotAHang) {
   hw::System sys("sys", hw::preset("nmp-4x4-5t50g"));
   firmware::CycleExecutor ex(sys);

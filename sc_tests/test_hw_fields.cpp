@@ -52,9 +52,9 @@ TEST(HwFields, EveryJsonFieldIsInTheTableOnce) {
     leaves(to_json(preset(name)), "", written);
     EXPECT_EQ(written, table) << name;
   }
-  // The sections a reader expects, by hand: 4 labels, 6 sizes, 10 compute, 15 memory, 11 noc, 1 collectives,
+  // The sections a reader expects, by hand: 4 labels, 6 sizes, 10 compute, 15 memory, 11 noc, 2 collectives,
   // 9 links.
-  EXPECT_EQ(table.size(), 56u);
+  EXPECT_EQ(table.size(), 57u);
 }
 
 TEST(HwFields, FormatsTableIsTheGeneratedOne) {
@@ -92,7 +92,7 @@ TEST(HwFields, EveryNumberOutsideItsRangeIsRefusedNamingTheField) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 2 * 48);  // 56 fields less 2 labels, 4 choices and 2 booleans
+  EXPECT_EQ(checked, 2 * 48);  // 57 fields less 2 labels, 5 choices and 2 booleans
 }
 
 TEST(HwFields, OmittedFieldsTakeTheirDefaults) {

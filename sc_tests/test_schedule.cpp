@@ -357,6 +357,45 @@ TEST(Overlap, MicroBatchesAreChainsOfTheSamePhasesCutBetweenRequests) {
   EXPECT_NO_THROW(two.validate(4));
 }
 
+/// Seconds a ring all-gather of four 1 MB chunks takes round the square 0-1-3-2 of a 2x2 mesh of
+/// 25 GB/s links whose NIs inject and eject 50 GB/s (50-byte flits at 1 GHz).
+double square_allgather_s(bool bidirectional) {
+  AnalyticalHardware hw = line_hw(2);
+  hw.topology = testing::mesh(2, 2);
+  hw.topology.links[0].gbytes_per_s = 25;
+  hw.topology.links[0].latency_ns = 1;
+  FlowExecutor ex(hw);
+  auto s = std::make_shared<LayerSchedule>();
+  Collective c;
+  c.ring = {N(0), N(1), N(3), N(2)};
+  c.chunk_bytes = {1e6, 1e6, 1e6, 1e6};
+  c.bidirectional = bidirectional;
+  s->collective(s->phase("ag", PhaseFamily::kAllReduce), c);
+  ex.execute(s);
+  return ex.now_s();
+}
+
+TEST(Collectives, BidirectionalRingAllGatherOnAnIdleRingByClosedForm) {
+  // 3 steps; one way each member sends 1 MB over its own 25 GB/s link per step; both ways half of it
+  // each way, the two halves sharing the 50 GB/s NI: 3 x (0.5 MB / 25 GB/s) + latency (under 0.1%).
+  EXPECT_NEAR(square_allgather_s(false), 3 * 1e6 / 25e9, 0.01 * 3 * 1e6 / 25e9);
+  EXPECT_NEAR(square_allgather_s(true), 3 * 0.5e6 / 25e9, 0.01 * 3 * 0.5e6 / 25e9);
+  LayerSchedule s;
+  Collective c;
+  c.kind = CollectiveKind::kRingReduceScatter;
+  c.ring = {N(0), N(1), N(2)};
+  c.chunk_bytes = {100, 200, 300};
+  c.bidirectional = true;
+  s.collective(s.phase("rs", PhaseFamily::kAllReduce), c);
+  double sent = 0, added = 0;
+  for (const Op& o : s.ops()) {
+    if (o.kind == OpKind::kTransfer) sent += o.bytes;
+    if (o.kind == OpKind::kCompute) added += o.flops;
+  }
+  EXPECT_DOUBLE_EQ(sent, 2 * 600.0);  // the same bytes as one way: (g - 1) x all chunks
+  EXPECT_DOUBLE_EQ(added, 2 * 600.0 / 2);
+}
+
 TEST(MoeLayer, ScheduleHasTheDocumentedPhasesAndConservesTheirBytes) {
   ModelSpec m = model_preset("deepseek-v2-lite");  // shared experts: 10 phases in an MoE layer
   Topology t;

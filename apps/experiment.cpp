@@ -138,6 +138,9 @@ void build_placements(PreparedExperiment& e, const ExperimentOptions& opt) {
     for (const mapping::Placement& q : e.placements)
       if (q.strategy == p.strategy)
         throw InputError("strategy '" + p.strategy + "' is listed twice (results are named by strategy)");
+    if (e.cfg.micro_batches > 1 && !p.runtime.empty())
+      throw InputError("micro_batches (--micro-batches): " + std::to_string(e.cfg.micro_batches) + ": placement '" +
+                       p.strategy + "' runs its own runtime policy, which acts on one chain of phases per layer");
     const int group = e.cfg.attn_tp > 0 ? e.cfg.attn_tp : nodes;
     mapping::check_memory(p, e.model, e.hardware.topology, static_cast<double>(e.hardware.memory.capacity_bytes), group,
                           e.cfg.shape);
@@ -159,6 +162,9 @@ void resolve_policies(PreparedExperiment& e, const ExperimentOptions& opt) {
   PolicySpec& a = e.spec.accounting;
   if (a.name.empty()) return;
   const mapping::AccountingFactory* f = opt.registry->accounting(a.name);
+  if (e.cfg.micro_batches > 1)
+    throw InputError("accounting " + a.name + ": charges whole steps, not micro-batches (--micro-batches " +
+                     std::to_string(e.cfg.micro_batches) + ")");
   if (f && f->decode_only && e.cfg.shape.kind != mapping::StepKind::kDecode)
     throw InputError("accounting " + a.name + ": charges decode steps only, not phase " +
                      mapping::step_kind_name(e.cfg.shape.kind) + " (--phase)");
@@ -359,6 +365,7 @@ void check_experiment(const RunSpec& spec, const ExperimentOptions& opt, InputMe
   const std::string groups_key = hw_key + "/" + std::to_string(attn_tp);
   if (memo.groups.insert(groups_key).second) mapping::make_groups(e.hardware.topology, attn_tp);
   e.cfg.attn_tp = attn_tp;
+  e.cfg.micro_batches = spec.micro_batches;
   resolve_policies(e, opt);
   check_strategies(e, opt, memo);
   check_accounting_strategies(e, opt);

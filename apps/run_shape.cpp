@@ -50,6 +50,12 @@ mapping::RunShape run_shape(const RunSpec& s, const mapping::ModelSpec& m, int a
   shape.kind = s.phase;
   shape.attention_tile_tokens = attention_tile_tokens;
   const char* phase = mapping::step_kind_name(s.phase);
+  if (s.micro_batches > s.batch)
+    throw base::InputError("micro_batches (--micro-batches): " + n(s.micro_batches) + " is more than the step's " +
+                           n(s.batch) + " requests (micro-batches are cut between whole requests; --batch)");
+  if (s.micro_batches > 1 && !s.policies.empty())
+    throw base::InputError("micro_batches (--micro-batches): " + n(s.micro_batches) + ": runtime policy " +
+                           s.policies.front().name + " acts on one chain of phases per layer; run it with one");
   if (s.phase == mapping::StepKind::kDecode) {
     for (const auto& [key, v] : {std::pair{"prompt_tokens (--prompt-tokens)", s.prompt_tokens},
                                  {"prefill_chunk (--prefill-chunk)", s.prefill_chunk}})
@@ -70,12 +76,6 @@ mapping::RunShape run_shape(const RunSpec& s, const mapping::ModelSpec& m, int a
     check_mixed(s);
     shape.prefill_chunk = s.prefill_chunk;
   }
-  if (s.micro_batches > s.batch)
-    throw base::InputError("micro_batches (--micro-batches): " + n(s.micro_batches) + " is more than the step's " +
-                           n(s.batch) + " requests (micro-batches are cut between whole requests; --batch)");
-  if (s.micro_batches > 1 && !s.policies.empty())
-    throw base::InputError("micro_batches (--micro-batches): " + n(s.micro_batches) + ": runtime policy " +
-                           s.policies.front().name + " acts on one chain of phases per layer; run it with one");
   const long long most = max_step_tokens(shape, s.steps);
   if (most > kMaxStepTokens)
     throw base::InputError(std::string(s.phase == mapping::StepKind::kPrefill

@@ -220,8 +220,11 @@ void SpecOptions::apply_shape(const po::variables_map& vm, RunSpec& s) const {
     s.prefill_chunk = static_cast<int>(checked_count(prefill_chunk_, "prefill-chunk", 0, 1 << 24));
   if (s.phase == mapping::StepKind::kPrefill && given(vm, "context"))
     throw UsageError("--context: a prefill step attends over its prompt (--prompt-tokens), not a KV cache");
-  // A mixed run without --steps runs until its prompt's last chunk has been carried.
-  if (s.phase == mapping::StepKind::kMixed && !given(vm, "steps") && s.prefill_chunk > 0 && s.prompt_tokens > 0)
+  // A mixed run asked for on the command line without --steps runs until its prompt's last chunk has
+  // been carried (a spec's own steps are kept: rerunning it runs the same steps).
+  const bool mixed_here = given(vm, "phase") || given(vm, "prompt-tokens") || given(vm, "prefill-chunk");
+  if (s.phase == mapping::StepKind::kMixed && mixed_here && !given(vm, "steps") && s.prefill_chunk > 0 &&
+      s.prompt_tokens > 0)
     s.steps = std::min(1 << 20, (s.prompt_tokens + s.prefill_chunk - 1) / s.prefill_chunk);
 }
 

@@ -141,7 +141,7 @@ GroupWork place_tokens(const ModelSpec& m, const Groups& groups, const StepToken
   const int G = groups.size();
   GroupWork w(G);
   const double kvb = m.kv_bytes_per_token();
-  int token = 0, request = 0;
+  int token = 0, request = step.first_request;
   for (const Segment& seg : step.segments) {
     std::vector<double> requests(static_cast<size_t>(G), 0.0);
     for (int r = 0; r < seg.requests; ++r, ++request) {

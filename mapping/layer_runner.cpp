@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <map>
 #include <stdexcept>
 
 #include "nmpsim/mapping/moe_layer.h"
@@ -17,27 +18,30 @@ double node_balance(const LayerSchedule& s, const std::vector<OpTiming>& t, std:
   double imbalance = 0;
   for (size_t p = 0; p < s.phases().size(); ++p) {
     if (!s.phases()[p].node_balance) continue;
-    const std::vector<OpId> ops = s.ops_of(static_cast<int>(p));
-    double start = std::numeric_limits<double>::infinity();
-    for (OpId i : ops) start = std::min(start, t[static_cast<size_t>(i)].ready_s);
-    std::vector<double> busy(node_s.size(), 0.0);
-    for (OpId i : ops) {
-      const Op& o = s.op(i);
-      if (o.kind != OpKind::kCompute) continue;
-      double& b = busy[static_cast<size_t>(o.node.value())];
-      b = std::max(b, t[static_cast<size_t>(i)].end_s - start);
+    std::map<int, std::vector<OpId>> by_micro_batch;  // each micro-batch's part of the phase on its own
+    for (OpId i : s.ops_of(static_cast<int>(p))) by_micro_batch[s.op(i).micro_batch].push_back(i);
+    for (const auto& [mb, ops] : by_micro_batch) {
+      double start = std::numeric_limits<double>::infinity();
+      for (OpId i : ops) start = std::min(start, t[static_cast<size_t>(i)].ready_s);
+      std::vector<double> busy(node_s.size(), 0.0);
+      for (OpId i : ops) {
+        const Op& o = s.op(i);
+        if (o.kind != OpKind::kCompute) continue;
+        double& b = busy[static_cast<size_t>(o.node.value())];
+        b = std::max(b, t[static_cast<size_t>(i)].end_s - start);
+      }
+      double sum = 0, slowest = 0;
+      int nodes = 0;
+      for (size_t v = 0; v < busy.size(); ++v) {
+        if (busy[v] <= 0) continue;
+        node_s[v] += busy[v];
+        sum += busy[v];
+        slowest = std::max(slowest, busy[v]);
+        ++nodes;
+      }
+      // max - mean >= 0 exactly; clamp the rounding noise of the subtraction.
+      if (nodes) imbalance += std::max(0.0, slowest - sum / nodes);
     }
-    double sum = 0, slowest = 0;
-    int nodes = 0;
-    for (size_t v = 0; v < busy.size(); ++v) {
-      if (busy[v] <= 0) continue;
-      node_s[v] += busy[v];
-      sum += busy[v];
-      slowest = std::max(slowest, busy[v]);
-      ++nodes;
-    }
-    // max - mean >= 0 exactly; clamp the rounding noise of the subtraction.
-    if (nodes) imbalance += std::max(0.0, slowest - sum / nodes);
   }
   return imbalance;
 }
@@ -56,9 +60,10 @@ void add_link_payload(const Topology& t, const LayerSchedule& s, const Op& o, st
   }
 }
 
-/// The measure of the union of the [start, end] of the communication ops (transfers and streams of
-/// phases of family allreduce or moe_comm) that ran: from their issue to the NI to their delivery.
-/// Reductions are not counted (a compute op's start is when it was queued at its PE, not when it ran).
+/// The measure of the union of the [start, end] of the foreground communication ops (transfers and
+/// streams of phases of family allreduce or moe_comm) that ran: from their issue to their delivery.
+/// Reductions are not counted (they are compute); background streams neither (they may outlive the
+/// layer, and are hidden by construction).
 double comm_busy(const ScheduleTracker& tr, uint64_t serial) {
   const LayerSchedule& s = tr.schedule(serial);
   const std::vector<OpTiming>& t = tr.timings(serial);
@@ -68,7 +73,8 @@ double comm_busy(const ScheduleTracker& tr, uint64_t serial) {
     const PhaseFamily f = s.phases()[static_cast<size_t>(o.phase)].family;
     const OpTiming& ot = t[static_cast<size_t>(i)];
     if ((f == PhaseFamily::kAllReduce || f == PhaseFamily::kMoeComm) &&
-        (o.kind == OpKind::kTransfer || o.kind == OpKind::kStream) && ot.start_s >= 0 && ot.end_s > ot.start_s)
+        (o.kind == OpKind::kTransfer || o.kind == OpKind::kStream) && o.stream == kForeground && ot.start_s >= 0 &&
+        ot.end_s > ot.start_s)
       spans.emplace_back(ot.start_s, ot.end_s);
   }
   std::sort(spans.begin(), spans.end());

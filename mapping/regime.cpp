@@ -63,6 +63,7 @@ std::vector<StepTokens> split_micro_batches(const StepTokens& step, int k) {
                      std::to_string(requests) + " requests (micro-batches are cut between whole requests)");
   std::vector<StepTokens> out(static_cast<size_t>(k));
   for (StepTokens& mb : out) mb.attention_tile_tokens = step.attention_tile_tokens;
+  out[0].first_request = step.first_request;
   const double total = step.tokens();
   long long done_tokens = 0;
   int done_requests = 0, at = 0;
@@ -77,7 +78,10 @@ std::vector<StepTokens> split_micro_batches(const StepTokens& step, int k) {
       ++done_requests;
       // Move on once this micro-batch reached its share, or when the rest must each get a request.
       const bool share = static_cast<double>(done_tokens) >= total * (at + 1) / k;
-      if (at + 1 < k && (share || requests - done_requests == k - at - 1)) ++at;
+      if (at + 1 < k && (share || requests - done_requests == k - at - 1)) {
+        ++at;
+        out[static_cast<size_t>(at)].first_request = step.first_request + done_requests;
+      }
     }
   return out;
 }

@@ -35,6 +35,9 @@ struct Segment {
 struct StepTokens {
   std::vector<Segment> segments;
   int attention_tile_tokens = 128;  ///< query rows per attention tile (kv_read_tokens)
+  /// The step's number of this part's first request: a micro-batch's requests keep the groups and
+  /// ring positions they have in the whole step (0 for a whole step).
+  int first_request = 0;
   int tokens() const;
   int requests() const;
   int prompt_tokens() const;  ///< tokens of prompt segments

@@ -25,13 +25,13 @@ std::string thread_name(int tid) {
   return "node " + std::to_string(node) + " network " + std::to_string(k - 2);
 }
 
-/// Microseconds to the nanosecond (the file stays small; the cycle level's resolution).
-double ns(double us) { return std::round(us * 1e3) / 1e3; }
+/// Microseconds rounded to the nanosecond (the file stays small; the cycle level's resolution).
+double round_to_ns_us(double us) { return std::round(us * 1e3) / 1e3; }
 
 nlohmann::json slice(const std::string& name, const char* cat, int tid, double ts_us, double dur_us,
                      nlohmann::json args) {
-  ts_us = ns(ts_us);
-  dur_us = ns(dur_us);
+  ts_us = round_to_ns_us(ts_us);
+  dur_us = round_to_ns_us(dur_us);
   return {{"name", name},           {"cat", cat}, {"ph", "X"}, {"tid", tid}, {"ts", ts_us}, {"dur", dur_us},
           {"args", std::move(args)}};
 }
@@ -60,11 +60,13 @@ void append_layer_events(nlohmann::json& events, const ScheduleTracker& tr, uint
                          double origin_s) {
   const LayerSchedule& s = tr.schedule(serial);
   const std::vector<OpTiming>& t = tr.timings(serial);
-  auto us = [origin_s](double sec) { return ns((sec - origin_s) * 1e6); };
+  auto us = [origin_s](double sec) { return round_to_ns_us((sec - origin_s) * 1e6); };
   // Ops in order of their start, so that lanes fill from the earliest.
   std::vector<OpId> order;
-  for (OpId i = 0; i < s.size(); ++i)
-    if (t[static_cast<size_t>(i)].start_s >= 0 && t[static_cast<size_t>(i)].end_s >= 0) order.push_back(i);
+  for (OpId i = 0; i < s.size(); ++i)  // ops that ran (a background op still running: not yet)
+    if (t[static_cast<size_t>(i)].start_s >= 0 && t[static_cast<size_t>(i)].end_s >= 0 &&
+        !tr.was_cancelled({serial, i}))
+      order.push_back(i);
   std::stable_sort(order.begin(), order.end(), [&](OpId a, OpId b) {
     return t[static_cast<size_t>(a)].start_s < t[static_cast<size_t>(b)].start_s;
   });
@@ -98,7 +100,7 @@ void append_layer_events(nlohmann::json& events, const ScheduleTracker& tr, uint
       if (o.kind != OpKind::kTransfer) continue;
       // A flow arrow from the send to a zero-length slice at the delivery.
       const int dst = o.peer.value();
-      const double id = static_cast<double>(events.size());
+      const uint64_t id = events.size();
       events.push_back(slice(phase, "receive", receive_tid(dst), us(ot.end_s), 0.0, {{"from", src}, {"layer", layer}}));
       events.push_back({{"name", "transfer"},
                         {"cat", "flow"},
@@ -129,7 +131,7 @@ nlohmann::json timeline_file(const std::vector<std::pair<std::string, const nloh
     std::map<int, bool> tids;
     for (nlohmann::json e : *strategies[k].second) {
       e["pid"] = pid;
-      if (e.contains("id")) e["id"] = e["id"].get<double>() + static_cast<double>(k) * 4294967296.0;
+      if (e.contains("id")) e["id"] = e["id"].get<uint64_t>() + (static_cast<uint64_t>(k) << 32);
       tids[e["tid"].get<int>()] = true;
       events.push_back(std::move(e));
     }

@@ -76,6 +76,12 @@ TEST(CliRegimes, BadShapesAreOneLineErrorsThatWriteNothing) {
            {"micro_batches_over_requests", kRun + " --batch 32 --micro-batches 64", 2,
             "micro_batches (--micro-batches): 64 is more than the step's 32 requests"},
            {"micro_batches_0", kRun + " --micro-batches 0", 2, "--micro-batches"},
+           {"micro_batches_accounting", kRun + " --micro-batches 2 --accounting hdmoe-authors", 2,
+            "accounting hdmoe-authors: charges whole steps, not micro-batches (--micro-batches 2)"},
+           {"micro_batches_placement_policy",
+            "run --fidelity flow --no-plots --out {D}/out --hw wsc-4x4 --attn-tp 4 --strategy hiermoe "
+            "--micro-batches 2",
+            2, "placement 'hiermoe' runs its own runtime policy"},
            {"micro_batches_with_policy", kRun + " --micro-batches 2 --policy moentwine-balancer", 2,
             "runtime policy moentwine-balancer acts on one chain of phases per layer"},
            {"timeline_step_beyond", kRun + " --steps 1 --timeline {D}/t.json --timeline-step 1", 2,
@@ -162,6 +168,14 @@ TEST(CliRegimes, MixedStepsCarryThePromptInChunksAndRerunFromTheirSpec) {
   const CliRun again = testing::nmpsim("run --spec " + dir + "/a/summary.json --no-plots --quiet --out " + dir + "/b");
   ASSERT_EQ(again.code, 0) << again.out;
   EXPECT_EQ(summary(dir + "/b")["strategies"]["tp"]["tbt_us"], tp["tbt_us"]);
+  // A spec with more steps than chunks reruns with its own steps.
+  const CliRun more = testing::nmpsim("run --hw nmp-4x4-5t50g --model " + dir + "/tiny.json --strategy tp " +
+                                      "--phase mixed --batch 4 --context 256 --prompt-tokens 40 --prefill-chunk 16 " +
+                                      "--steps 5 --fidelity flow --no-plots --quiet --out " + dir + "/c");
+  ASSERT_EQ(more.code, 0) << more.out;
+  const CliRun rerun = testing::nmpsim("run --spec " + dir + "/c/summary.json --no-plots --quiet --out " + dir + "/d");
+  ASSERT_EQ(rerun.code, 0) << rerun.out;
+  EXPECT_EQ(summary(dir + "/d")["strategies"]["tp"]["tbt_us"].size(), 5u);
 }
 
 TEST(CliRegimes, MicroBatchesReportExposedAndHiddenCommunicationAtBothFidelities) {

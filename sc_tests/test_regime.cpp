@@ -142,6 +142,26 @@ TEST(Prefill, RequestsKeepTheirTokensInTheirGroup) {
   EXPECT_DOUBLE_EQ(homes, 12 * m.token_bytes());
 }
 
+TEST(MicroBatches, KeepTheStepsHomesAndAttentionWork) {
+  // 4 prompts of 8 on 4 groups of 4 (a 4x4 mesh), in 2 micro-batches: every request keeps its group and
+  // ring positions, so per node the micro-batches' homes and attention FLOPs add up to the whole step's.
+  const ModelSpec m = hand_model();
+  const Groups g = make_groups(testing::mesh(4, 4), 4);
+  RoutingTrace tr(1, 2, 1, 32, "hand");
+  StepTokens whole;
+  whole.segments = {Segment{4, 8, 0, true}};
+  const auto shares = physical_shares(make_ep(m, 16));
+  const LayerPlan one = plan_layer(m, shares, 0, tr, 0, g, whole);
+  const std::vector<StepTokens> mb = split_micro_batches(whole, 2);
+  ASSERT_EQ(mb.size(), 2u);
+  EXPECT_EQ(mb[1].first_request, 2);
+  const LayerPlan a = plan_layer(m, shares, 0, tr, 0, g, mb[0]), b = plan_layer(m, shares, 0, tr, 16, g, mb[1]);
+  for (size_t v = 0; v < 16; ++v) {
+    EXPECT_DOUBLE_EQ(a.home_bytes[v] + b.home_bytes[v], one.home_bytes[v]) << v;
+    EXPECT_NEAR(a.attn_flops[v] + b.attn_flops[v], one.attn_flops[v], 1e-12 * one.attn_flops[v]) << v;
+  }
+}
+
 TEST(Capacity, PrefillKvAndActivationsByHand) {
   ModelSpec m = hand_model();
   m.moe_layers = 2;

@@ -16,6 +16,7 @@ PACKAGES=(
   libeigen3-dev             # Gaussian-process surrogate (HD-MoE link balance)
   gnuplot-nox               # PNG plots
   time                      # /usr/bin/time -v in bench/
+  python3                   # bench/*.py and ctest timeline_png
   parallel                  # GNU parallel: nmpsim sweep --emit-jobs (tested for real)
   clang-format              # ctest clang_format: the code follows .clang-format
   clang libclang-rt-14-dev  # libFuzzer + ASan/UBSan runtimes for the fuzz targets (ctest label fuzz)

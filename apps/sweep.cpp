@@ -76,7 +76,7 @@ std::string results_csv(const SweepSpec& s, const std::vector<SweepPoint>& point
   csv +=
       ",strategy,mean_tbt_us,attention_us,allreduce_us,moe_compute_us,moe_comm_us,other_us,energy_per_token_uj,"
       "speedup_vs_" +
-      s.baseline + ",status\n";
+      s.baseline + ",ttft_us,exposed_comm_us,hidden_comm_us,status\n";
   for (const SweepPoint& p : points) {
     const std::string dir = out_dir + "/points/" + p.id;
     std::string lead = p.id;
@@ -85,7 +85,7 @@ std::string results_csv(const SweepSpec& s, const std::vector<SweepPoint>& point
     if (sum.is_null()) {
       const std::string err = read_text(dir + "/error.txt");
       const bool failed = !err.empty();
-      csv += lead + ",,,,,,,,,," +
+      csv += lead + ",,,,,,,,,,,,," +
              csv_cell(failed ? "failed: " + err : "missing: no complete result in points/" + p.id) + "\n";
       ++(failed ? count.failed : count.missing);
       continue;
@@ -103,6 +103,10 @@ std::string results_csv(const SweepSpec& s, const std::vector<SweepPoint>& point
       if (r.contains("energy_per_token_uj")) line += std::to_string(r["energy_per_token_uj"].get<double>());
       line += ",";
       if (base > 0 && tbt > 0) line += std::to_string(base / tbt);
+      for (const char* k : {"ttft_us", "exposed_comm_us", "hidden_comm_us"}) {  // empty where a run has none
+        line += ",";
+        if (r.contains(k) && r[k].is_number()) line += std::to_string(r[k].get<double>());
+      }
       csv += line + ",ok\n";
     }
   }

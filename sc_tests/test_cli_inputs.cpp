@@ -163,7 +163,7 @@ TEST(CliInputs, ACollectedSweepNeverCallsADamagedPointComplete) {
   EXPECT_EQ(c.code, 1) << c.out;
   EXPECT_NE(c.out.find("3 points, 1 complete (0 run now), 0 failed, 2 without a result"), std::string::npos) << c.out;
   const std::string csv = testing::read_all(dir + "/s/results.csv");
-  EXPECT_NE(csv.find("p0000,8,,,,,,,,,,missing: no complete result in points/p0000"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("p0000,8,,,,,,,,,,,,,missing: no complete result in points/p0000"), std::string::npos) << csv;
   // Running the sweep again runs exactly the two damaged points.
   const CliRun again = run_nmpsim(words(replace_dir(kSweep, dir) + " --axis batch=8,16,24"));
   EXPECT_EQ(again.code, 0) << again.out;

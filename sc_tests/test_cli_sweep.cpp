@@ -56,7 +56,10 @@ TEST(CliSweep, AGridOfHardwareFieldsRunsEveryPointAndResumes) {
   char row[128];
   std::snprintf(row, sizeof row, "p0003,10,75,tp,%.3f,", p3["strategies"]["tp"]["mean_tbt_us"].get<double>());
   EXPECT_NE(csv.find(row), std::string::npos) << row << "\n" << csv;
-  EXPECT_NE(csv.find(",1.000000,ok"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",1.000000,,"), std::string::npos) << csv;  // then ttft_us: empty for decode
+  // The row carries its point's exposed communication.
+  std::snprintf(row, sizeof row, ",%f,", p3["strategies"]["tp"]["exposed_comm_us"].get<double>());
+  EXPECT_NE(csv.find(row), std::string::npos) << row << "\n" << csv;
   // More compute is faster for TP at the same links (p0002 -> p0000 is 2.5 -> 10 TFLOP/s at 25 GB/s).
   const nlohmann::json p0 = nlohmann::json::parse(read_all(dir + "/points/p0000/summary.json"));
   const nlohmann::json p2 = nlohmann::json::parse(read_all(dir + "/points/p0002/summary.json"));
@@ -94,7 +97,7 @@ TEST(CliSweep, AFailedPointIsARowWithItsErrorAndTheOthersStillRun) {
   EXPECT_EQ(r.code, 1) << r.out;  // a point failed
   EXPECT_NE(r.out.find("2 points, 1 complete (1 run now), 1 failed"), std::string::npos) << r.out;
   const std::string csv = read_all(dir + "/results.csv");
-  EXPECT_NE(csv.find("p0000,5900000000,,,,,,,,,,\"failed: "), std::string::npos) << csv;
+  EXPECT_NE(csv.find("p0000,5900000000,,,,,,,,,,,,,\"failed: "), std::string::npos) << csv;
   EXPECT_NE(csv.find("p0001,8589934592,tp,"), std::string::npos) << csv;
   EXPECT_NE(read_all(dir + "/points/p0000/error.txt").find("needs"), std::string::npos);
 }

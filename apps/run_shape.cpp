@@ -34,7 +34,7 @@ void check_mixed(const RunSpec& s) {
   if (s.prefill_chunk > s.prompt_tokens)
     throw base::InputError("prefill_chunk (--prefill-chunk): " + n(s.prefill_chunk) +
                            " is larger than prompt_tokens (" + "--prompt-tokens) " + n(s.prompt_tokens));
-  const long long need = (static_cast<long long>(s.prompt_tokens) + s.prefill_chunk - 1) / s.prefill_chunk;
+  const long long need = mapping::prompt_chunks(s.prompt_tokens, s.prefill_chunk);
   if (s.steps < need)
     throw base::InputError("steps (--steps): " + n(s.steps) +
                            " ends before the prompt's last chunk: " + n(s.prompt_tokens) +

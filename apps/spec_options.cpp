@@ -225,7 +225,7 @@ void SpecOptions::apply_shape(const po::variables_map& vm, RunSpec& s) const {
   const bool mixed_here = given(vm, "phase") || given(vm, "prompt-tokens") || given(vm, "prefill-chunk");
   if (s.phase == mapping::StepKind::kMixed && mixed_here && !given(vm, "steps") && s.prefill_chunk > 0 &&
       s.prompt_tokens > 0)
-    s.steps = std::min(1 << 20, (s.prompt_tokens + s.prefill_chunk - 1) / s.prefill_chunk);
+    s.steps = std::min(1 << 20, mapping::prompt_chunks(s.prompt_tokens, s.prefill_chunk));
 }
 
 }  // namespace nmpsim::apps

@@ -103,7 +103,7 @@ StepTokens RunShape::step(int s) const {
 
 int RunShape::prompt_steps() const {
   if (kind == StepKind::kPrefill) return 1;
-  if (kind == StepKind::kMixed && prefill_chunk > 0) return (prompt_tokens + prefill_chunk - 1) / prefill_chunk;
+  if (kind == StepKind::kMixed && prefill_chunk > 0) return prompt_chunks(prompt_tokens, prefill_chunk);
   return 0;
 }
 

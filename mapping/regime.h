@@ -43,6 +43,11 @@ struct StepTokens {
   int prompt_tokens() const;  ///< tokens of prompt segments
 };
 
+/// Steps a prompt of `prompt_tokens` takes in chunks of `chunk` tokens: ceil(prompt / chunk) (chunk >= 1).
+inline int prompt_chunks(int prompt_tokens, int chunk) {
+  return static_cast<int>((static_cast<long long>(prompt_tokens) + chunk - 1) / chunk);
+}
+
 /// The step's tokens cut into `k` micro-batches of whole requests, in order, each with about tokens / k
 /// tokens (the cut falls after the request that reaches the next multiple of tokens / k, leaving every
 /// later micro-batch at least one request). Throws InputError when the step has fewer than k requests.

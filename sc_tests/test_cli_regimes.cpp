@@ -26,6 +26,15 @@ const std::string kTinyModel =
     R"({"name": "tiny", "experts": 8, "top_k": 2, "moe_layers": 2, "hidden": 256, "intermediate": 512,
         "max_context": 4096, "attention": {"kind": "gqa", "heads": 4, "kv_heads": 2, "head_dim": 64}})";
 
+/// A new scratch directory holding tiny.json (kTinyModel).
+std::string scratch_with_tiny_model(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "/" + name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  write(dir + "/tiny.json", kTinyModel);
+  return dir;
+}
+
 nlohmann::json summary(const std::string& dir) {
   return nlohmann::json::parse(testing::read_all(dir + "/summary.json"));
 }
@@ -119,10 +128,7 @@ TEST(CliRegimes, BadShapesAreOneLineErrorsThatWriteNothing) {
 }
 
 TEST(CliRegimes, PrefillReportsTtftAtBothFidelities) {
-  const std::string dir = ::testing::TempDir() + "/regimes_prefill";
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  write(dir + "/tiny.json", kTinyModel);
+  const std::string dir = scratch_with_tiny_model("regimes_prefill");
   double ttft[2] = {0, 0};
   for (const char* fidelity : {"flow", "cycle"}) {
     const std::string out = dir + "/" + fidelity;
@@ -148,10 +154,7 @@ TEST(CliRegimes, PrefillReportsTtftAtBothFidelities) {
 }
 
 TEST(CliRegimes, MixedStepsCarryThePromptInChunksAndRerunFromTheirSpec) {
-  const std::string dir = ::testing::TempDir() + "/regimes_mixed";
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  write(dir + "/tiny.json", kTinyModel);
+  const std::string dir = scratch_with_tiny_model("regimes_mixed");
   const CliRun r = testing::nmpsim("run --hw nmp-4x4-5t50g --model " + dir + "/tiny.json --strategy tp " +
                                    "--phase mixed --batch 4 --context 256 --prompt-tokens 40 --prefill-chunk 16 " +
                                    "--fidelity flow --no-plots --quiet --out " + dir + "/a");
@@ -179,10 +182,7 @@ TEST(CliRegimes, MixedStepsCarryThePromptInChunksAndRerunFromTheirSpec) {
 }
 
 TEST(CliRegimes, MicroBatchesReportExposedAndHiddenCommunicationAtBothFidelities) {
-  const std::string dir = ::testing::TempDir() + "/regimes_micro";
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  write(dir + "/tiny.json", kTinyModel);
+  const std::string dir = scratch_with_tiny_model("regimes_micro");
   double step[2] = {0, 0};
   for (const char* fidelity : {"flow", "cycle"}) {
     const std::string out = dir + "/" + fidelity;
@@ -207,10 +207,7 @@ TEST(CliRegimes, MicroBatchesReportExposedAndHiddenCommunicationAtBothFidelities
 }
 
 TEST(CliRegimes, TimelineIsAValidTraceThatAccountsForEveryFlopAtBothFidelities) {
-  const std::string dir = ::testing::TempDir() + "/regimes_timeline";
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  write(dir + "/tiny.json", kTinyModel);
+  const std::string dir = scratch_with_tiny_model("regimes_timeline");
   for (const char* fidelity : {"flow", "cycle"}) {
     const std::string out = dir + "/" + fidelity, file = dir + "/" + fidelity + ".json";
     const CliRun r = testing::nmpsim("run --hw nmp-4x4-5t50g --model " + dir + "/tiny.json --strategy tp,ep " +

@@ -250,19 +250,24 @@ TEST(FlowExecutor, ACancelledStreamStopsAfterItsWindowAndStillCompletes) {
 
 /// Seconds a ring reduce-scatter of four 64 KiB chunks takes on a line of 4 nodes (ring 0-1-2-3) from
 /// an idle start, with its adds as commands or fused.
+/// Seconds collective `c` alone takes on `hw` from an idle start.
+double collective_s(const AnalyticalHardware& hw, Collective c) {
+  FlowExecutor ex(hw);
+  auto s = std::make_shared<LayerSchedule>();
+  s->collective(s->phase("c", PhaseFamily::kAllReduce), std::move(c));
+  ex.execute(s);
+  return ex.now_s();
+}
+
 double reduce_scatter_s(ReduceMode mode) {
   AnalyticalHardware hw = line_hw(4);
   hw.startup_s = 2e-6;
-  FlowExecutor ex(hw);
-  auto s = std::make_shared<LayerSchedule>();
   Collective c;
   c.kind = CollectiveKind::kRingReduceScatter;
   c.ring = {N(0), N(1), N(2), N(3)};
   c.chunk_bytes = {65536, 65536, 65536, 65536};
   c.reduce = mode;
-  s->collective(s->phase("rs", PhaseFamily::kAllReduce), c);
-  ex.execute(s);
-  return ex.now_s();
+  return collective_s(hw, c);
 }
 
 TEST(Reductions, FusedAddsSkipTheStartUpAndNothingElse) {
@@ -276,8 +281,11 @@ TEST(Reductions, FusedAddsSkipTheStartUpAndNothingElse) {
   c.chunk_bytes = {100, 100};
   c.reduce = ReduceMode::kFused;
   s.collective(s.phase("rs", PhaseFamily::kAllReduce), c);
-  for (const Op& o : s.ops())
-    if (o.kind == OpKind::kCompute) EXPECT_FALSE(o.startup);
+  for (const Op& o : s.ops()) {
+    if (o.kind == OpKind::kCompute) {
+      EXPECT_FALSE(o.startup);
+    }
+  }
 }
 
 TEST(Reductions, GroupedExpertsAreOneOpPerNodeWithTheSameWork) {
@@ -364,15 +372,11 @@ double square_allgather_s(bool bidirectional) {
   hw.topology = testing::mesh(2, 2);
   hw.topology.links[0].gbytes_per_s = 25;
   hw.topology.links[0].latency_ns = 1;
-  FlowExecutor ex(hw);
-  auto s = std::make_shared<LayerSchedule>();
   Collective c;
   c.ring = {N(0), N(1), N(3), N(2)};
   c.chunk_bytes = {1e6, 1e6, 1e6, 1e6};
   c.bidirectional = bidirectional;
-  s->collective(s->phase("ag", PhaseFamily::kAllReduce), c);
-  ex.execute(s);
-  return ex.now_s();
+  return collective_s(hw, c);
 }
 
 TEST(Collectives, BidirectionalRingAllGatherOnAnIdleRingByClosedForm) {

@@ -30,6 +30,7 @@ CycleExecutor::~CycleExecutor() {
 double CycleExecutor::now_s() const { return sc_core::sc_time_stamp().to_seconds() - t0_s_; }
 
 std::vector<double> CycleExecutor::link_bytes() const {
+  sys_.mesh().network().settle_counters();  // the clock stopped: a replayed session may be under way
   const noc::Network& net = sys_.mesh().network();
   const double flit = net.config().flit_bytes;
   std::vector<double> out(static_cast<size_t>(sys_.nodes()) * 4, 0.0);

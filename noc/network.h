@@ -138,6 +138,11 @@ class Network {
     uint64_t recorded = 0;  ///< ... recorded
   };
   const ReplayCounters& replay_counters() const { return replay_counters_; }
+  /// Makes the counters (flits per link, injected, ejected, traversals) exact now, between cycles.
+  /// While a replayed session's recordings go on past this point (the run that recorded them sent
+  /// more before the session ended), they hold no counters for it: the session so far is then
+  /// re-simulated. Call before reading counters in the middle of a run (the owner stopped the clock).
+  void settle_counters();
 
   // Measurement window: packets created in [start, end) are measured; flits ejected in it count
   // as accepted; link and router statistics restart at start (immediately if start is not in the
@@ -268,6 +273,8 @@ class Network {
   /// begin_cycle() while replaying: false when the replay failed and the engine must run the cycle.
   bool replay_cycle(uint64_t cycle);
   void replay_delivery(const Session& ref, size_t j, uint64_t cycle);
+  /// Applies the counters of a candidate that delivered its last message where the session is now.
+  void apply_if_complete();
   void apply_session_stats(const Session& s);
   void unapply_session_stats();
   void finish_replay();

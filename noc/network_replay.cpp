@@ -124,7 +124,26 @@ void Network::end_session() {
 template <class Keep>
 void Network::filter_candidates(Keep keep) {
   cands_.erase(std::remove_if(cands_.begin(), cands_.end(), [&](const Session* s) { return !keep(*s); }), cands_.end());
-  if (applied_ && std::find(cands_.begin(), cands_.end(), applied_) == cands_.end()) unapply_session_stats();
+  if (applied_ && std::find(cands_.begin(), cands_.end(), applied_) == cands_.end()) {
+    unapply_session_stats();
+    apply_if_complete();
+  }
+}
+
+void Network::apply_if_complete() {
+  // A recording that agrees with the session so far and delivered its last message where the session
+  // is now: its counters are the session's (any other complete candidate has the very same ones).
+  for (const Session* s : cands_)
+    if (s->delivery_send.size() == sess_delivered_) {
+      apply_session_stats(*s);
+      return;
+    }
+}
+
+void Network::settle_counters() {
+  // No recording agreeing so far ends here (the recordings went on with sends this run has not made,
+  // and may never make): re-simulate the session so far, whose counters are then exact.
+  if (replaying_ && !applied_ && !in_step_) materialize(false);
 }
 
 bool Network::replay_send(const ReplaySend& r) {
@@ -174,10 +193,8 @@ void Network::replay_delivery(const Session& ref, size_t j, uint64_t cycle) {
   ++delivered_messages_;
   last_progress_ = cycle;
   rdelivered_.push_back(r.id);
-  // Its last delivery: the counters are complete from here on (an owner may stop the clock now). Only
-  // while `ref` is still a candidate: a send of this cycle's handlers may have ruled it out.
-  if (sess_delivered_ == ref.delivery_send.size() && !applied_ && !cands_.empty() && cands_.front() == &ref)
-    apply_session_stats(ref);
+  // A candidate's last delivery: the counters are complete from here on (an owner may stop the clock).
+  if (!applied_) apply_if_complete();
   replay_local_delivery_ = r.key.local;
   if (on_delivery_) on_delivery_(Delivery{r.id, r.key.src, r.key.dst, r.key.bytes, r.tag, r.cycle, cycle});
   replay_local_delivery_ = false;

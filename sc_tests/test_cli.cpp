@@ -137,6 +137,20 @@ TEST(CliRun, SessionReplayGivesTheSameMessageLog) {
   EXPECT_EQ(noc_sessions(dir, "false", "tp", "replayed"), 0);
 }
 
+TEST(CliRun, SessionReplayCountsEveryLinkFlitWhenTheStepEndsMidSession) {
+  // Fused reductions and two micro-batches on a wafer: ring steps follow deliveries at once, so the
+  // recorded sessions run on past where the step's last session ends. The link counters read at the
+  // end of the step must still be every flit's (noc::Network::settle_counters).
+  const std::string dir = ::testing::TempDir() + "/cli_replay_mid_session";
+  ASSERT_NO_FATAL_FAILURE(run_with_and_without_replay(
+      dir,
+      "run --hw wsc-8x8 --attn-tp 8 --model mixtral-8x22b --weight-bytes 1 --batch 128 --micro-batches 2 "
+      "--set collectives.reduce=fused --set compute.grouped_experts=true --skew 0.8 --steps 1 --strategy tp "
+      "--fidelity cycle --no-plots --quiet --set noc.replay_sessions=",
+      {"layers.csv", "links.csv"}));
+  EXPECT_GT(noc_sessions(dir, "true", "tp", "replayed"), 100);
+}
+
 TEST(CliRun, FlowSessionReplayGivesTheSameResultsToTheBit) {
   // Session replay at flow fidelity (docs/MODEL.md "Session replay at flow fidelity") against solving
   // every session: the same per-layer, per-link and summary results. Two steps on an 8-node

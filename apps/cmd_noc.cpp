@@ -66,6 +66,7 @@ nlohmann::json result_json(const noc::TestbenchConfig& cfg, const noc::Testbench
         {"vcs", cfg.noc.vcs},
         {"buffer_flits", cfg.noc.buffer_flits},
         {"ni_queues", cfg.noc.ni_queues},
+        {"ni_ports", cfg.noc.ni_ports},
         {"router_delay_cycles", cfg.noc.router_delay_cycles},
         {"link_delay_cycles", cfg.noc.link_delay_cycles},
         {"flit_bytes", cfg.noc.flit_bytes},
@@ -156,6 +157,8 @@ struct NocArgs {
        "buffer depth per virtual channel, in flits")
       ("ni-queues", po::value(&cfg.noc.ni_queues)->default_value(cfg.noc.ni_queues),
        "injection queues per network interface (0 = one per VC; 1 = a single FIFO, head-of-line blocking)")
+      ("ni-ports", po::value(&cfg.noc.ni_ports)->default_value(cfg.noc.ni_ports),
+       "ports between a router and its network interface, 1..4, each one flit per cycle each way (--router engine or sc)")
       ("router-delay", po::value(&cfg.noc.router_delay_cycles)->default_value(cfg.noc.router_delay_cycles),
        "router pipeline delay in cycles (buffer write to switch traversal)")
       ("link-delay", po::value(&cfg.noc.link_delay_cycles)->default_value(cfg.noc.link_delay_cycles),

@@ -82,6 +82,9 @@ RouterChoice parse_router_choice(const std::string& router, const std::string& r
   if (rc.kind != "engine" && noc.nodes() > kMaxPinRouters)
     throw UsageError("--router " + router + ": " + std::to_string(noc.nodes()) + " pin-level routers; at most " +
                      std::to_string(kMaxPinRouters) + " (64x64) are built (the engine takes up to 256x256)");
+  if ((rc.kind == "rtl" || rc.kind == "mixed") && noc.ni_ports != 1)
+    throw UsageError("--router " + router + ": the RTL routers have one local port; noc.ni_ports is " +
+                     std::to_string(noc.ni_ports) + " (use --router engine or sc, or noc.ni_ports=1)");
   rc.router_kind = noc.router_kind;
   if (colon != std::string::npos) {
     rc.rtl_name = router.substr(colon + 1);

@@ -78,7 +78,10 @@ void CycleExecutor::issue_compute(OpRef r, const Op& op) {
   c.startup = op.startup;
   c.on_start = [this, r] { tracker_.started(r, now_s()); };
   c.on_done = [this, r] { completed(r); };
-  sys_.pe(op.node.value()).submit(std::move(c));
+  if (op.reducer)
+    sys_.pe(op.node.value()).submit_reducer(std::move(c));
+  else
+    sys_.pe(op.node.value()).submit(std::move(c));
 }
 
 void CycleExecutor::issue_stream(OpRef r, const Op& op) {

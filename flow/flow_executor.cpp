@@ -54,9 +54,9 @@ void FlowExecutor::issue(OpRef r) {
     case OpKind::kCompute:
     case OpKind::kStream: {
       // Commands of the PE: compute and foreground streams on the foreground queue, background
-      // streams on the background queue.
+      // streams on the background queue, fused reductions on the reducer.
       const int node = op.node.value();
-      const int queue = op.stream == kForeground ? 0 : 1;
+      const int queue = op.reducer ? 2 : op.stream == kForeground ? 0 : 1;
       Node& n = nodes_[static_cast<size_t>(node)];
       n.queue[queue].push_back(r);
       if (!n.busy[queue]) start_next_command(node, queue);
@@ -85,7 +85,7 @@ void FlowExecutor::start_next_command(int node, int queue) {
   const double t0 = now_ + (op.startup ? hw_.startup_s : 0.0);
   const double done = std::max(t0 + op.flops / hw_.peak_flops, dma_job(node, t0, op.bytes));
   node_flops_[static_cast<size_t>(node)] += op.flops;
-  timer(done, TimerKind::kCommandDone, node * 2 + queue);
+  timer(done, TimerKind::kCommandDone, node * kQueues + queue);
 }
 
 void FlowExecutor::command_done(int node, int queue) {
@@ -102,7 +102,7 @@ void FlowExecutor::start_stream(OpRef r, int node, int queue) {
   const double chunk = op.chunk_bytes > 0 ? op.chunk_bytes : hw_.copy_chunk_bytes;
   const double bytes = static_cast<double>(static_cast<uint64_t>(op.bytes));
   if (chain.empty() || bytes <= 0) {
-    timer(now_, TimerKind::kCommandDone, node * 2 + queue);
+    timer(now_, TimerKind::kCommandDone, node * kQueues + queue);
     return;
   }
   const int id = base::take_slot(streams_, free_streams_);
@@ -220,7 +220,7 @@ bool FlowExecutor::step() {
     timers_.pop();
     switch (e.kind) {
       case TimerKind::kCommandDone:
-        command_done(e.a / 2, e.a % 2);
+        command_done(e.a / kQueues, e.a % kQueues);
         break;
       case TimerKind::kChunkRead:
         chunk_read(e.a);

@@ -56,7 +56,7 @@ class FlowExecutor : public Executor {
     double t;
     uint64_t seq;
     TimerKind kind;
-    int a;  // kCommandDone: node * 2 + queue; kChunkRead: stream; kChunkWritten: stream
+    int a;  // kCommandDone: node * kQueues + queue; kChunkRead: stream; kChunkWritten: stream
     bool operator>(const Timer& o) const { return t != o.t ? t > o.t : seq > o.seq; }
   };
   /// A stream op in progress (the PE's broadcast command).
@@ -79,9 +79,11 @@ class FlowExecutor : public Executor {
     int hop = 0;     // kChunk: index into the chain of the node it goes to
     double bytes = 0;
   };
+  static constexpr int kQueues = 3;
   struct Node {
-    std::deque<OpRef> queue[2];  // PE command queues: 0 foreground, 1 background
-    bool busy[2] = {false, false};
+    // PE command queues: 0 foreground, 1 background, 2 the reducer (fused reductions)
+    std::deque<OpRef> queue[3];
+    bool busy[3] = {false, false, false};
     double dma_free = 0;  // when the DMA engine finishes its last job
   };
 

@@ -67,7 +67,7 @@ double LinkLoadModel::load(int src, int dst, double bytes) const {
 double LinkLoadModel::finish(double latency) const {
   double busiest = 0.0;
   for (double lt : link_time_) busiest = std::max(busiest, lt);
-  const double ni = hw_.ni_bytes_per_s();
+  const double ni = hw_.node_ni_bytes_per_s();
   for (size_t v = 0; v < inject_.size(); ++v) busiest = std::max({busiest, inject_[v] / ni, eject_[v] / ni});
   return busiest > 0 ? busiest + latency : 0.0;
 }

@@ -20,21 +20,24 @@ FluidEngine::FluidEngine(const AnalyticalHardware& hw)
     : hw_(hw),
       nodes_(hw.topology.nodes()),
       ni_queues_(std::max(1, hw.ni_queues)),
+      ni_ports_(std::max(1, hw.ni_ports)),
       flit_bytes_(std::max(1.0, hw.flit_bytes)),
       flow_link_efficiency_(hw.flow_link_efficiency),
       vcs_(std::max(1, hw.vcs)),
       flow_resolve_fraction_(std::max(0.0, hw.flow_resolve_fraction)) {
   const Topology& t = hw.topology;
-  const size_t n = static_cast<size_t>(nodes_);
-  capacity_.assign(6 * n, 0.0);
-  efficiency_.assign(6 * n, 1.0);
+  const size_t n = static_cast<size_t>(nodes_), k = static_cast<size_t>(ni_ports_);
+  inject_base_ = 4 * n;
+  eject_base_ = inject_base_ + n * k;
+  const size_t resources = eject_base_ + n * k;
+  capacity_.assign(resources, 0.0);
+  efficiency_.assign(resources, 1.0);
   hop_latency_.assign(4 * n, 0.0);
   const double cycle = 1.0 / hw.clock_hz;
-  const double ni = flit_bytes_ * hw.clock_hz;  // one flit per cycle
+  const double ni = flit_bytes_ * hw.clock_hz;  // one flit per cycle per port
   const double router_pipeline = (hw.router_delay_cycles - 1) * cycle;
+  std::fill(capacity_.begin() + static_cast<long>(inject_base_), capacity_.end(), ni);
   for (int v = 0; v < nodes_; ++v) {
-    capacity_[4 * n + static_cast<size_t>(v)] = ni;
-    capacity_[5 * n + static_cast<size_t>(v)] = ni;
     for (int d = 0; d < 4; ++d) {
       const int to = neighbour(t, v, d);
       if (to < 0) continue;
@@ -57,9 +60,9 @@ FluidEngine::FluidEngine(const AnalyticalHardware& hw)
   end_latency_s_ = hw.router_delay_cycles * cycle;
   buffer_bytes_ = std::max(0, hw.buffer_flits) * flit_bytes_;
   queues_.resize(n * static_cast<size_t>(ni_queues_));
-  local_.assign(6 * n, -1);
+  local_.assign(resources, -1);
   residual_ = capacity_;
-  crossing_now_.assign(6 * n, 0);
+  crossing_now_.assign(resources, 0);
 }
 
 void FluidEngine::reset() {
@@ -107,12 +110,19 @@ double FluidEngine::latency_s(int src, int dst) const {
   return s;
 }
 
-void FluidEngine::build_path(const Message& m, Flow& f) {
-  const size_t n = static_cast<size_t>(nodes_);
+void FluidEngine::build_path(const Message& m, int port, Flow& f) {
+  // As the cycle-level network: queue q injects on port q mod ni_ports; the message ejects on the
+  // local port of the mesh input port it arrives on (opposite its last hop), mod ni_ports.
+  const size_t k = static_cast<size_t>(ni_ports_);
   f.path_begin = static_cast<uint32_t>(paths_.size());
-  paths_.push_back(static_cast<int32_t>(4 * n + static_cast<size_t>(m.src)));
-  walk_xy(hw_.topology, m.src, m.dst, [&](int from, int, int dir) { paths_.push_back(from * 4 + dir); });
-  paths_.push_back(static_cast<int32_t>(5 * n + static_cast<size_t>(m.dst)));
+  paths_.push_back(static_cast<int32_t>(inject_base_ + static_cast<size_t>(m.src) * k + static_cast<size_t>(port)));
+  int last_dir = 0;
+  walk_xy(hw_.topology, m.src, m.dst, [&](int from, int, int dir) {
+    paths_.push_back(from * 4 + dir);
+    last_dir = dir;
+  });
+  const size_t eject_port = static_cast<size_t>((last_dir + 2) % 4) % k;
+  paths_.push_back(static_cast<int32_t>(eject_base_ + static_cast<size_t>(m.dst) * k + eject_port));
   f.path_len = static_cast<uint32_t>(paths_.size()) - f.path_begin;
 }
 
@@ -143,7 +153,7 @@ void FluidEngine::start_one(int queue) {
   q.pending.pop_front();
   f.remaining = f.m.wire_bytes;
   f.t_ref = now_;
-  build_path(f.m, f);
+  build_path(f.m, (queue % ni_queues_) % ni_ports_, f);
   // The NI moves on once the rest of the message fits in the buffer space its path gives it: one VC
   // buffer per router, or the flow's share of the port's VC buffers when more flows than VCs cross it.
   f.release_at = 0;
@@ -304,7 +314,7 @@ void FluidEngine::set_capacities() {
     cap_[l] = capacity_for(r, crossing_[l]);
     left_[l] = cap_[l];
     unfrozen_[l] = crossing_[l];
-    const bool inject = r >= 4 * static_cast<size_t>(nodes_) && r < 5 * static_cast<size_t>(nodes_);
+    const bool inject = r >= inject_base_ && r < eject_base_;
     bool live = crossing_[l] > 1 || inject;
     if (!live) {
       const int flow = list_[static_cast<size_t>(list_begin_[l])];

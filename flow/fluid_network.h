@@ -90,7 +90,7 @@ class FluidEngine {
   };
 
   /// Appends the resources of a new flow for `m` to paths_.
-  void build_path(const Message& m, Flow& f);
+  void build_path(const Message& m, int port, Flow& f);
   /// Starts the queue's pending messages until one holds it.
   void start_next(int queue);
   void start_one(int queue);
@@ -122,12 +122,14 @@ class FluidEngine {
   AnalyticalHardware hw_;
   int nodes_ = 0;
   int ni_queues_ = 1;
+  int ni_ports_ = 1;  // per node, ni_ports_ inject and ni_ports_ eject resources
   double flit_bytes_ = 1;
-  std::vector<double> capacity_;     // bytes/s: links [node*4+dir], inject [4n+v], eject [5n+v]
-  std::vector<double> efficiency_;   // share of capacity_ left when flows contend (1 off the mesh)
-  std::vector<double> hop_latency_;  // seconds per link [node*4+dir]
-  double end_latency_s_ = 0;         // latency outside the links: NI, routers' pipelines
-  double flow_link_efficiency_ = 0;  // from the hardware (constructor)
+  size_t inject_base_ = 0, eject_base_ = 0;  // resource of node v's port p: base + v * ni_ports_ + p
+  std::vector<double> capacity_;             // bytes/s: links [node*4+dir], then inject, then eject ports
+  std::vector<double> efficiency_;           // share of capacity_ left when flows contend (1 off the mesh)
+  std::vector<double> hop_latency_;          // seconds per link [node*4+dir]
+  double end_latency_s_ = 0;                 // latency outside the links: NI, routers' pipelines
+  double flow_link_efficiency_ = 0;          // from the hardware (constructor)
   int vcs_ = 0;
   double buffer_bytes_ = 0;  // one VC buffer of one router
 

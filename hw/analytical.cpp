@@ -15,6 +15,7 @@ mapping::AnalyticalHardware to_analytical(const HardwareSpec& spec) {
   a.router_delay_cycles = spec.noc.router_delay_cycles;
   const noc::NocConfig nc = spec.noc_config();
   a.ni_queues = nc.ni_queue_count();
+  a.ni_ports = nc.ni_ports;
   a.buffer_flits = nc.buffer_flits;
   a.vcs = spec.noc.vcs;
   a.copy_chunk_bytes = spec.compute.copy_chunk_bytes;
@@ -25,6 +26,7 @@ mapping::AnalyticalHardware to_analytical(const HardwareSpec& spec) {
   a.grouped_experts = spec.compute.grouped_experts;
   a.reduce = spec.collectives.reduce;
   a.rings = spec.collectives.algorithm;
+  a.pipeline_chunks = spec.collectives.pipeline_chunks;
   return a;
 }
 

@@ -196,6 +196,11 @@ void add_collectives(std::vector<HardwareField>& t) {
                      "command with the start-up; `fused`: the receiver adds as the data arrives, at its FLOP "
                      "rate, without a start-up (docs/MODEL.md \"Reductions and grouped experts\")")
                   .f);
+  t.push_back(integer("collectives.pipeline_chunks", "chunks", 1, 64, AT(collectives.pipeline_chunks),
+                      "the attention's and shared experts' compute in this many pieces along its output, "
+                      "one kernel (one start-up), each piece reduce-scattered as soon as it is done; 1 = "
+                      "not pipelined (docs/MODEL.md \"Pipelined collectives\")")
+                  .f);
 }
 
 void add_memory(std::vector<HardwareField>& t) {
@@ -260,7 +265,11 @@ void add_noc(std::vector<HardwareField>& t) {
   t.push_back(integer("noc.ni_queues", "queues", 0, noc::kMaxNiQueues, AT(noc.ni_queues),
                       "injection (DMA) queues per network interface; 1 = one FIFO (docs/MODEL.md \"Network "
                       "interfaces and messages\")")
-                  .default_note("0: one per VC")
+                  .default_note("0: one per VC of every local port")
+                  .f);
+  t.push_back(integer("noc.ni_ports", "ports", 1, noc::kMaxNiPorts, AT(noc.ni_ports),
+                      "ports between a router and its network interface, each one flit per cycle each way "
+                      "(docs/MODEL.md \"Network interfaces and messages\")")
                   .f);
   t.push_back(number("noc.flow_link_efficiency", "fraction", 0.1, 1, AT(noc.flow_link_efficiency),
                      "flow fidelity only: share of a contended mesh link's bandwidth (docs/MODEL.md \"Flow-level "

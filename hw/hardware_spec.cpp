@@ -108,6 +108,7 @@ noc::NocConfig HardwareSpec::noc_config() const {
   c.router_delay_cycles = noc.router_delay_cycles;
   c.max_packet_flits = noc.max_packet_flits;
   c.ni_queues = noc.ni_queues;
+  c.ni_ports = noc.ni_ports;
   c.replay_sessions = noc.replay_sessions;
   c.clock_ghz = noc.clock_ghz;
   c.flit_bytes = flit_bytes();

@@ -41,6 +41,8 @@ struct NocParams {
   int max_packet_flits = noc::NocConfig{}.max_packet_flits;
   /// Injection (DMA) queues per network interface; 0 = one per VC (noc::NocConfig::ni_queues).
   int ni_queues = noc::NocConfig{}.ni_queues;
+  /// Ports between a router and its network interface (noc::NocConfig::ni_ports).
+  int ni_ports = noc::NocConfig{}.ni_ports;
   /// Flow fidelity only: share of a mesh link's bandwidth that flows contending for it get, the
   /// wormhole and allocator losses of the cycle-level routers (docs/MODEL.md "Flow-level network").
   double flow_link_efficiency = 0.9;
@@ -64,6 +66,9 @@ const char* node_kind_name(NodeKind k);
 struct CollectiveParams {
   mapping::ReduceMode reduce = mapping::ReduceMode::kKernel;
   mapping::RingAlgorithm algorithm = mapping::RingAlgorithm::kOneWay;
+  /// The attention's (and shared experts') compute in this many pieces, each reduce-scattered as soon
+  /// as it is done (docs/MODEL.md "Pipelined collectives"); 1 = the whole output, then the collective.
+  int pipeline_chunks = 1;
 };
 
 struct HardwareSpec {

@@ -21,6 +21,7 @@ nlohmann::json analytical_to_json(const AnalyticalHardware& hw) {
           {"flit_bytes", hw.flit_bytes},
           {"router_delay_cycles", hw.router_delay_cycles},
           {"ni_queues", hw.ni_queues},
+          {"ni_ports", hw.ni_ports},
           {"buffer_flits", hw.buffer_flits},
           {"vcs", hw.vcs},
           {"copy_chunk_bytes", hw.copy_chunk_bytes},
@@ -29,7 +30,8 @@ nlohmann::json analytical_to_json(const AnalyticalHardware& hw) {
           {"flow_resolve_fraction", hw.flow_resolve_fraction},
           {"grouped_experts", hw.grouped_experts},
           {"reduce", reduce_mode_name(hw.reduce)},
-          {"rings", ring_algorithm_name(hw.rings)}};
+          {"rings", ring_algorithm_name(hw.rings)},
+          {"pipeline_chunks", hw.pipeline_chunks}};
 }
 
 double compute_seconds(const AnalyticalHardware& hw, double flops, double bytes) {

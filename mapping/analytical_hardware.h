@@ -3,6 +3,7 @@
 // the link-load bound of concurrent messages; docs/MODEL.md "Flow-level model".
 #pragma once
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -25,6 +26,7 @@ struct AnalyticalHardware {
   double flit_bytes = 0;             ///< resolved (never 0 once built)
   int router_delay_cycles = 0;       ///< noc router_delay_cycles
   int ni_queues = 0;                 ///< injection queues per network interface (noc ni_queues, resolved)
+  int ni_ports = 0;                  ///< ports between a router and its network interface (noc ni_ports)
   int buffer_flits = 0;              ///< flit slots per router input VC (noc buffer_flits, resolved)
   int vcs = 0;                       ///< virtual channels per router input port
   double copy_chunk_bytes = 0;       ///< weight streams move through the NoC in chunks of this size
@@ -37,8 +39,11 @@ struct AnalyticalHardware {
   bool grouped_experts = false;                  ///< one compute op per node for a layer's expert pieces
   ReduceMode reduce = ReduceMode::kKernel;       ///< how reductions run (mapping/modes.h)
   RingAlgorithm rings = RingAlgorithm::kOneWay;  ///< ring collectives one way or both ways
-  /// Bandwidth of the network interface channels (one flit per cycle), bytes/s.
+  int pipeline_chunks = 0;                       ///< attention compute pieces per reduce-scatter (0 or 1: none)
+  /// Bandwidth of one network-interface port (one flit per cycle), bytes/s.
   double ni_bytes_per_s() const { return flit_bytes * clock_hz; }
+  /// What a node injects (or ejects) at most, over all its ports, bytes/s.
+  double node_ni_bytes_per_s() const { return std::max(1, ni_ports) * ni_bytes_per_s(); }
 };
 
 /// Every field, for cache keys.

@@ -1,5 +1,7 @@
 #include "nmpsim/mapping/moe_layer.h"
 
+#include <algorithm>
+
 namespace nmpsim::mapping {
 
 namespace {
@@ -17,22 +19,27 @@ class PhaseChain {
   OpId barrier_ = -1;
 };
 
+/// Collective `kind` on ring `members`, each member's chunk `share` of its home bytes.
+Collective ring_collective(CollectiveKind kind, const LayerPlan& plan, const std::vector<int>& members,
+                           const LayerBuild& b, double share) {
+  Collective c;
+  c.kind = kind;
+  c.element_bytes = b.element_bytes;
+  c.reduce = b.reduce;
+  c.bidirectional = b.bidirectional_rings;
+  for (int v : members) {
+    c.ring.push_back(PhysicalNode(v));
+    c.chunk_bytes.push_back(plan.home_bytes[static_cast<size_t>(v)] * share);
+  }
+  return c;
+}
+
 void ring_phase(LayerSchedule& s, PhaseChain& chain, const char* name, CollectiveKind kind, const LayerPlan& plan,
                 const std::vector<std::vector<int>>& rings, const LayerBuild& b) {
   const int ph = s.phase(name, PhaseFamily::kAllReduce);
   DepList joins;
-  for (const auto& members : rings) {
-    Collective c;
-    c.kind = kind;
-    c.element_bytes = b.element_bytes;
-    c.reduce = b.reduce;
-    c.bidirectional = b.bidirectional_rings;
-    for (int v : members) {
-      c.ring.push_back(PhysicalNode(v));
-      c.chunk_bytes.push_back(plan.home_bytes[static_cast<size_t>(v)]);
-    }
-    joins.push_back(s.collective(ph, std::move(c), chain.after()));
-  }
+  for (const auto& members : rings)
+    joins.push_back(s.collective(ph, ring_collective(kind, plan, members, b, 1.0), chain.after()));
   chain.close(ph, std::move(joins));
 }
 
@@ -43,6 +50,49 @@ void compute_phase(LayerSchedule& s, PhaseChain& chain, int ph, const std::vecto
     if (flops[v] > 0)
       ops.push_back(s.compute(ph, PhysicalNode(static_cast<int>(v)), flops[v], bytes[v], chain.after()));
   chain.close(ph, std::move(ops));
+}
+
+/// A compute phase whose output a ring reduce-scatter then sums (attention, shared experts). With
+/// b.pipeline_chunks N > 1 each node computes in N pieces, one kernel (pieces after the first without a
+/// start-up), and each ring reduce-scatters piece j as soon as every member has computed it: N
+/// collectives of 1/N of the bytes, overlapping the next pieces' compute (docs/MODEL.md "Pipelined
+/// collectives").
+void compute_then_reduce_scatter(LayerSchedule& s, PhaseChain& chain, int ph, const std::vector<double>& flops,
+                                 const std::vector<double>& bytes, const char* rs_name, const LayerPlan& plan,
+                                 const std::vector<std::vector<int>>& rings, const LayerBuild& b) {
+  const int n_chunks = b.pipeline_chunks;
+  if (n_chunks <= 1) {
+    compute_phase(s, chain, ph, flops, bytes);
+    ring_phase(s, chain, rs_name, CollectiveKind::kRingReduceScatter, plan, rings, b);
+    return;
+  }
+  const DepList start = chain.after();
+  const size_t n = flops.size();
+  std::vector<std::vector<OpId>> piece(n);  // [node][j]
+  DepList ops;
+  for (size_t v = 0; v < n; ++v) {
+    if (flops[v] <= 0) continue;
+    for (int j = 0; j < n_chunks; ++j) {
+      DepList deps = j == 0 ? start : DepList{piece[v].back()};
+      piece[v].push_back(s.compute(ph, PhysicalNode(static_cast<int>(v)), flops[v] / n_chunks, bytes[v] / n_chunks,
+                                   std::move(deps), false, /*startup=*/j == 0));
+      ops.push_back(piece[v].back());
+    }
+  }
+  chain.close(ph, ops);
+  const int rs = s.phase(rs_name, PhaseFamily::kAllReduce);
+  DepList joins;
+  for (const auto& members : rings)
+    for (int j = 0; j < n_chunks; ++j) {
+      DepList deps;
+      for (int v : members)
+        if (!piece[static_cast<size_t>(v)].empty())
+          deps.push_back(piece[static_cast<size_t>(v)][static_cast<size_t>(j)]);
+      if (deps.empty()) deps = start;
+      joins.push_back(s.collective(
+          rs, ring_collective(CollectiveKind::kRingReduceScatter, plan, members, b, 1.0 / n_chunks), std::move(deps)));
+    }
+  chain.close(rs, std::move(joins));
 }
 
 /// Transfers of a [src * n + dst] matrix; with `reduce_flops`, each destination then sums what it got
@@ -67,7 +117,7 @@ void exchange_phase(LayerSchedule& s, PhaseChain& chain, int ph, const std::vect
       if (f <= 0) continue;
       DepList deps = into[static_cast<size_t>(v)];
       if (deps.empty()) deps = chain.after();
-      ops.push_back(s.compute(ph, PhysicalNode(v), f, 0.0, std::move(deps), false, reduce != ReduceMode::kFused));
+      ops.push_back(s.reduction(ph, PhysicalNode(v), f, std::move(deps), reduce));
     }
   chain.close(ph, std::move(ops));
 }
@@ -98,16 +148,15 @@ void build_chain(LayerSchedule& s, const ModelSpec& m, const LayerPlan& plan, co
   PhaseChain chain(s);
   const int n = plan.nodes;
   ring_phase(s, chain, pn::kAllGather, CollectiveKind::kRingAllGather, plan, groups.ring, b);
-  compute_phase(s, chain, s.phase(pn::kAttention, PhaseFamily::kAttention), plan.attn_flops, plan.attn_bytes);
-  ring_phase(s, chain, pn::kReduceScatter, CollectiveKind::kRingReduceScatter, plan, groups.ring, b);
+  compute_then_reduce_scatter(s, chain, s.phase(pn::kAttention, PhaseFamily::kAttention), plan.attn_flops,
+                              plan.attn_bytes, pn::kReduceScatter, plan, groups.ring, b);
   if (plan.dense) return;
   compute_phase(s, chain, s.phase(pn::kGate, PhaseFamily::kMoeCompute), plan.gate_flops, plan.gate_bytes);
   if (m.shared_experts > 0) {
     // Shared experts: tensor parallel inside the attention group, like a dense FFN.
     ring_phase(s, chain, pn::kSharedAllGather, CollectiveKind::kRingAllGather, plan, groups.ring, b);
-    compute_phase(s, chain, s.phase(pn::kSharedExperts, PhaseFamily::kMoeCompute), plan.shared_flops,
-                  plan.shared_bytes);
-    ring_phase(s, chain, pn::kSharedReduceScatter, CollectiveKind::kRingReduceScatter, plan, groups.ring, b);
+    compute_then_reduce_scatter(s, chain, s.phase(pn::kSharedExperts, PhaseFamily::kMoeCompute), plan.shared_flops,
+                                plan.shared_bytes, pn::kSharedReduceScatter, plan, groups.ring, b);
   }
   if (!plan.token_rings.empty())
     ring_phase(s, chain, pn::kTokenAllGather, CollectiveKind::kRingAllGather, plan, plan.token_rings, b);
@@ -137,6 +186,7 @@ LayerBuild layer_build(const AnalyticalHardware& hw) {
   b.reduce = hw.reduce;
   b.grouped_experts = hw.grouped_experts;
   b.bidirectional_rings = hw.rings == RingAlgorithm::kBidirectional;
+  b.pipeline_chunks = std::max(1, hw.pipeline_chunks);
   return b;
 }
 
@@ -148,6 +198,14 @@ LayerSchedule build_moe_layer(const ModelSpec& m, const std::vector<LayerPlan>& 
     build_chain(s, m, plans[k], groups, b);
     s.set_micro_batch(first, static_cast<int>(k));
   }
+  return s;
+}
+
+LayerSchedule build_attention_block(const LayerPlan& plan, const Groups& groups, const LayerBuild& b) {
+  LayerSchedule s;
+  PhaseChain chain(s);
+  compute_then_reduce_scatter(s, chain, s.phase(phase_names::kAttention, PhaseFamily::kAttention), plan.attn_flops,
+                              plan.attn_bytes, phase_names::kReduceScatter, plan, groups.ring, b);
   return s;
 }
 

@@ -33,9 +33,14 @@ struct LayerBuild {
   ReduceMode reduce = ReduceMode::kKernel;  ///< reductions as commands, or fused into the receive
   bool grouped_experts = false;             ///< one compute op per node for its expert pieces
   bool bidirectional_rings = false;         ///< ring collectives half each way
+  int pipeline_chunks = 1;                  ///< attention compute pieces, each reduce-scattered when done
 };
 /// The build options of hardware `hw` (its element size, reductions and expert kernels).
 LayerBuild layer_build(const AnalyticalHardware& hw);
+
+/// The attention phase of `plan` and the reduce-scatter that sums its output, alone, pipelined as
+/// b.pipeline_chunks says (docs/MODEL.md "Pipelined collectives"); for tests and benchmarks.
+LayerSchedule build_attention_block(const LayerPlan& plan, const Groups& groups, const LayerBuild& b);
 
 /// Builds the layer `plan` describes.
 LayerSchedule build_moe_layer(const ModelSpec& m, const LayerPlan& plan, const Groups& groups, const LayerBuild& b);

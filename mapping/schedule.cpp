@@ -73,6 +73,13 @@ OpId LayerSchedule::compute(int phase, PhysicalNode node, double flops, double d
   return add(std::move(o));
 }
 
+OpId LayerSchedule::reduction(int phase, PhysicalNode node, double flops, DepList deps, ReduceMode mode) {
+  const bool fused = mode == ReduceMode::kFused;
+  const OpId id = compute(phase, node, flops, 0.0, std::move(deps), false, !fused);
+  ops_[static_cast<size_t>(id)].reducer = fused;
+  return id;
+}
+
 OpId LayerSchedule::transfer(int phase, PhysicalNode src, PhysicalNode dst, double bytes, DepList deps) {
   Op o;
   o.kind = OpKind::kTransfer;
@@ -198,8 +205,7 @@ DepList expand_one_way(LayerSchedule& s, int phase, const Collective& c, const D
       const OpId arrival = sent[(p + g - 1) % g];  // what p received in this step
       if (reduce) {
         const double received = c.chunk_bytes[(p + 2 * g - step - 2) % g] * share;
-        last[p] = s.compute(phase, c.ring[p], received / c.element_bytes, 0.0, {arrival}, false,
-                            c.reduce != ReduceMode::kFused);
+        last[p] = s.reduction(phase, c.ring[p], received / c.element_bytes, {arrival}, c.reduce);
       } else {
         last[p] = arrival;
       }

@@ -86,7 +86,8 @@ struct Op {
   double flops = 0;          ///< compute
   double bytes = 0;          ///< compute: DRAM bytes streamed; transfer, stream: payload bytes
   bool own_weights = false;  ///< compute: weights stored at their own DRAM addresses (experts)
-  bool startup = true;       ///< compute: pays the node's start-up (false: a fused reduction)
+  bool startup = true;       ///< compute: pays the node's start-up (false: a fused reduction, a kernel's later piece)
+  bool reducer = false;      ///< compute: a fused reduction, on the node's reducer beside its compute engine
   uint8_t micro_batch = 0;   ///< the micro-batch whose chain of phases the op belongs to (reports, timeline)
   int chain = -1;            ///< stream: index into LayerSchedule::chains()
   double chunk_bytes = 0;    ///< stream: chunk size on the NoC
@@ -103,6 +104,9 @@ class LayerSchedule {
 
   OpId compute(int phase, PhysicalNode node, double flops, double dram_bytes, DepList deps = {},
                bool own_weights = false, bool startup = true);
+  /// The sum of what arrived: a compute command with the start-up (ReduceMode::kKernel), or on the
+  /// node's reducer, without one, beside its compute (kFused; docs/MODEL.md "Reductions and grouped experts").
+  OpId reduction(int phase, PhysicalNode node, double flops, DepList deps, ReduceMode mode);
   OpId transfer(int phase, PhysicalNode src, PhysicalNode dst, double bytes, DepList deps = {});
   OpId stream(int phase, PhysicalNode src, std::vector<PhysicalNode> chain, double bytes, double chunk_bytes,
               DepList deps = {});

@@ -21,7 +21,7 @@ std::string thread_name(int tid) {
   if (tid >= kPhaseTid) return "micro-batch " + std::to_string(tid - kPhaseTid) + " phases";
   const int node = tid / kTidsPerNode, k = tid % kTidsPerNode;
   if (k == 0) return "node " + std::to_string(node) + " compute";
-  if (k == 1) return "node " + std::to_string(node) + " receives";
+  if (k == 1) return "node " + std::to_string(node) + " receives and reduces";
   return "node " + std::to_string(node) + " network " + std::to_string(k - 2);
 }
 
@@ -88,8 +88,9 @@ void append_layer_events(nlohmann::json& events, const ScheduleTracker& tr, uint
       nlohmann::json args = common;
       args["flops"] = o.flops;
       args["dram_bytes"] = o.bytes;
-      events.push_back(slice(phase, "compute", compute_tid(o.node.value()), us(ot.start_s),
-                             us(ot.end_s) - us(ot.start_s), std::move(args)));
+      // Fused reductions run on the node's reducer, beside its compute: on the receive track.
+      const int tid = o.reducer ? receive_tid(o.node.value()) : compute_tid(o.node.value());
+      events.push_back(slice(phase, "compute", tid, us(ot.start_s), us(ot.end_s) - us(ot.start_s), std::move(args)));
     } else if (o.kind == OpKind::kTransfer || o.kind == OpKind::kStream) {
       const int src = o.node.value(), lane = lanes.take(src, ot.start_s, ot.end_s);
       nlohmann::json args = common;

@@ -16,7 +16,7 @@ Network::Network(const NocConfig& cfg) : cfg_(cfg), geo_{cfg.width, cfg.height} 
   routers_.reserve(static_cast<size_t>(n));
   uint64_t max_delay = 2;
   for (int node = 0; node < n; ++node) {
-    routers_.emplace_back(node, geo_, cfg_.vcs, cfg_.buffer_flits, cfg_.router_delay_cycles);
+    routers_.emplace_back(node, geo_, cfg_.vcs, cfg_.buffer_flits, cfg_.router_delay_cycles, cfg_.ni_ports);
     for (int dir = 0; dir < kNumMeshDirs; ++dir) {
       if (geo_.neighbour(node, dir) < 0) continue;
       const OutputLinkTiming t = OutputLinkTiming::from(cfg_.link(node, dir));
@@ -40,7 +40,7 @@ Network::Network(const NocConfig& cfg) : cfg_(cfg), geo_{cfg.width, cfg.height} 
   nis_.resize(static_cast<size_t>(n));
   for (auto& ni : nis_) {
     ni.queues.resize(static_cast<size_t>(cfg_.ni_queue_count()));
-    for (int v = 0; v < cfg_.vcs; ++v) ni.credits[v] = static_cast<int16_t>(cfg_.buffer_flits);
+    for (int v = 0; v < cfg_.vcs * cfg_.ni_ports; ++v) ni.credits[v] = static_cast<int16_t>(cfg_.buffer_flits);
   }
   size_t w = 1;
   while (w <= max_delay) w <<= 1;
@@ -148,8 +148,8 @@ void Network::RouterSink::on_flit(int out_port, const Flit& f) {
   Network& n = *net;
   const uint64_t c = n.cycle_;
   n.last_progress_ = c;
-  if (out_port == kLocal) {
-    n.schedule_flit(c + 1, f, static_cast<uint32_t>(node), kLocal, true);
+  if (out_port >= kLocal) {
+    n.schedule_flit(c + 1, f, static_cast<uint32_t>(node), static_cast<uint8_t>(out_port), true);
     return;
   }
   const size_t k = static_cast<size_t>(node) * kNumMeshDirs + static_cast<size_t>(out_port);
@@ -162,8 +162,9 @@ void Network::RouterSink::on_flit(int out_port, const Flit& f) {
 void Network::RouterSink::on_credit(int in_port, int vc) {
   Network& n = *net;
   const uint64_t c = n.cycle_;
-  if (in_port == kLocal) {
-    n.schedule_credit(c + 1, static_cast<uint32_t>(node), kLocal, static_cast<uint8_t>(vc), true);
+  if (in_port >= kLocal) {  // to the network interface's credit counter of that port's VC
+    const int ni_vc = (in_port - kLocal) * n.cfg_.vcs + vc;
+    n.schedule_credit(c + 1, static_cast<uint32_t>(node), kLocal, static_cast<uint8_t>(ni_vc), true);
     return;
   }
   // Credits travel back on the reverse wire of the same link, with its latency.
@@ -268,24 +269,29 @@ void Network::finish_message(uint32_t slot, uint64_t cycle) {
 }
 
 void Network::inject(int node) {
-  // The NI sends at most one flit per cycle: the first queue, in round-robin order from ni.rr, whose
-  // front packet exists by now and has a VC with a free slot (its own, or a free VC for a new packet).
+  // Each local port sends at most one flit per cycle. Queue q sends on port q mod ni_ports; in
+  // round-robin order from ni.rr, the first queue of each port whose front packet exists by now and
+  // has a VC of that port with a free slot (its own, or a free VC for a new packet) sends.
   Ni& ni = nis_[node];
   const int nq = static_cast<int>(ni.queues.size());
+  const int ports = cfg_.ni_ports, V = cfg_.vcs;
   if (ni.busy_queues >= 2 && !ni.rr_seen) {  // the pick can depend on the pointer
     ni.rr_seen = ni.rr_read = 1;
     ni.rr_start = static_cast<uint8_t>(ni.rr);
   }
+  unsigned used = 0;  // ports that sent this cycle
   for (int k = 0, qi = ni.rr; k < nq; ++k, qi = qi + 1 == nq ? 0 : qi + 1) {
+    const int port = ports == 1 ? 0 : qi % ports;
+    if (used >> port & 1) continue;
     NiQueue& q = ni.queues[static_cast<size_t>(qi)];
     if (q.packets.empty()) continue;
     const uint32_t ps = q.packets.front();
     const PacketRec& p = packets_[ps];
     if (p.create_cycle > cycle_) continue;
-    int vc = q.cur_vc;
+    int vc = q.cur_vc;  // index into ni.credits: port * V + VC
     if (vc < 0) {
-      // A new packet takes the free VC with the most free slots (lowest index on ties).
-      for (int v = 0; v < cfg_.vcs; ++v)
+      // A new packet takes the free VC of its port with the most free slots (lowest index on ties).
+      for (int v = port * V; v < (port + 1) * V; ++v)
         if (ni.vc_owner[v] < 0 && (vc < 0 || ni.credits[v] > ni.credits[vc])) vc = v;
       if (vc < 0 || ni.credits[vc] <= 0) continue;
       q.cur_vc = vc;
@@ -297,13 +303,13 @@ void Network::inject(int node) {
     f.packet = ps;
     f.dst = p.dst;
     f.seq = q.next_seq;
-    f.vc = static_cast<uint8_t>(vc);
+    f.vc = static_cast<uint8_t>(vc - port * V);
     f.flags = static_cast<uint8_t>((f.seq == 0 ? kHeadFlit : 0) | (f.seq + 1 == p.flits ? kTailFlit : 0));
     --ni.credits[vc];
     --q.flits;
     ++injected_flits_;
     last_progress_ = cycle_;
-    schedule_flit(cycle_ + 1, f, static_cast<uint32_t>(node), kLocal, false);
+    schedule_flit(cycle_ + 1, f, static_cast<uint32_t>(node), static_cast<uint8_t>(kLocal + port), false);
     if (f.tail()) {
       q.packets.pop();
       if (q.packets.empty()) --ni.busy_queues;
@@ -315,7 +321,8 @@ void Network::inject(int node) {
     }
     ni.rr = qi + 1 == nq ? 0 : qi + 1;
     ni.rr_seen = 1;
-    return;
+    used |= 1u << port;
+    if (used == (1u << ports) - 1) return;
   }
 }
 

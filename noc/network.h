@@ -99,9 +99,9 @@ class Network {
   // noc::Router, and its owner reports what it sends in the same cycle, between begin_cycle() and
   // end_cycle(). Link timing, network interfaces, statistics and checks stay here.
   struct PinInputs {
-    Flit flit[kNumPorts];
-    bool has_flit[kNumPorts] = {false, false, false, false, false};
-    int credit_vc[kNumPorts] = {-1, -1, -1, -1, -1};
+    Flit flit[kMaxPorts];
+    bool has_flit[kMaxPorts] = {};
+    int credit_vc[kMaxPorts] = {-1, -1, -1, -1, -1, -1, -1, -1};
     void clear() { *this = PinInputs{}; }
   };
   /// Marks `node`'s router as external; call before any traffic.
@@ -219,10 +219,12 @@ class Network {
   };
   struct Ni {
     std::vector<NiQueue> queues;
-    int16_t credits[8] = {};
-    int8_t vc_owner[8] = {-1, -1, -1, -1, -1, -1, -1, -1};  // queue injecting a packet on the VC
-    int busy_queues = 0;                                    // queues holding packets
-    int rr = 0;                                             // queue offered the next flit first
+    // Per local port p and VC v, at p * vcs + v.
+    int16_t credits[kMaxNiPorts * 8] = {};
+    int8_t vc_owner[kMaxNiPorts * 8] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+                                        -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
+    int busy_queues = 0;  // queues holding packets
+    int rr = 0;           // queue offered the next flit first
     bool active = false;
     uint8_t rr_seen = 0, rr_read = 0, rr_start = 0;  // session replay: as noc::Router's pointers
   };
@@ -306,7 +308,7 @@ class Network {
     int max_buffered = 0;
     double occ_area = 0.0;
     uint64_t occ_last = 0;
-    uint64_t flits_out[kNumPorts] = {};
+    uint64_t flits_out[kMaxPorts] = {};
     void note(uint64_t cycle) {
       occ_area += static_cast<double>(buffered) * static_cast<double>(cycle - occ_last);
       occ_last = cycle;

@@ -72,7 +72,7 @@ void Network::begin_recording() {
   for (size_t i = 0; i < routers_.size(); ++i) {
     Router& r = routers_[i];
     r.begin_session();
-    for (int p = 0; p < kNumPorts; ++p) rec_base_[i].flits_out[p] = r.flits_out(p);
+    for (int p = 0; p < kMaxPorts; ++p) rec_base_[i].flits_out[p] = r.flits_out(p);
     rec_base_[i].area = r.occupancy_area();
   }
   for (Ni& ni : nis_) ni.rr_seen = ni.rr_read = 0;
@@ -96,7 +96,7 @@ void Network::end_session() {
     RouterDelta d;
     d.node = node;
     bool moved = false;
-    for (int p = 0; p < kNumPorts; ++p) {
+    for (int p = 0; p < kMaxPorts; ++p) {
       d.flits_out[p] = r.flits_out(p) - rec_base_[i].flits_out[p];
       moved = moved || d.flits_out[p] > 0;
     }

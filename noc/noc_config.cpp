@@ -6,8 +6,8 @@
 namespace nmpsim::noc {
 
 const char* port_name(int port) {
-  static const char* const kNames[kNumPorts] = {"N", "E", "S", "W", "L"};
-  return (port >= 0 && port < kNumPorts) ? kNames[port] : "?";
+  static const char* const kNames[kMaxPorts] = {"N", "E", "S", "W", "L", "L1", "L2", "L3"};
+  return (port >= 0 && port < kMaxPorts) ? kNames[port] : "?";
 }
 
 LinkSpec NocConfig::link(int node, int dir) const {
@@ -51,6 +51,13 @@ void NocConfig::validate() const {
           "noc: max_packet_flits must be in [1, 65535] (got " + std::to_string(max_packet_flits) + ")");
   require(ni_queues >= 0 && ni_queues <= kMaxNiQueues, "noc: ni_queues must be in [0, " + std::to_string(kMaxNiQueues) +
                                                            "] (got " + std::to_string(ni_queues) + "; 0 = one per VC)");
+  require(ni_ports >= 1 && ni_ports <= kMaxNiPorts,
+          "noc: ni_ports must be in [1, " + std::to_string(kMaxNiPorts) + "] (got " + std::to_string(ni_ports) + ")");
+  require(router_kind != RouterKind::kLookahead || ni_ports == 1,
+          "noc: the look-ahead router has one local port: ni_ports must be 1 (got " + std::to_string(ni_ports) + ")");
+  require(ni_queues == 0 || ni_queues >= ni_ports, "noc: ni_queues " + std::to_string(ni_queues) +
+                                                       " leaves a local port without a queue (ni_ports " +
+                                                       std::to_string(ni_ports) + "; 0 = one per VC)");
   require(std::isfinite(clock_ghz) && clock_ghz > 0.0 && clock_ghz <= 100.0, "noc: clock_ghz must be in (0, 100]");
   require(watchdog_cycles >= 1, "noc: watchdog_cycles must be at least 1");
   MeshGeometry geo{width, height};

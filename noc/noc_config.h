@@ -23,11 +23,14 @@ class ConfigError : public std::runtime_error {
 
 /// Router ports. Mesh convention: x grows East, y grows South; node id = y * width + x.
 enum Port : uint8_t { kNorth = 0, kEast = 1, kSouth = 2, kWest = 3, kLocal = 4 };
-inline constexpr int kNumPorts = 5;
+inline constexpr int kNumPorts = 5;  ///< ports of a router with one local (network-interface) port
 inline constexpr int kNumMeshDirs = 4;
 inline constexpr int kMaxNiQueues = 16;
+/// Local ports a router may have (NocConfig::ni_ports): ports kLocal .. kLocal + ni_ports - 1.
+inline constexpr int kMaxNiPorts = 4;
+inline constexpr int kMaxPorts = kNumMeshDirs + kMaxNiPorts;
 const char* port_name(int port);
-inline constexpr int opposite_port(int p) { return p == kLocal ? kLocal : (p + 2) % 4; }
+inline constexpr int opposite_port(int p) { return p >= kLocal ? p : (p + 2) % 4; }
 
 /// Timing of one directed inter-router link.
 struct LinkSpec {
@@ -59,6 +62,11 @@ struct NocConfig {
   /// queues send packets of different messages interleaved flit by flit (round robin), each packet on
   /// a VC no other queue holds. 0 = one queue per VC (docs/MODEL.md "Network interface").
   int ni_queues = 0;
+  /// Ports between a router and its network interface, each with `vcs` VCs and one flit per cycle
+  /// each way (docs/MODEL.md "Network interface"): a node injects and ejects up to ni_ports flits per
+  /// cycle. Queue q injects on port q mod ni_ports; a flit that arrived on mesh input port i leaves on
+  /// local port i mod ni_ports. 1 to kMaxNiPorts; the look-ahead router has one.
+  int ni_ports = 1;
   double clock_ghz = 1.0;            ///< router clock
   uint64_t watchdog_cycles = 20000;  ///< stall if flits are in flight and nothing moves this long
   /// Replay repeated sessions instead of simulating them again (noc/session_cache.h; same results).
@@ -69,7 +77,8 @@ struct NocConfig {
   std::unordered_map<uint32_t, LinkSpec> link_overrides;
 
   int nodes() const { return width * height; }
-  int ni_queue_count() const { return ni_queues > 0 ? ni_queues : vcs; }
+  int ni_queue_count() const { return ni_queues > 0 ? ni_queues : vcs * ni_ports; }
+  int router_ports() const { return kNumMeshDirs + ni_ports; }
   static uint32_t link_key(int node, int dir) { return static_cast<uint32_t>(node) * kNumMeshDirs + dir; }
   /// Sets the link leaving `node` towards `dir` (North/East/South/West).
   void set_link(int node, int dir, const LinkSpec& spec) { link_overrides[link_key(node, dir)] = spec; }

@@ -14,7 +14,7 @@ void PinChecker::watch(int node) {
   if (nodes_.empty()) nodes_.resize(static_cast<size_t>(geo_.width) * geo_.height);
   Node& n = nodes_[node];
   n.watched = true;
-  n.out.assign(static_cast<size_t>(kNumPorts) * vcs_, Output{});
+  n.out.assign(static_cast<size_t>(kMaxPorts) * vcs_, Output{});
   for (auto& o : n.out) o.credits = buffer_flits_;
 }
 
@@ -36,15 +36,15 @@ std::string PinChecker::sent(int node, int port, const Flit& f) {
   *held = n.holding.back();  // a router holds a few dozen flits at most: a vector beats a hash set
   n.holding.pop_back();
   const int xy = geo_.route_xy(node, static_cast<int>(f.dst));
-  if (port != xy)
+  if (xy == kLocal ? port < kLocal || port >= kMaxPorts : port != xy)  // any local port ejects
     return where(node) + " sent " + flit() + " on port " + port_name(port) + "; XY routing takes " + port_name(xy);
   if (f.vc >= vcs_)
     return where(node) + " sent " + flit() + " on VC " + std::to_string(f.vc) + ", beyond the mesh's VCs";
   Output& o = n.out[static_cast<size_t>(port) * vcs_ + f.vc];
-  if (port != kLocal && o.credits <= 0)
+  if (port < kLocal && o.credits <= 0)
     return where(node) + " sent " + flit() + " on " + port_name(port) + " VC " + std::to_string(f.vc) +
            " without a credit";
-  if (port == kLocal) return "";  // the NI reassembles by packet: ejection may interleave packets
+  if (port >= kLocal) return "";  // the NI reassembles by packet: ejection may interleave packets
   --o.credits;
   if (f.head()) {
     if (o.next_seq >= 0)

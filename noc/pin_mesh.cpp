@@ -26,16 +26,17 @@ uint64_t period_steps(const NocConfig& cfg) {
 PinMesh::PinMesh(sc_core::sc_module_name name, const NocConfig& cfg, const RouterFactory& factory)
     : sc_module(name),
       net_(cfg),
+      ports_(static_cast<size_t>(cfg.router_ports())),
       steps_(period_steps(cfg)),
       period_(sc_core::sc_get_time_resolution() * static_cast<double>(steps_)),
       // Rising edge k at k periods (edge 0 resets the routers), falling edge k a high phase later,
       // at k periods plus floor(steps / 2) (so odd periods, e.g. 3 GHz at 1 ps resolution, stay on
       // the time grid): exactly when noc::MeshModule evaluates cycle k.
       clk_("clk", period_, static_cast<double>(steps_ / 2) / static_cast<double>(steps_), sc_core::SC_ZERO_TIME, true),
-      in_flit_("in_flit", static_cast<size_t>(cfg.nodes()) * kNumPorts),
-      out_flit_("out_flit", static_cast<size_t>(cfg.nodes()) * kNumPorts),
-      in_credit_("in_credit", static_cast<size_t>(cfg.nodes()) * kNumPorts),
-      out_credit_("out_credit", static_cast<size_t>(cfg.nodes()) * kNumPorts) {
+      in_flit_("in_flit", static_cast<size_t>(cfg.nodes()) * ports_),
+      out_flit_("out_flit", static_cast<size_t>(cfg.nodes()) * ports_),
+      in_credit_("in_credit", static_cast<size_t>(cfg.nodes()) * ports_),
+      out_credit_("out_credit", static_cast<size_t>(cfg.nodes()) * ports_) {
   const int n = cfg.nodes();
   routers_.resize(static_cast<size_t>(n));
   for (int node = 0; node < n; ++node) {
@@ -43,7 +44,7 @@ PinMesh::PinMesh(sc_core::sc_module_name name, const NocConfig& cfg, const Route
     if (!r) continue;
     r->clk(clk_);
     r->rst(rst_);
-    for (int p = 0; p < kNumPorts; ++p) {
+    for (int p = 0; p < static_cast<int>(ports_); ++p) {
       r->in_flit[p](in_flit_[pin(node, p)]);
       r->out_flit[p](out_flit_[pin(node, p)]);
       r->in_credit[p](in_credit_[pin(node, p)]);
@@ -64,7 +65,7 @@ void PinMesh::drive() {
   const uint64_t k = falling_edges_++;
   if (k >= 1) {
     for (int node : pin_nodes_) {
-      for (int p = 0; p < kNumPorts; ++p) {
+      for (int p = 0; p < static_cast<int>(ports_); ++p) {
         const uint64_t w = out_flit_[pin(node, p)].read();
         if (flit_word_valid(w)) net_.pin_output_flit(node, p, decode_flit_word(w, net_.geometry()));
         const uint32_t c = out_credit_[pin(node, p)].read();
@@ -87,7 +88,7 @@ void PinMesh::drive() {
   const MeshGeometry& geo = net_.geometry();
   for (int node : pin_nodes_) {
     Network::PinInputs& in = net_.pin_inputs(node);
-    for (int p = 0; p < kNumPorts; ++p) {
+    for (int p = 0; p < static_cast<int>(ports_); ++p) {
       in_flit_[pin(node, p)].write(in.has_flit[p] ? encode_flit_word(in.flit[p], geo) : 0);
       in_credit_[pin(node, p)].write(in.credit_vc[p] >= 0 ? encode_credit_word(in.credit_vc[p]) : 0);
     }

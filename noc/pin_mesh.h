@@ -53,9 +53,10 @@ class PinMesh : public sc_core::sc_module {
  private:
   void drive();
   void stop();
-  size_t pin(int node, int port) const { return static_cast<size_t>(node) * kNumPorts + port; }
+  size_t pin(int node, int port) const { return static_cast<size_t>(node) * ports_ + port; }
 
   Network net_;
+  size_t ports_;    // of every router: kNumMeshDirs + ni_ports
   uint64_t steps_;  // clock period in SystemC time-resolution steps
   sc_core::sc_time period_;
   sc_core::sc_clock clk_;

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <sstream>
+#include <stdexcept>
 
 namespace nmpsim::noc {
 
@@ -15,7 +16,7 @@ OutputLinkTiming OutputLinkTiming::from(const LinkSpec& spec) {
   return t;
 }
 
-Router::Router(int node, const MeshGeometry& geo, int vcs, int buffer_flits, int router_delay_cycles)
+Router::Router(int node, const MeshGeometry& geo, int vcs, int buffer_flits, int router_delay_cycles, int ni_ports)
     : node_(node),
       geo_(geo),
       x_(geo.x(node)),
@@ -23,10 +24,14 @@ Router::Router(int node, const MeshGeometry& geo, int vcs, int buffer_flits, int
       vcs_(vcs),
       depth_(buffer_flits),
       router_delay_(router_delay_cycles),
-      n_ivc_(kNumPorts * vcs),
-      buf_(static_cast<size_t>(kNumPorts * vcs * buffer_flits)),
-      in_(static_cast<size_t>(kNumPorts * vcs)),
-      out_credits_(static_cast<size_t>(kNumPorts * vcs), static_cast<int16_t>(buffer_flits)) {
+      ni_ports_(ni_ports),
+      ports_(kNumMeshDirs + ni_ports),
+      n_ivc_(ports_ * vcs),
+      buf_(static_cast<size_t>(ports_ * vcs * buffer_flits)),
+      in_(static_cast<size_t>(ports_ * vcs)),
+      out_credits_(static_cast<size_t>(ports_ * vcs), static_cast<int16_t>(buffer_flits)) {
+  if (ni_ports < 1 || ni_ports > kMaxNiPorts || n_ivc_ > 64)
+    throw std::invalid_argument("noc: a router has 1 to 4 local ports and at most 64 input VCs");
   for (int ivc = 0; ivc < n_ivc_; ++ivc) port_of_[ivc] = static_cast<uint8_t>(ivc / vcs);
 }
 
@@ -63,17 +68,17 @@ void Router::begin_session() {
 }
 
 int& Router::rr_ref(int k) {
-  return k < kNumPorts ? va_rr_[k] : k < 2 * kNumPorts ? in_rr_[k - kNumPorts] : out_rr_[k - 2 * kNumPorts];
+  return k < kMaxPorts ? va_rr_[k] : k < 2 * kMaxPorts ? in_rr_[k - kMaxPorts] : out_rr_[k - 2 * kMaxPorts];
 }
 
 void Router::add_session_stats(const uint64_t* flits_out, double area, int peak) {
-  for (int p = 0; p < kNumPorts; ++p) flits_out_[p] += flits_out[p];
+  for (int p = 0; p < kMaxPorts; ++p) flits_out_[p] += flits_out[p];
   occ_area_ += area;
   if (peak > peak_) peak_ = peak;
 }
 
 void Router::sub_session_stats(const uint64_t* flits_out, double area, int old_peak) {
-  for (int p = 0; p < kNumPorts; ++p) flits_out_[p] -= flits_out[p];
+  for (int p = 0; p < kMaxPorts; ++p) flits_out_[p] -= flits_out[p];
   occ_area_ -= area;
   peak_ = old_peak;
 }
@@ -92,7 +97,7 @@ std::string Router::describe_state(uint64_t cycle) const {
       os << ", out " << port_name(iv.out_port);
       if (iv.out_vc >= 0) {
         os << " vc" << static_cast<int>(iv.out_vc);
-        if (iv.out_port != kLocal) os << " credits " << out_credits_[iv.out_port * vcs_ + iv.out_vc];
+        if (iv.out_port < kLocal) os << " credits " << out_credits_[iv.out_port * vcs_ + iv.out_vc];
       } else {
         os << " waiting for a free output VC";
       }

@@ -1,5 +1,6 @@
-// Input-buffered wormhole router: 5 ports, V virtual channels per input port, XY routing,
-// round-robin VC and switch allocation, credit-based flow control.
+// Input-buffered wormhole router: four mesh ports and 1 to 4 local (network-interface) ports, V virtual
+// channels per input port, XY routing, round-robin VC and switch allocation, credit-based flow control.
+// A flit that arrived on mesh port i and is for this node leaves on local port kLocal + i mod ni_ports.
 //
 // The router is a plain cycle-level state machine. Once per cycle the owner calls
 //   accept_flit()/accept_credit() for everything arriving this cycle, then step(cycle, sink);
@@ -41,7 +42,9 @@ struct OutputLinkTiming {
 
 class Router {
  public:
-  Router(int node, const MeshGeometry& geo, int vcs, int buffer_flits, int router_delay_cycles);
+  Router(int node, const MeshGeometry& geo, int vcs, int buffer_flits, int router_delay_cycles, int ni_ports = 1);
+  /// Ports: kNumMeshDirs mesh ports and ni_ports local ports (kLocal ...).
+  int ports() const { return ports_; }
 
   void set_output_link(int port, const OutputLinkTiming& t) { out_link_[port] = t; }
   const OutputLinkTiming& output_link(int port) const { return out_link_[port]; }
@@ -74,13 +77,13 @@ class Router {
 
   // ---- Session replay (noc/session_cache.h). The round-robin pointers are the only router state
   // that outlives a quiescent network (empty buffers, every credit home). Pointer k is va_rr_[k]
-  // (k < 5), in_rr_[k - 5] (k < 10) or out_rr_[k - 10]. From begin_session() on, the router notes
+  // (k < 8), in_rr_[k - 8] (k < 16) or out_rr_[k - 16]. From begin_session() on, the router notes
   // which pointers an allocation read before writing them (only arbitrations with more than one
   // requester), with the values that would have made the same picks, and which it wrote.
-  static constexpr int kRrPointers = 3 * kNumPorts;
+  static constexpr int kRrPointers = 3 * kMaxPorts;
   void begin_session();
-  uint16_t rr_read_mask() const { return rr_read_; }
-  uint16_t rr_written_mask() const { return rr_written_; }
+  uint32_t rr_read_mask() const { return rr_read_; }
+  uint32_t rr_written_mask() const { return rr_written_; }
   /// Values of pointer k (bit v: value v) that give every pick made with it before it was written.
   uint64_t rr_allowed(int k) const { return rr_allowed_[k]; }
   int rr_value(int k) const { return const_cast<Router*>(this)->rr_ref(k); }
@@ -120,12 +123,12 @@ class Router {
   /// in_rr_ whose output link is free at now_q (out_next_free_q_) and whose output VC has a credit
   /// (out_credits_; ejection needs none). Writes in_pick[port] and out_req[output] (bit per input
   /// port); returns the output ports requested (bit per port). Reads the pointers, never writes them.
-  unsigned switch_allocate_inputs(uint64_t now_q, uint64_t ready, int (&in_pick)[kNumPorts],
-                                  uint8_t (&out_req)[kNumPorts]);
+  unsigned switch_allocate_inputs(uint64_t now_q, uint64_t ready, int (&in_pick)[kMaxPorts],
+                                  uint8_t (&out_req)[kMaxPorts]);
   /// Switch allocation, output stage for output o: one of the requesting input ports (bit mask `req`),
   /// round-robin from out_rr_[o]. Moves the winner's pointers on: out_rr_[o] past the input port,
   /// in_rr_[input] past in_pick[input]. Returns the input port.
-  int switch_allocate_output(int o, unsigned req, const int (&in_pick)[kNumPorts]);
+  int switch_allocate_output(int o, unsigned req, const int (&in_pick)[kMaxPorts]);
   /// Switch and link traversal of the front flit of input VC ivc to output o in the cycle of now_q:
   /// pops it from buf_ (in_[ivc], nonempty_), frees the input VC after a tail (in_[ivc].out_port,
   /// out_vc), occupies the output link (out_next_free_q_) and counts the flit (buffered_, flits_out_).
@@ -144,22 +147,23 @@ class Router {
   MeshGeometry geo_;
   int x_, y_;
   int vcs_, depth_, router_delay_;
+  int ni_ports_, ports_;
   int n_ivc_;
   std::vector<Flit> buf_;             // [ivc][depth] rings
   std::vector<InputVc> in_;           // [port][vc]
   std::vector<int16_t> out_credits_;  // [port][vc], Local unused
-  uint8_t out_busy_[kNumPorts] = {};  // bit v set: output VC v holds a packet
-  OutputLinkTiming out_link_[kNumPorts];
-  uint64_t out_next_free_q_[kNumPorts] = {};
+  uint8_t out_busy_[kMaxPorts] = {};  // bit v set: output VC v holds a packet
+  OutputLinkTiming out_link_[kMaxPorts];
+  uint64_t out_next_free_q_[kMaxPorts] = {};
   uint64_t nonempty_ = 0;     // bit per ivc
   uint8_t port_of_[64] = {};  // input port of each ivc
-  int va_rr_[kNumPorts] = {};
-  int in_rr_[kNumPorts] = {};
-  int out_rr_[kNumPorts] = {};
+  int va_rr_[kMaxPorts] = {};
+  int in_rr_[kMaxPorts] = {};
+  int out_rr_[kMaxPorts] = {};
   int buffered_ = 0;
   int max_buffered_ = 0;  // before the current session; peak_ is the session's own
   int peak_ = 0;
-  uint16_t rr_written_ = 0, rr_read_ = 0;
+  uint32_t rr_written_ = 0, rr_read_ = 0;
   uint64_t rr_allowed_[kRrPointers] = {};
   void rr_read(int k, uint64_t requesters, int v, int n) {
     if (rr_written_ >> k & 1) return;
@@ -167,13 +171,13 @@ class Router {
     if (rr_read_ >> k & 1) {
       rr_allowed_[k] &= same;
     } else {
-      rr_read_ = static_cast<uint16_t>(rr_read_ | 1u << k);
+      rr_read_ |= 1u << k;
       rr_allowed_[k] = same;
     }
   }
   int& rr_ref(int k);  // pointer k, as numbered above
-  void rr_wrote(int k) { rr_written_ = static_cast<uint16_t>(rr_written_ | 1u << k); }
-  uint64_t flits_out_[kNumPorts] = {};
+  void rr_wrote(int k) { rr_written_ |= 1u << k; }
+  uint64_t flits_out_[kMaxPorts] = {};
   double occ_area_ = 0.0;
   uint64_t occ_last_ = 0;
 };

@@ -2,7 +2,8 @@
 // noc::PinMesh: noc::ScRouter (the C++ router behind SystemC ports) and rtl::RtlRouter (the
 // Verilated SystemVerilog router, rtl_checks/). A mesh can use either implementation per node.
 //
-// Ports (one per router port, N=0 E=1 S=2 W=3 L=4; encodings in noc/flit_word.h):
+// Ports (one per router port, N=0 E=1 S=2 W=3 L=4, and L1..L3 = 5..7 with several local ports;
+// encodings in noc/flit_word.h):
 //   clk, rst            rising-edge clock, synchronous active-high reset
 //   in_flit[p]          flit arriving on input port p this cycle (0 = none)
 //   in_credit[p]        credit returning for output port p's downstream VC (unused for L)
@@ -28,7 +29,9 @@ struct RouterParams {
   int vcs = 2;
   int buffer_flits = 8;
   int router_delay_cycles = 2;
+  int ni_ports = 1;                      ///< local ports (NocConfig::ni_ports): pins kLocal .. kLocal + ni_ports - 1
   OutputLinkTiming links[kNumMeshDirs];  ///< per output direction; edge ports keep the default
+  int ports() const { return kNumMeshDirs + ni_ports; }
   static RouterParams of(const NocConfig& cfg, int node);
 };
 
@@ -36,10 +39,11 @@ class RouterPins : public sc_core::sc_module {
  public:
   sc_core::sc_in<bool> clk{"clk"};
   sc_core::sc_in<bool> rst{"rst"};
-  sc_core::sc_vector<sc_core::sc_in<uint64_t>> in_flit{"in_flit", kNumPorts};
-  sc_core::sc_vector<sc_core::sc_in<uint32_t>> in_credit{"in_credit", kNumPorts};
-  sc_core::sc_vector<sc_core::sc_out<uint64_t>> out_flit{"out_flit", kNumPorts};
-  sc_core::sc_vector<sc_core::sc_out<uint32_t>> out_credit{"out_credit", kNumPorts};
+  // params().ports() of each (kNumPorts with one local port).
+  sc_core::sc_vector<sc_core::sc_in<uint64_t>> in_flit{"in_flit"};
+  sc_core::sc_vector<sc_core::sc_in<uint32_t>> in_credit{"in_credit"};
+  sc_core::sc_vector<sc_core::sc_out<uint64_t>> out_flit{"out_flit"};
+  sc_core::sc_vector<sc_core::sc_out<uint32_t>> out_credit{"out_credit"};
 
   /// "sc" or "rtl".
   virtual const char* implementation() const = 0;
@@ -54,7 +58,13 @@ class RouterPins : public sc_core::sc_module {
   }
 
  protected:
-  RouterPins(sc_core::sc_module_name name, const RouterParams& p) : sc_module(name), params_(p) {}
+  RouterPins(sc_core::sc_module_name name, const RouterParams& p) : sc_module(name), params_(p) {
+    const size_t n = static_cast<size_t>(p.ports());
+    in_flit.init(n);
+    in_credit.init(n);
+    out_flit.init(n);
+    out_credit.init(n);
+  }
   RouterParams params_;
 };
 

@@ -18,8 +18,8 @@ inline void Router::step(uint64_t cycle, Sink& sink) {
   if (!ready) return;
 
   const uint64_t now_q = cycle << kCycleFracBits;
-  int in_pick[kNumPorts];
-  uint8_t out_req[kNumPorts] = {0, 0, 0, 0, 0};
+  int in_pick[kMaxPorts];
+  uint8_t out_req[kMaxPorts] = {};
   unsigned outs = switch_allocate_inputs(now_q, ready, in_pick, out_req);
   if (!outs) return;
 
@@ -47,8 +47,12 @@ inline bool Router::route_compute(uint64_t cycle, uint64_t (&va_req)[kNumMeshDir
       ready |= uint64_t{1} << ivc;
       continue;
     }
-    if (iv.out_port < 0) iv.out_port = static_cast<int8_t>(geo_.route_xy(node_, static_cast<int>(iv.front_dst)));
-    if (iv.out_port == kLocal) {
+    if (iv.out_port < 0) {
+      int o = geo_.route_xy(node_, static_cast<int>(iv.front_dst));
+      if (o == kLocal && ni_ports_ > 1) o = kLocal + port_of_[ivc] % ni_ports_;  // the local port of its input
+      iv.out_port = static_cast<int8_t>(o);
+    }
+    if (iv.out_port >= kLocal) {
       iv.out_vc = 0;  // ejection needs no VC allocation: the network interface sinks every flit
       ready |= uint64_t{1} << ivc;
     } else {
@@ -80,8 +84,8 @@ inline void Router::vc_allocate(const uint64_t (&va_req)[kNumMeshDirs], uint64_t
   }
 }
 
-inline unsigned Router::switch_allocate_inputs(uint64_t now_q, uint64_t ready, int (&in_pick)[kNumPorts],
-                                               uint8_t (&out_req)[kNumPorts]) {
+inline unsigned Router::switch_allocate_inputs(uint64_t now_q, uint64_t ready, int (&in_pick)[kMaxPorts],
+                                               uint8_t (&out_req)[kMaxPorts]) {
   const int V = vcs_;
   const uint64_t vmask = low_bits(V);
   unsigned outs = 0;
@@ -94,14 +98,14 @@ inline unsigned Router::switch_allocate_inputs(uint64_t now_q, uint64_t ready, i
       if ((cand & (cand - 1)) == 0) {
         v = __builtin_ctzll(cand);
       } else {
-        rr_read(kNumPorts + i, cand, in_rr_[i], V);
+        rr_read(kMaxPorts + i, cand, in_rr_[i], V);
         v = round_robin_pick(cand, in_rr_[i], V);
       }
       cand &= ~(uint64_t{1} << v);
       const InputVc& iv = in_[i * V + v];
       const int o = iv.out_port;
       if (out_next_free_q_[o] > now_q) continue;
-      if (o != kLocal && out_credits_[o * V + iv.out_vc] <= 0) continue;
+      if (o < kLocal && out_credits_[o * V + iv.out_vc] <= 0) continue;
       in_pick[i] = v;
       out_req[o] |= static_cast<uint8_t>(1u << i);
       outs |= 1u << o;
@@ -111,19 +115,19 @@ inline unsigned Router::switch_allocate_inputs(uint64_t now_q, uint64_t ready, i
   return outs;
 }
 
-inline int Router::switch_allocate_output(int o, unsigned req, const int (&in_pick)[kNumPorts]) {
+inline int Router::switch_allocate_output(int o, unsigned req, const int (&in_pick)[kMaxPorts]) {
   int i;
   if ((req & (req - 1)) == 0) {
     i = __builtin_ctz(req);
   } else {
-    rr_read(2 * kNumPorts + o, req, out_rr_[o], kNumPorts);
-    i = round_robin_pick(req, out_rr_[o], kNumPorts);
+    rr_read(2 * kMaxPorts + o, req, out_rr_[o], ports_);
+    i = round_robin_pick(req, out_rr_[o], ports_);
   }
   const int v = in_pick[i];
   in_rr_[i] = v + 1 == vcs_ ? 0 : v + 1;
-  out_rr_[o] = i + 1 == kNumPorts ? 0 : i + 1;
-  rr_wrote(kNumPorts + i);
-  rr_wrote(2 * kNumPorts + o);
+  out_rr_[o] = i + 1 == ports_ ? 0 : i + 1;
+  rr_wrote(kMaxPorts + i);
+  rr_wrote(2 * kMaxPorts + o);
   return i;
 }
 
@@ -152,7 +156,7 @@ inline Flit Router::switch_traverse(int ivc, int o, uint64_t now_q) {
 }
 
 inline void Router::consume_credit(int o, const Flit& f) {
-  if (o == kLocal) return;
+  if (o >= kLocal) return;
   --out_credits_[o * vcs_ + f.vc];
   if (f.tail()) out_busy_[o] &= static_cast<uint8_t>(~(1u << f.vc));
 }

@@ -11,15 +11,15 @@ ScRouter::ScRouter(sc_core::sc_module_name name, const RouterParams& p) : Router
 }
 
 Router ScRouter::make_router() const {
-  Router r(params_.node, params_.geo, params_.vcs, params_.buffer_flits, params_.router_delay_cycles);
+  Router r(params_.node, params_.geo, params_.vcs, params_.buffer_flits, params_.router_delay_cycles, params_.ni_ports);
   for (int dir = 0; dir < kNumMeshDirs; ++dir) r.set_output_link(dir, params_.links[dir]);
   return r;
 }
 
 namespace {
 struct PinSink {
-  uint64_t flit[kNumPorts] = {};
-  uint32_t credit[kNumPorts] = {};
+  uint64_t flit[kMaxPorts] = {};
+  uint32_t credit[kMaxPorts] = {};
   const MeshGeometry* geo;
   void on_flit(int port, const Flit& f) { flit[port] = encode_flit_word(f, *geo); }
   void on_credit(int port, int vc) { credit[port] = encode_credit_word(vc); }
@@ -30,13 +30,13 @@ void ScRouter::on_edge() {
   if (rst.read()) {
     router_ = make_router();
     cycle_ = 0;
-    for (int p = 0; p < kNumPorts; ++p) {
+    for (int p = 0; p < params_.ports(); ++p) {
       out_flit[p].write(0);
       out_credit[p].write(0);
     }
     return;
   }
-  for (int p = 0; p < kNumPorts; ++p) {
+  for (int p = 0; p < params_.ports(); ++p) {
     const uint64_t w = in_flit[p].read();
     if (flit_word_valid(w) && !router_.accept_flit(p, decode_flit_word(w, params_.geo), cycle_) && error_.empty())
       error_ = "cycle " + std::to_string(cycle_) + ": router " + params_.geo.coord(params_.node) + " port " +
@@ -50,7 +50,7 @@ void ScRouter::on_edge() {
   sink.geo = &params_.geo;
   router_.step(cycle_, sink);
   if (tamper_) tamper_(cycle_, sink.flit, sink.credit);
-  for (int p = 0; p < kNumPorts; ++p) {
+  for (int p = 0; p < params_.ports(); ++p) {
     out_flit[p].write(sink.flit[p]);
     out_credit[p].write(sink.credit[p]);
   }

@@ -20,7 +20,7 @@ class ScRouter : public RouterPins {
   Router& router() { return router_; }
   /// Fault injection for testing the router-agnostic checks: called every cycle with the flit and
   /// credit words the router is about to put on its output pins, which it may change.
-  using OutputTamper = std::function<void(uint64_t cycle, uint64_t (&flit)[kNumPorts], uint32_t (&credit)[kNumPorts])>;
+  using OutputTamper = std::function<void(uint64_t cycle, uint64_t (&flit)[kMaxPorts], uint32_t (&credit)[kMaxPorts])>;
   void set_output_tamper(OutputTamper t) { tamper_ = std::move(t); }
 
  private:

@@ -53,7 +53,7 @@ struct RrPointer {
 /// A router's counters over a session (it is empty at both ends).
 struct RouterDelta {
   uint32_t node = 0;
-  uint64_t flits_out[kNumPorts] = {};
+  uint64_t flits_out[kMaxPorts] = {};
   double area = 0.0;
   int peak = 0;
 };

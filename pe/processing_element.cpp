@@ -17,6 +17,38 @@ ProcessingElement::ProcessingElement(sc_core::sc_module_name name, int node, con
       busy_("busy") {
   SC_THREAD(run);
   SC_THREAD(run_background);
+  SC_THREAD(run_reducer);
+}
+
+void ProcessingElement::submit_reducer(Command c) {
+  red_queue_.push_back(std::move(c));
+  red_command_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void ProcessingElement::run_reducer() { serve(red_queue_, red_running_, red_command_, &ProcessingElement::reduce); }
+
+void ProcessingElement::reduce(const Command& c) {
+  if (c.flops > 0) wait(sc_time(c.flops / spec_.peak_flops, sc_core::SC_SEC));
+  flops_ += c.flops;
+}
+
+void ProcessingElement::serve(std::deque<Command>& queue, bool& running, sc_core::sc_event& more,
+                              void (ProcessingElement::*body)(const Command&)) {
+  while (true) {
+    while (queue.empty()) {
+      running = false;
+      idle_event_.notify(sc_core::SC_ZERO_TIME);
+      wait(more);
+    }
+    running = true;
+    const Command c = std::move(queue.front());
+    queue.pop_front();
+    const sc_time start = sc_core::sc_time_stamp();
+    if (c.on_start) c.on_start();
+    (this->*body)(c);
+    if (logging_) log_.push_back(CommandRecord{c.kind, c.label, start, sc_core::sc_time_stamp()});
+    if (c.on_done) c.on_done();
+  }
 }
 
 void ProcessingElement::submit_background(Command c) {
@@ -24,23 +56,7 @@ void ProcessingElement::submit_background(Command c) {
   bg_command_.notify(sc_core::SC_ZERO_TIME);
 }
 
-void ProcessingElement::run_background() {
-  while (true) {
-    while (bg_queue_.empty()) {
-      bg_running_ = false;
-      idle_event_.notify(sc_core::SC_ZERO_TIME);
-      wait(bg_command_);
-    }
-    bg_running_ = true;
-    const Command c = std::move(bg_queue_.front());
-    bg_queue_.pop_front();
-    const sc_time start = sc_core::sc_time_stamp();
-    if (c.on_start) c.on_start();
-    execute(c);
-    if (logging_) log_.push_back(CommandRecord{c.kind, c.label, start, sc_core::sc_time_stamp()});
-    if (c.on_done) c.on_done();
-  }
-}
+void ProcessingElement::run_background() { serve(bg_queue_, bg_running_, bg_command_, &ProcessingElement::execute); }
 
 void ProcessingElement::do_broadcast(const Command& c) {
   if (c.chain.empty() || c.bytes == 0 || !registry_) return;
@@ -127,23 +143,7 @@ void ProcessingElement::on_delivery(const noc::Delivery& d) {
   }
 }
 
-void ProcessingElement::run() {
-  while (true) {
-    while (queue_.empty()) {
-      running_ = false;
-      idle_event_.notify(sc_core::SC_ZERO_TIME);
-      wait(new_command_);
-    }
-    running_ = true;
-    const Command c = std::move(queue_.front());
-    queue_.pop_front();
-    const sc_time start = sc_core::sc_time_stamp();
-    if (c.on_start) c.on_start();
-    execute(c);
-    if (logging_) log_.push_back(CommandRecord{c.kind, c.label, start, sc_core::sc_time_stamp()});
-    if (c.on_done) c.on_done();
-  }
-}
+void ProcessingElement::run() { serve(queue_, running_, new_command_, &ProcessingElement::execute); }
 
 void ProcessingElement::do_compute(double flops, uint64_t bytes, uint64_t address, bool startup) {
   busy_.write(true);

@@ -67,7 +67,12 @@ class ProcessingElement : public sc_core::sc_module {
   /// A second command queue that runs concurrently with the first (weight pre-broadcasts), sharing
   /// the DMA and the NoC port. Phase barriers wait for the foreground queue only.
   void submit_background(Command c);
-  bool idle() const { return queue_.empty() && !running_; }
+  /// The reducer: a unit beside the compute engine that sums what arrives (fused reductions), one
+  /// compute command at a time at the PE's FLOP rate, without a start-up or DRAM traffic, concurrently
+  /// with the foreground queue (docs/MODEL.md "Reductions and grouped experts"). Its commands are
+  /// foreground work: idle() waits for them.
+  void submit_reducer(Command c);
+  bool idle() const { return queue_.empty() && !running_ && red_queue_.empty() && !red_running_; }
   bool background_idle() const { return bg_queue_.empty() && !bg_running_; }
   void set_broadcast_registry(BroadcastRegistry* r) { registry_ = r; }
   /// Notified whenever the PE runs out of commands.
@@ -89,6 +94,12 @@ class ProcessingElement : public sc_core::sc_module {
  private:
   void run();
   void run_background();
+  void run_reducer();
+  /// One command queue's thread: takes its commands in order and runs `body` on each.
+  void serve(std::deque<Command>& queue, bool& running, sc_core::sc_event& more,
+             void (ProcessingElement::*body)(const Command&));
+  /// A fused reduction on the reducer: its FLOPs at the PE's rate.
+  void reduce(const Command& c);
   void execute(const Command& c);
   void do_broadcast(const Command& c);
   /// DRAM address for `bytes` of received weights (a staging area that wraps within capacity).
@@ -105,6 +116,9 @@ class ProcessingElement : public sc_core::sc_module {
   std::deque<Command> bg_queue_;
   bool bg_running_ = false;
   sc_core::sc_event bg_command_;
+  std::deque<Command> red_queue_;
+  bool red_running_ = false;
+  sc_core::sc_event red_command_;
   BroadcastRegistry* registry_ = nullptr;
   sc_core::sc_event new_command_, idle_event_, inbox_event_, sent_event_, ack_event_;
   std::unordered_map<uint64_t, int> inbox_;  // tag -> messages received and not yet consumed

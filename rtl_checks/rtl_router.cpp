@@ -17,6 +17,7 @@ void check_rtl_fits(const noc::NocConfig& cfg) {
   p.vcs = cfg.vcs;
   p.buffer_flits = cfg.buffer_flits;
   p.router_delay_cycles = cfg.router_delay_cycles;
+  p.ni_ports = cfg.ni_ports;
   check_rtl_fits(p);
 }
 
@@ -25,6 +26,7 @@ void check_rtl_fits(const noc::RouterParams& cfg) {
   auto need = [](bool ok, const std::string& msg) {
     if (!ok) throw noc::ConfigError(msg);
   };
+  need(cfg.ni_ports == 1, "rtl router: one local port (noc.ni_ports " + std::to_string(cfg.ni_ports) + ")");
   need(cfg.vcs <= cap.max_vcs, "rtl router: vcs " + std::to_string(cfg.vcs) + " exceeds the RTL's MAX_VCS " +
                                    std::to_string(cap.max_vcs) + " (reconfigure with -DNMPSIM_RTL_MAX_VCS=N)");
   need(cfg.buffer_flits <= cap.max_buffer_flits,

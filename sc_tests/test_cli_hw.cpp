@@ -129,7 +129,7 @@ TEST(CliHw, BadInputIsOneLineExitTwo) {
 TEST(CliHw, FieldsAreListedWithTheirValues) {
   const CliRun r = nmpsim("hw --fields");
   EXPECT_EQ(r.code, 0) << r.out;
-  EXPECT_EQ(lines(r.out), 2 + 57) << r.out;  // header, rule, one row per field
+  EXPECT_EQ(lines(r.out), 2 + 59) << r.out;  // header, rule, one row per field
   EXPECT_NE(r.out.find("| `noc.vcs` | integer | - | 2 | 1..8 |"), std::string::npos) << r.out;
   const CliRun v = nmpsim("hw --hw wsc-4x4 --set noc.vcs=4 --fields");
   EXPECT_EQ(v.code, 0) << v.out;

@@ -101,6 +101,16 @@ TEST(CliRegimes, BadShapesAreOneLineErrorsThatWriteNothing) {
             "--timeline-layers: expected A or A-B (layer numbers from 0), got 'first'"},
            {"timeline_options_alone", kRun + " --timeline-layers 2", 2,
             "--timeline-layers: applies with --timeline FILE"},
+           {"ni_ports_5", kRun + " --set noc.ni_ports=5", 2, "--set noc.ni_ports: must be in [1, 4] ports (got 5)"},
+           {"ni_ports_rtl_routers",
+            "run --fidelity cycle --router rtl --strategy tp --no-plots --out {D}/out --set "
+            "noc.ni_ports=2",
+            2,
+            "--router rtl: the RTL routers have one local port; noc.ni_ports is 2 (use --router engine or sc, or "
+            "noc.ni_ports=1)"},
+           {"ni_ports_noc_0", "noc --ni-ports 0", 2, "noc: ni_ports must be in [1, 4] (got 0)"},
+           {"pipeline_chunks_0", kRun + " --set collectives.pipeline_chunks=0", 2,
+            "--set collectives.pipeline_chunks: must be in [1, 64] chunks (got 0)"},
            {"context_beyond_model", kRun + " --context 40000", 2,
             "context (--context): 40000 is beyond mixtral-8x7b's context of 32768 tokens"},
            {"spec_phase", "run --no-plots --out {D}/out --spec {D}/s.json", 2,
@@ -204,6 +214,58 @@ TEST(CliRegimes, MicroBatchesReportExposedAndHiddenCommunicationAtBothFidelities
     step[std::string(fidelity) == "cycle"] = tp["mean_tbt_us"].get<double>();
   }
   EXPECT_NEAR(step[0], step[1], 0.15 * step[1]) << "flow against cycle";
+}
+
+TEST(CliRegimes, NiPortsDoNotSlowTheAllToAllAndFlowTracksCycle) {
+  // EP's dispatch and combine: every node sends to and receives from many others at once. On this
+  // mesh, links as fast as a port, the links' bisection bounds the all-to-all more than one port does
+  // (a uniform all-to-all on 4x4 saturates at half a flit per node and cycle), so four ports help
+  // little; they must not hurt, at either fidelity, and flow must track cycle. The k-fold speed-up
+  // where the ports bound is NocNetworkInterface.KPortsMoveKMessagesToKNeighboursKTimesFaster.
+  const std::string dir = scratch_with_tiny_model("regimes_ports");
+  std::map<std::string, double> comm;
+  for (const char* fidelity : {"flow", "cycle"})
+    for (const char* ports : {"1", "4"}) {
+      const std::string out = dir + "/" + fidelity + ports;
+      const CliRun r = testing::nmpsim("run --hw nmp-4x4-5t50g --model " + dir + "/tiny.json --strategy ep " +
+                                       "--batch 64 --steps 1 --no-plots --quiet --set noc.ni_ports=" + ports +
+                                       " --fidelity " + fidelity + " --out " + out);
+      ASSERT_EQ(r.code, 0) << r.out;
+      EXPECT_EQ(summary(out)["spec"]["hardware"]["noc"]["ni_ports"], std::stoi(ports));
+      comm[std::string(fidelity) + ports] = summary(out)["strategies"]["ep"]["moe_comm_us"].get<double>();
+    }
+  EXPECT_LE(comm["cycle4"], comm["cycle1"]);
+  EXPECT_LE(comm["flow4"], comm["flow1"]);
+  EXPECT_NEAR(comm["flow4"], comm["cycle4"], 0.15 * comm["cycle4"]);
+}
+
+TEST(CliRegimes, PipelinedReduceScattersHideBehindTheAttentionAtBothFidelities) {
+  // A prefill of 2 x 2048 tokens: each layer's attention (74 us) outlasts its reduce-scatter (40 us),
+  // so in 4 pieces all but the last piece's reduce-scatter (10 us) runs while the attention computes,
+  // at both fidelities. Fused reductions: the adds run on each node's reducer, not behind the attention
+  // (docs/MODEL.md "Pipelined collectives").
+  const std::string dir = scratch_with_tiny_model("regimes_pipeline");
+  std::map<std::string, nlohmann::json> tp;
+  for (const char* fidelity : {"flow", "cycle"})
+    for (const char* chunks : {"1", "4"}) {
+      const std::string out = dir + "/" + fidelity + chunks;
+      const CliRun r = testing::nmpsim("run --hw nmp-4x4-5t50g --model " + dir + "/tiny.json --strategy tp " +
+                                       "--phase prefill --batch 2 --prompt-tokens 2048 --steps 1 --no-plots --quiet " +
+                                       "--set collectives.reduce=fused --set collectives.pipeline_chunks=" + chunks +
+                                       " --fidelity " + fidelity + " --out " + out);
+      ASSERT_EQ(r.code, 0) << r.out;
+      tp[std::string(fidelity) + chunks] = summary(out)["strategies"]["tp"];
+    }
+  for (const char* fidelity : {"flow", "cycle"}) {
+    const nlohmann::json &one = tp[std::string(fidelity) + "1"], &four = tp[std::string(fidelity) + "4"];
+    EXPECT_LT(four["ttft_us"].get<double>(), one["ttft_us"].get<double>()) << fidelity;
+    // The reduce-scatters' share of the all-reduce family: 40 of 158 us per step, then 10.
+    EXPECT_NEAR(one["allreduce_us"].get<double>() - four["allreduce_us"].get<double>(), 0.75 * 40 * 2 /* layers */,
+                0.05 * 60)
+        << fidelity;
+  }
+  EXPECT_NEAR(tp["flow4"]["ttft_us"].get<double>(), tp["cycle4"]["ttft_us"].get<double>(),
+              0.05 * tp["cycle4"]["ttft_us"].get<double>());
 }
 
 TEST(CliRegimes, TimelineIsAValidTraceThatAccountsForEveryFlopAtBothFidelities) {

@@ -3,6 +3,7 @@
 // queue once a message's tail fits in the buffers of its path.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include "mapping_test_util.h"
@@ -157,6 +158,31 @@ TEST(FluidNetwork, AFlowReleasesItsQueueIntoItsShareOfBuffersHeldByOtherFlows) {
   const auto at = drain(net);
   for (uint64_t m = 1; m <= 4; ++m) EXPECT_NEAR(at.at(m), 60e-9 + latency(1), 1e-15) << m;
   EXPECT_NEAR(at.at(5), 62e-9 + latency(1), 1e-15);
+}
+
+TEST(FluidNetwork, KPortsMoveKMessagesToKNeighboursKTimesFaster) {
+  // The centre of a 3x3 mesh (50 GB/s links and NI ports) sends 1 MB to each of its k neighbours, or
+  // they send 1 MB each to it. One port: the k flows share its 50 GB/s, k x 20 us. With k ports
+  // (queue q on port q mod k; ejection on the port of the mesh input port mod k) each flow has its own:
+  // 20 us, as one message alone (docs/MODEL.md "Network interfaces and messages").
+  for (bool out : {true, false})
+    for (int k : {2, 3, 4}) {
+      double last[2] = {0, 0};
+      for (int ports : {1, k}) {
+        AnalyticalHardware hw = testing::nmp_hardware(3, 3, 1, 50);
+        hw.ni_ports = ports;
+        hw.ni_queues = 2 * ports;
+        FluidNetwork net(hw);
+        for (int dir = 0; dir < k; ++dir) {
+          const int other = neighbour(hw.topology, 4, dir);
+          net.send(0, out ? 4 : other, out ? other : 4, 1e6, static_cast<uint64_t>(dir));
+        }
+        for (const auto& [cookie, t] : drain(net)) last[ports == 1 ? 0 : 1] = std::max(last[ports == 1 ? 0 : 1], t);
+      }
+      EXPECT_NEAR(last[0], k * 20e-6 + latency(1), 1e-12) << (out ? "inject" : "eject") << " k " << k;
+      EXPECT_NEAR(last[1], 20e-6 + latency(1), 1e-12) << (out ? "inject" : "eject") << " k " << k;
+      EXPECT_NEAR(last[0] / last[1], k, 0.05 * k);
+    }
 }
 
 }  // namespace

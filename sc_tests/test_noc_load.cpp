@@ -313,3 +313,68 @@ TEST(NocNetworkInterface, AMessageToAFreePathFlowsAtFullRateBesideABlockedOne) {
 
 }  // namespace
 }  // namespace nmpsim::noc
+
+namespace nmpsim::noc {
+namespace {
+
+/// The centre of a 3x3 mesh exchanges one message of `flits` flits with each of its first k
+/// neighbours (N, E, S, W), all at cycle 0: `out` sends them, otherwise it receives them. Returns the
+/// cycle the last one is delivered.
+uint64_t centre_exchange(int ni_ports, int k, uint64_t flits, bool out) {
+  NocConfig cfg;
+  cfg.width = cfg.height = 3;
+  cfg.ni_ports = ni_ports;
+  cfg.max_packet_flits = 16;
+  Network net(cfg);
+  uint64_t last = 0;
+  int delivered = 0;
+  net.set_delivery_handler([&](const Delivery& d) {
+    last = std::max(last, d.deliver_cycle);
+    ++delivered;
+  });
+  const MeshGeometry geo{3, 3};
+  for (int dir = 0; dir < k; ++dir) {
+    const int other = geo.neighbour(4, dir);
+    net.send_flits(out ? 4 : other, out ? other : 4, flits, 0, static_cast<uint64_t>(dir));
+  }
+  testing::run_until_idle(net, 0);
+  EXPECT_EQ(delivered, k);
+  return last;
+}
+
+TEST(NocNetworkInterface, KPortsMoveKMessagesToKNeighboursKTimesFaster) {
+  // One port injects one flit per cycle: k messages of b flits take about k b cycles. With k ports,
+  // each message has its own port and its own output link: b cycles plus the zero-load latency, as
+  // one message alone. Ejection alike: k neighbours sending to one node, whose flits arrive on k
+  // different mesh ports and so leave on k different local ports.
+  const uint64_t b = 256;
+  NocConfig one;
+  one.width = one.height = 3;
+  one.max_packet_flits = 16;
+  const uint64_t alone = testing::closed_form_latency(one, 4, 5, b);  // one hop, b flits
+  for (bool out : {true, false})
+    for (int k : {2, 3, 4}) {
+      const double t1 = static_cast<double>(centre_exchange(1, k, b, out));
+      const double tk = static_cast<double>(centre_exchange(k, k, b, out));
+      EXPECT_NEAR(t1 / tk, k, 0.05 * k) << (out ? "inject" : "eject") << " k " << k << ": " << t1 << " / " << tk;
+      EXPECT_NEAR(tk, static_cast<double>(alone), 0.02 * static_cast<double>(alone)) << "k " << k;
+    }
+}
+
+TEST(NocNetworkInterface, PortsOutsideOneToFourAreRefused) {
+  NocConfig cfg;
+  for (int bad : {0, 5}) {
+    cfg.ni_ports = bad;
+    EXPECT_THROW(cfg.validate(), ConfigError) << bad;
+  }
+  cfg.ni_ports = 4;
+  cfg.ni_queues = 2;
+  EXPECT_THROW(cfg.validate(), ConfigError);  // a port without a queue
+  cfg.ni_queues = 0;
+  cfg.router_kind = RouterKind::kLookahead;
+  cfg.vcs = 1;
+  EXPECT_THROW(cfg.validate(), ConfigError);  // the look-ahead router has one local port
+}
+
+}  // namespace
+}  // namespace nmpsim::noc

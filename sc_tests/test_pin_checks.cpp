@@ -44,7 +44,7 @@ TestbenchResult run_with(const ScRouter::OutputTamper& tamper, const TestbenchCo
 std::string everything(const TestbenchResult& r) { return r.conservation_error + " | " + r.stall_report; }
 
 TEST(PinChecks, ACorrectRouterPassesThem) {
-  const TestbenchResult r = run_with([](uint64_t, uint64_t(&)[kNumPorts], uint32_t(&)[kNumPorts]) {});
+  const TestbenchResult r = run_with([](uint64_t, uint64_t(&)[kMaxPorts], uint32_t(&)[kMaxPorts]) {});
   EXPECT_TRUE(r.drained);
   EXPECT_EQ(r.conservation_error, "");
   EXPECT_GT(r.ejected_flits, 1000u);
@@ -52,7 +52,7 @@ TEST(PinChecks, ACorrectRouterPassesThem) {
 
 TEST(PinChecks, CatchAFlitLeavingOffItsXyPath) {
   bool done = false;
-  const TestbenchResult r = run_with([&](uint64_t, uint64_t(&flit)[kNumPorts], uint32_t(&)[kNumPorts]) {
+  const TestbenchResult r = run_with([&](uint64_t, uint64_t(&flit)[kMaxPorts], uint32_t(&)[kMaxPorts]) {
     if (!done && flit_word_valid(flit[kEast]) && !flit_word_valid(flit[kSouth])) {
       std::swap(flit[kEast], flit[kSouth]);  // Y before X
       done = true;
@@ -66,7 +66,7 @@ TEST(PinChecks, CatchAFlitLeavingOffItsXyPath) {
 TEST(PinChecks, CatchADroppedFlit) {
   bool done = false;
   std::string dropped;
-  const TestbenchResult r = run_with([&](uint64_t, uint64_t(&flit)[kNumPorts], uint32_t(&)[kNumPorts]) {
+  const TestbenchResult r = run_with([&](uint64_t, uint64_t(&flit)[kMaxPorts], uint32_t(&)[kMaxPorts]) {
     for (int p = 0; p < kNumMeshDirs && !done; ++p)
       if (flit_word_valid(flit[p]) && !decode_flit_word(flit[p], MeshGeometry{3, 3}).head()) {  // a body or tail flit
         const Flit f = decode_flit_word(flit[p], MeshGeometry{3, 3});
@@ -123,7 +123,7 @@ TEST(PinChecks, ListTheFlitsARouterReceivedAndNeverSent) {
 TEST(PinChecks, CatchADuplicatedFlit) {
   uint64_t last[kNumPorts] = {};
   bool done = false;
-  const TestbenchResult r = run_with([&](uint64_t, uint64_t(&flit)[kNumPorts], uint32_t(&)[kNumPorts]) {
+  const TestbenchResult r = run_with([&](uint64_t, uint64_t(&flit)[kMaxPorts], uint32_t(&)[kMaxPorts]) {
     for (int p = 0; p < kNumMeshDirs && !done; ++p) {
       if (!flit_word_valid(flit[p]) && flit_word_valid(last[p])) {
         flit[p] = last[p];  // the flit of the previous cycle, once more
@@ -151,7 +151,7 @@ TEST(PinChecks, CatchAFlitSentWithoutACredit) {
     std::unique_ptr<RouterPins> rp = sc(name, p);
     if (p.node == kBroken) {
       broken = static_cast<ScRouter*>(rp.get());
-      broken->set_output_tamper([&](uint64_t cycle, uint64_t(&)[kNumPorts], uint32_t(&)[kNumPorts]) {
+      broken->set_output_tamper([&](uint64_t cycle, uint64_t(&)[kMaxPorts], uint32_t(&)[kMaxPorts]) {
         if (cycle == 0) broken->router().debug_set_credits(kEast, 0, cfg.noc.buffer_flits + 16);
       });
     }

@@ -255,13 +255,8 @@ TEST(PinMesh, LockstepReportsTheFirstDifferingPin) {
   EXPECT_NE(m.find("bad "), std::string::npos) << m;
 }
 
-TEST(PinMesh, PinTestbenchReproducesTheEngineTestbench) {
-  TestbenchConfig cfg;
-  cfg.noc.width = 5;
-  cfg.noc.height = 3;
-  cfg.traffic.injection_rate = 0.3;
-  cfg.warmup_cycles = 1000;
-  cfg.measure_cycles = 5000;
+/// The pin-level SystemC routers against the engine on the same testbench: the same results to the bit.
+void expect_pin_testbench_reproduces_the_engine(const TestbenchConfig& cfg) {
   const TestbenchResult want = run_testbench_direct(cfg);
   const TestbenchResult got = run_pin_testbench(cfg, sc_router_factory());
   const NocStats &a = want.stats, &b = got.stats;
@@ -281,6 +276,30 @@ TEST(PinMesh, PinTestbenchReproducesTheEngineTestbench) {
   EXPECT_TRUE(got.drained);
   EXPECT_EQ(got.conservation_error, "");
   EXPECT_EQ(got.router_error, "");
+}
+
+TEST(PinMesh, PinTestbenchReproducesTheEngineTestbench) {
+  TestbenchConfig cfg;
+  cfg.noc.width = 5;
+  cfg.noc.height = 3;
+  cfg.traffic.injection_rate = 0.3;
+  cfg.warmup_cycles = 1000;
+  cfg.measure_cycles = 5000;
+  expect_pin_testbench_reproduces_the_engine(cfg);
+}
+
+TEST(PinMesh, PinTestbenchWithThreeLocalPortsReproducesTheEngineTestbench) {
+  // noc.ni_ports 3: the SystemC router's pins carry three local ports each way (docs/MODEL.md
+  // "Network interfaces and messages"). Hotspot traffic beyond one port's ejection rate.
+  TestbenchConfig cfg;
+  cfg.noc.width = 4;
+  cfg.noc.height = 3;
+  cfg.noc.ni_ports = 3;
+  cfg.traffic.pattern = TrafficPattern::kHotspot;
+  cfg.traffic.injection_rate = 0.4;
+  cfg.warmup_cycles = 1000;
+  cfg.measure_cycles = 4000;
+  expect_pin_testbench_reproduces_the_engine(cfg);
 }
 
 TEST(PinMesh, RtlRouterWritesAVcdOfItsSignals) {

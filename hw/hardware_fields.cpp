@@ -187,9 +187,12 @@ void add_compute(std::vector<HardwareField>& t) {
 }
 
 void add_collectives(std::vector<HardwareField>& t) {
-  t.push_back(choice("collectives.algorithm", 2, mapping::ring_algorithm_name, AT(collectives.algorithm),
+  t.push_back(choice("collectives.algorithm", 4, mapping::ring_algorithm_name, AT(collectives.algorithm),
                      "`ring`: every ring collective one way round its ring; `bidirectional`: half of every chunk "
-                     "each way at once (rings of 3 or more; docs/MODEL.md \"Layer schedules\")")
+                     "each way at once (rings of 3 or more); `2d`: on the mesh rectangle a group fills, half "
+                     "along rows then columns and half along columns then rows; `auto`: per group, the one of "
+                     "the three whose idle-mesh closed form is smallest (docs/MODEL.md \"2D collectives and "
+                     "auto\")")
                   .f);
   t.push_back(choice("collectives.reduce", 2, mapping::reduce_mode_name, AT(collectives.reduce),
                      "`kernel`: every add of a ring reduce-scatter step and every combine sum is a compute "

@@ -9,7 +9,16 @@ const char* fidelity_name(Fidelity f) { return f == Fidelity::kCycle ? "cycle" :
 const char* reduce_mode_name(ReduceMode m) { return m == ReduceMode::kFused ? "fused" : "kernel"; }
 
 const char* ring_algorithm_name(RingAlgorithm a) {
-  return a == RingAlgorithm::kBidirectional ? "bidirectional" : "ring";
+  switch (a) {
+    case RingAlgorithm::kBidirectional:
+      return "bidirectional";
+    case RingAlgorithm::k2d:
+      return "2d";
+    case RingAlgorithm::kAuto:
+      return "auto";
+    default:
+      return "ring";
+  }
 }
 
 Fidelity parse_fidelity(const std::string& text, const std::string& where) {

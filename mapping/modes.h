@@ -18,8 +18,10 @@ Fidelity parse_fidelity(const std::string& text, const std::string& where);
 enum class ReduceMode { kKernel, kFused };
 const char* reduce_mode_name(ReduceMode m);
 
-/// How ring collectives use the ring: one way, or half of every chunk each way.
-enum class RingAlgorithm { kOneWay, kBidirectional };
+/// How a group's all-gather and reduce-scatter run: one way round its ring, half of every chunk each
+/// way, 2D on the mesh rectangle the group fills, or the one of these whose closed form is smallest
+/// (docs/MODEL.md "2D collectives and auto").
+enum class RingAlgorithm { kOneWay, kBidirectional, k2d, kAuto };
 const char* ring_algorithm_name(RingAlgorithm a);
 
 }  // namespace nmpsim::mapping

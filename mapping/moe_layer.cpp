@@ -1,6 +1,9 @@
 #include "nmpsim/mapping/moe_layer.h"
 
 #include <algorithm>
+#include <limits>
+
+#include "nmpsim/mapping/group_collective.h"
 
 namespace nmpsim::mapping {
 
@@ -19,17 +22,38 @@ class PhaseChain {
   OpId barrier_ = -1;
 };
 
-/// Collective `kind` on ring `members`, each member's chunk `share` of its home bytes.
-Collective ring_collective(CollectiveKind kind, const LayerPlan& plan, const std::vector<int>& members,
-                           const LayerBuild& b, double share) {
-  Collective c;
+/// Collective `kind` of the group `members` (in ring order), each member's chunk `share` of its home
+/// bytes, with the group's algorithm resolved (`auto`: the smallest closed form).
+GroupCollective group_collective(CollectiveKind kind, const LayerPlan& plan, const std::vector<int>& members,
+                                 const LayerBuild& b, double share) {
+  GroupCollective c;
   c.kind = kind;
   c.element_bytes = b.element_bytes;
   c.reduce = b.reduce;
-  c.bidirectional = b.bidirectional_rings;
+  c.ring = members;
+  double mean = 0;
   for (int v : members) {
-    c.ring.push_back(PhysicalNode(v));
     c.chunk_bytes.push_back(plan.home_bytes[static_cast<size_t>(v)] * share);
+    mean += c.chunk_bytes.back() / static_cast<double>(members.size());
+  }
+  c.algorithm = b.algorithm;
+  if (c.algorithm != RingAlgorithm::k2d && c.algorithm != RingAlgorithm::kAuto) return c;
+  if (!b.hw) {
+    c.algorithm = RingAlgorithm::kOneWay;
+    return c;
+  }
+  c.rect = group_rect(b.hw->topology, members);
+  if (c.algorithm == RingAlgorithm::kAuto) {
+    const CollectiveCosts k = collective_costs(*b.hw, members);
+    const bool reduce = kind == CollectiveKind::kRingReduceScatter;
+    double best = std::numeric_limits<double>::infinity();
+    for (RingAlgorithm a : {RingAlgorithm::kOneWay, RingAlgorithm::kBidirectional, RingAlgorithm::k2d}) {
+      const double t = group_collective_s(a, members, c.rect, mean, reduce, k);
+      if (t < best * (1 - 1e-9)) {  // ties go to the simpler algorithm
+        best = t;
+        c.algorithm = a;
+      }
+    }
   }
   return c;
 }
@@ -38,8 +62,10 @@ void ring_phase(LayerSchedule& s, PhaseChain& chain, const char* name, Collectiv
                 const std::vector<std::vector<int>>& rings, const LayerBuild& b) {
   const int ph = s.phase(name, PhaseFamily::kAllReduce);
   DepList joins;
-  for (const auto& members : rings)
-    joins.push_back(s.collective(ph, ring_collective(kind, plan, members, b, 1.0), chain.after()));
+  for (const auto& members : rings) {
+    const DepList j = add_group_collective(s, ph, group_collective(kind, plan, members, b, 1.0), chain.after());
+    joins.insert(joins.end(), j.begin(), j.end());
+  }
   chain.close(ph, std::move(joins));
 }
 
@@ -89,8 +115,9 @@ void compute_then_reduce_scatter(LayerSchedule& s, PhaseChain& chain, int ph, co
         if (!piece[static_cast<size_t>(v)].empty())
           deps.push_back(piece[static_cast<size_t>(v)][static_cast<size_t>(j)]);
       if (deps.empty()) deps = start;
-      joins.push_back(s.collective(
-          rs, ring_collective(CollectiveKind::kRingReduceScatter, plan, members, b, 1.0 / n_chunks), std::move(deps)));
+      const DepList done = add_group_collective(
+          s, rs, group_collective(CollectiveKind::kRingReduceScatter, plan, members, b, 1.0 / n_chunks), deps);
+      joins.insert(joins.end(), done.begin(), done.end());
     }
   chain.close(rs, std::move(joins));
 }
@@ -185,7 +212,8 @@ LayerBuild layer_build(const AnalyticalHardware& hw) {
   b.element_bytes = hw.element_bytes;
   b.reduce = hw.reduce;
   b.grouped_experts = hw.grouped_experts;
-  b.bidirectional_rings = hw.rings == RingAlgorithm::kBidirectional;
+  b.algorithm = hw.rings;
+  b.hw = &hw;
   b.pipeline_chunks = std::max(1, hw.pipeline_chunks);
   return b;
 }

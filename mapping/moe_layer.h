@@ -29,11 +29,14 @@ inline constexpr const char* kPartialReduceScatter = "partial_reduce_scatter";
 
 /// How the layer's ops are cut (docs/MODEL.md "Reductions and grouped experts").
 struct LayerBuild {
-  double element_bytes = 2;                 ///< bytes per element of the reductions
-  ReduceMode reduce = ReduceMode::kKernel;  ///< reductions as commands, or fused into the receive
-  bool grouped_experts = false;             ///< one compute op per node for its expert pieces
-  bool bidirectional_rings = false;         ///< ring collectives half each way
-  int pipeline_chunks = 1;                  ///< attention compute pieces, each reduce-scattered when done
+  double element_bytes = 2;                          ///< bytes per element of the reductions
+  ReduceMode reduce = ReduceMode::kKernel;           ///< reductions as commands, or fused into the receive
+  bool grouped_experts = false;                      ///< one compute op per node for its expert pieces
+  RingAlgorithm algorithm = RingAlgorithm::kOneWay;  ///< the groups' all-gathers and reduce-scatters
+  /// The hardware, for `2d` (the groups' mesh rectangles) and `auto` (the closed forms); without it
+  /// those two run as one-way rings. Set by layer_build; must outlive the build.
+  const AnalyticalHardware* hw = nullptr;
+  int pipeline_chunks = 1;  ///< attention compute pieces, each reduce-scattered when done
 };
 /// The build options of hardware `hw` (its element size, reductions and expert kernels).
 LayerBuild layer_build(const AnalyticalHardware& hw);

@@ -111,6 +111,7 @@ TEST(CliRegimes, BadShapesAreOneLineErrorsThatWriteNothing) {
            {"ni_ports_noc_0", "noc --ni-ports 0", 2, "noc: ni_ports must be in [1, 4] (got 0)"},
            {"pipeline_chunks_0", kRun + " --set collectives.pipeline_chunks=0", 2,
             "--set collectives.pipeline_chunks: must be in [1, 64] chunks (got 0)"},
+           {"algorithm_3d", kRun + " --set collectives.algorithm=3d", 2, "--set collectives.algorithm"},
            {"context_beyond_model", kRun + " --context 40000", 2,
             "context (--context): 40000 is beyond mixtral-8x7b's context of 32768 tokens"},
            {"spec_phase", "run --no-plots --out {D}/out --spec {D}/s.json", 2,
@@ -266,6 +267,34 @@ TEST(CliRegimes, PipelinedReduceScattersHideBehindTheAttentionAtBothFidelities) 
   }
   EXPECT_NEAR(tp["flow4"]["ttft_us"].get<double>(), tp["cycle4"]["ttft_us"].get<double>(),
               0.05 * tp["cycle4"]["ttft_us"].get<double>());
+}
+
+TEST(CliRegimes, TwoDAndAutoCollectivesAtBothFidelities) {
+  // A 16-node attention group on nmp-4x4 with four NI ports and kernel adds (50 ns start-up each): a 2D
+  // all-gather and reduce-scatter take 6 steps where a ring takes 15, so the all-reduce family is
+  // shorter; auto picks per group by the closed forms; flow tracks cycle (docs/MODEL.md "2D collectives
+  // and auto").
+  const std::string dir = scratch_with_tiny_model("regimes_2d");
+  std::map<std::string, double> ar;
+  for (const char* fidelity : {"flow", "cycle"})
+    for (const char* alg : {"ring", "2d", "auto"}) {
+      const std::string out = dir + "/" + fidelity + alg;
+      const CliRun r =
+          testing::nmpsim("run --hw nmp-4x4-5t50g --model " + dir + "/tiny.json --strategy tp " +
+                          "--attn-tp 16 --batch 64 --steps 1 --no-plots --quiet --set noc.ni_ports=4 " +
+                          "--set collectives.algorithm=" + alg + " --fidelity " + fidelity + " --out " + out);
+      ASSERT_EQ(r.code, 0) << r.out;
+      ar[std::string(fidelity) + alg] = summary(out)["strategies"]["tp"]["allreduce_us"].get<double>();
+    }
+  for (const char* fidelity : {"flow", "cycle"}) {
+    const std::string f = fidelity;
+    EXPECT_LT(ar[f + "2d"], 0.8 * ar[f + "ring"]) << fidelity;
+    // Auto's closed forms see the all-gather's 2D and both-way rings within 1% of each other and keep the
+    // both-way ring; the simulated difference is a few percent either way.
+    EXPECT_LE(ar[f + "auto"], 1.05 * std::min(ar[f + "2d"], ar[f + "ring"])) << fidelity;
+  }
+  // Communication of a few microseconds per step, latency-bound: within the 15% asked of communication.
+  EXPECT_NEAR(ar["flow2d"], ar["cycle2d"], 0.15 * ar["cycle2d"]);
 }
 
 TEST(CliRegimes, TimelineIsAValidTraceThatAccountsForEveryFlopAtBothFidelities) {

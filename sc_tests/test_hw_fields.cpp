@@ -171,9 +171,11 @@ TEST(HwFields, ChoicesAreEnumsWithTheirNames) {
     }
     json j = to_json(preset("nmp-4x4-5t50g"));
     at(j, f.path) = "wormhole";
-    EXPECT_NE(error_of(j).find(f.path + ": must be \"" + f.choices[0] + "\" or \"" + f.choices[1] + "\""),
-              std::string::npos)
-        << error_of(j);
+    // "must be "a" or "b"", or "must be "a", "b" or "c""
+    std::string list = "\"" + f.choices[0] + "\"";
+    for (size_t i = 1; i < f.choices.size(); ++i)
+      list += (i + 1 == f.choices.size() ? " or \"" : ", \"") + f.choices[i] + "\"";
+    EXPECT_NE(error_of(j).find(f.path + ": must be " + list), std::string::npos) << error_of(j);
   }
 }
 

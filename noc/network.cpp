@@ -359,7 +359,8 @@ void Network::run_cycle(uint64_t cycle, bool admit_held_sends) {
     ++sess_steps_;
     if (rec_) {
       rec_->steps.push_back(cycle - sess_start_);
-      if (rec_->steps.size() + rec_->sends.size() > SessionCache::kMaxSessionEvents) rec_.reset();
+      if (rec_->steps.runs() + rec_->sends.size() + rec_->delivery_send.size() > SessionCache::kMaxSessionEvents)
+        rec_.reset();
     }
   }
   in_step_ = true;

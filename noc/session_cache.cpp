@@ -3,7 +3,7 @@
 namespace nmpsim::noc {
 
 size_t Session::footprint_bytes() const {
-  return sizeof(Session) + sends.capacity() * sizeof(SessionSend) + steps.capacity() * sizeof(uint64_t) +
+  return sizeof(Session) + sends.capacity() * sizeof(SessionSend) + steps.footprint_bytes() +
          (delivery_send.capacity() + delivery_step.capacity()) * sizeof(uint32_t) +
          (reads.capacity() + finals.capacity()) * sizeof(RrPointer) + routers.capacity() * sizeof(RouterDelta);
 }

@@ -58,9 +58,57 @@ struct RouterDelta {
   int peak = 0;
 };
 
+/// The cycles a session evaluated, relative to its first send's, as runs of consecutive cycles: a
+/// collective that keeps the network busy for millions of cycles is a handful of runs. Read in order
+/// (the replay asks for step n, then n + 1, ...): a cursor makes that O(1); any other index is a binary
+/// search.
+class StepList {
+ public:
+  void push_back(uint64_t rel_cycle) {
+    if (!runs_.empty() && runs_.back().start + runs_.back().count == rel_cycle) {
+      ++runs_.back().count;
+    } else {
+      runs_.push_back(Run{rel_cycle, size_, 1});
+    }
+    ++size_;
+  }
+  size_t size() const { return size_; }
+  size_t runs() const { return runs_.size(); }
+  uint64_t operator[](size_t n) const {
+    const Run* r = &runs_[cursor_];
+    if (n < r->first || n >= r->first + r->count) {
+      if (cursor_ + 1 < runs_.size() && n >= runs_[cursor_ + 1].first &&
+          n < runs_[cursor_ + 1].first + runs_[cursor_ + 1].count) {
+        ++cursor_;
+      } else {
+        size_t lo = 0, hi = runs_.size();  // the last run whose first index is <= n
+        while (hi - lo > 1) {
+          const size_t mid = (lo + hi) / 2;
+          (runs_[mid].first <= n ? lo : hi) = mid;
+        }
+        cursor_ = lo;
+      }
+      r = &runs_[cursor_];
+    }
+    return r->start + (n - r->first);
+  }
+  void shrink_to_fit() { runs_.shrink_to_fit(); }
+  size_t footprint_bytes() const { return runs_.capacity() * sizeof(Run); }
+
+ private:
+  struct Run {
+    uint64_t start;  ///< relative cycle of the run's first step
+    uint64_t first;  ///< index of that step
+    uint64_t count;
+  };
+  std::vector<Run> runs_;
+  size_t size_ = 0;
+  mutable size_t cursor_ = 0;
+};
+
 struct Session {
   std::vector<SessionSend> sends;
-  std::vector<uint64_t> steps;          ///< cycles evaluated, relative to the first send's cycle
+  StepList steps;                       ///< cycles evaluated, relative to the first send's cycle
   std::vector<uint32_t> delivery_send;  ///< in delivery order: the send delivered
   std::vector<uint32_t> delivery_step;  ///< ... and the index of the cycle it was delivered in
   std::vector<RrPointer> reads;         ///< pointers read before written: the values they may have
@@ -77,7 +125,8 @@ class SessionCache {
  public:
   static constexpr size_t kPerKey = 8;
   static constexpr size_t kBudgetBytes = size_t{256} << 20;
-  /// Longest session recorded (sends + cycles evaluated); longer ones are simulated every time.
+  /// Longest session recorded (sends, deliveries and runs of consecutive cycles evaluated); longer ones
+  /// are simulated every time.
   static constexpr size_t kMaxSessionEvents = size_t{4} << 20;
 
   static uint64_t key(const SessionSend& first);

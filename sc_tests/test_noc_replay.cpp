@@ -12,6 +12,7 @@
 
 #include "nmpsim/noc/bits.h"
 #include "nmpsim/noc/network.h"
+#include "nmpsim/noc/session_cache.h"
 
 namespace nmpsim::noc {
 namespace {
@@ -228,6 +229,32 @@ TEST(NocReplay, SamePickStartsAreExactlyThePointersWithTheSamePick) {
               << "n " << n << " mask " << m << " start " << start << " v " << v;
         EXPECT_EQ(same & ~low_bits(n), 0u);
       }
+}
+
+TEST(NocReplay, StepListsKeepRunsOfConsecutiveCycles) {
+  // A collective that keeps the network busy evaluates every cycle: one run, whatever its length.
+  StepList busy;
+  for (uint64_t c = 0; c < 5'000'000; ++c) busy.push_back(c);
+  EXPECT_EQ(busy.size(), 5'000'000u);
+  EXPECT_EQ(busy.runs(), 1u);
+  EXPECT_LT(busy.footprint_bytes(), 1024u);
+  // Runs with gaps: read in order, backwards and at random, against the plain list.
+  std::vector<uint64_t> plain;
+  StepList steps;
+  uint64_t c = 3;
+  for (int i = 0; i < 2000; ++i) {
+    c += (i % 7 == 0) ? 1 + static_cast<uint64_t>(i % 13) : 1;
+    plain.push_back(c);
+    steps.push_back(c);
+  }
+  EXPECT_EQ(steps.size(), plain.size());
+  EXPECT_LT(steps.runs(), plain.size() / 5);
+  for (size_t n = 0; n < plain.size(); ++n) ASSERT_EQ(steps[n], plain[n]) << n;
+  for (size_t n = plain.size(); n-- > 0;) ASSERT_EQ(steps[n], plain[n]) << n;
+  for (size_t k = 0; k < 5000; ++k) {
+    const size_t n = (k * 7919) % plain.size();
+    ASSERT_EQ(steps[n], plain[n]) << n;
+  }
 }
 
 TEST(NocReplay, OffUnlessAskedAndOffForGoodWithAMeasurementWindow) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "nmpsim/base/ni_ports.h"
 #include "nmpsim/base/slot_table.h"
 
 namespace nmpsim::flow {
@@ -112,7 +113,7 @@ double FluidEngine::latency_s(int src, int dst) const {
 
 void FluidEngine::build_path(const Message& m, int port, Flow& f) {
   // As the cycle-level network: queue q injects on port q mod ni_ports; the message ejects on the
-  // local port of the mesh input port it arrives on (opposite its last hop), mod ni_ports.
+  // local port base::eject_port gives the mesh input port it arrives on (opposite its last hop).
   const size_t k = static_cast<size_t>(ni_ports_);
   f.path_begin = static_cast<uint32_t>(paths_.size());
   paths_.push_back(static_cast<int32_t>(inject_base_ + static_cast<size_t>(m.src) * k + static_cast<size_t>(port)));
@@ -121,7 +122,7 @@ void FluidEngine::build_path(const Message& m, int port, Flow& f) {
     paths_.push_back(from * 4 + dir);
     last_dir = dir;
   });
-  const size_t eject_port = static_cast<size_t>((last_dir + 2) % 4) % k;
+  const size_t eject_port = static_cast<size_t>(base::eject_port((last_dir + 2) % 4, ni_ports_));
   paths_.push_back(static_cast<int32_t>(eject_base_ + static_cast<size_t>(m.dst) * k + eject_port));
   f.path_len = static_cast<uint32_t>(paths_.size()) - f.path_begin;
 }
@@ -205,9 +206,16 @@ void FluidEngine::send(double now_s, int src, int dst, double bytes, uint64_t co
     deliveries_.push(Pending{now_, delivery_seq_++, cookie});
     return;
   }
+  // As the cycle-level NI: the port with the fewest bytes still to send, then its queue with the fewest.
   const size_t base = static_cast<size_t>(src) * static_cast<size_t>(ni_queues_);
-  size_t best = base;
-  for (size_t q = base + 1; q < base + static_cast<size_t>(ni_queues_); ++q)
+  const size_t nq = static_cast<size_t>(ni_queues_), ports = static_cast<size_t>(ni_ports_);
+  double load[4] = {0, 0, 0, 0};
+  for (size_t q = 0; q < nq; ++q) load[q % ports] += queues_[base + q].bytes_left;
+  size_t port = 0;
+  for (size_t p = 1; p < ports; ++p)
+    if (load[p] < load[port]) port = p;
+  size_t best = base + port;
+  for (size_t q = base + port; q < base + nq; q += ports)
     if (queues_[q].bytes_left < queues_[best].bytes_left) best = q;
   Queue& q = queues_[best];
   const Message m{src, dst, wire_bytes(bytes), cookie};

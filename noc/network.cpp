@@ -109,10 +109,9 @@ void Network::admit(uint64_t id, int src, int dst, uint64_t bytes, uint32_t flit
   const uint32_t packets = (flits + packet_flits - 1) / packet_flits;
   m.packets_left = packets;
   Ni& ni = nis_[src];
-  // The whole message goes to the queue with the fewest flits still to send (lowest index on ties).
-  NiQueue* q = &ni.queues[0];
-  for (NiQueue& c : ni.queues)
-    if (c.flits < q->flits) q = &c;
+  // The whole message goes to the port with the fewest flits still to send, then to its queue with the
+  // fewest (lowest index on ties; with one port: the queue with the fewest).
+  NiQueue* q = &ni.queues[pick_queue(ni)];
   if (q->packets.empty()) ++ni.busy_queues;
   q->flits += flits;
   for (uint32_t p = 0; p < packets; ++p) {
@@ -268,21 +267,37 @@ void Network::finish_message(uint32_t slot, uint64_t cycle) {
   if (on_delivery_) on_delivery_(Delivery{m.id, m.src, m.dst, m.bytes, m.tag, m.create_cycle, cycle});
 }
 
+size_t Network::pick_queue(const Ni& ni) const {
+  const size_t nq = ni.queues.size(), ports = static_cast<size_t>(cfg_.ni_ports);
+  uint64_t load[kMaxNiPorts] = {};
+  for (size_t q = 0; q < nq; ++q) load[q % ports] += ni.queues[q].flits;
+  size_t port = 0;
+  for (size_t p = 1; p < ports; ++p)
+    if (load[p] < load[port]) port = p;
+  size_t best = port;
+  for (size_t q = port; q < nq; q += ports)
+    if (ni.queues[q].flits < ni.queues[best].flits) best = q;
+  return best;
+}
+
 void Network::inject(int node) {
-  // Each local port sends at most one flit per cycle. Queue q sends on port q mod ni_ports; in
-  // round-robin order from ni.rr, the first queue of each port whose front packet exists by now and
-  // has a VC of that port with a free slot (its own, or a free VC for a new packet) sends.
   Ni& ni = nis_[node];
-  const int nq = static_cast<int>(ni.queues.size());
-  const int ports = cfg_.ni_ports, V = cfg_.vcs;
-  if (ni.busy_queues >= 2 && !ni.rr_seen) {  // the pick can depend on the pointer
-    ni.rr_seen = ni.rr_read = 1;
-    ni.rr_start = static_cast<uint8_t>(ni.rr);
+  for (int port = 0; port < cfg_.ni_ports; ++port) inject_port(ni, node, port);
+}
+
+void Network::inject_port(Ni& ni, int node, int port) {
+  // The port sends at most one flit per cycle: of its queues (q = port, port + ni_ports, ...), the first
+  // in round-robin order from its pointer whose front packet exists by now and has a VC of this port
+  // with a free slot (its own, or a free VC for a new packet). Its pointer then moves past that queue.
+  const int nq = static_cast<int>(ni.queues.size()), k = cfg_.ni_ports, V = cfg_.vcs;
+  const unsigned bit = 1u << port;
+  if (ni.busy_queues >= 2 && !(ni.rr_seen & bit)) {  // the pick can depend on the pointer
+    ni.rr_seen |= bit;
+    ni.rr_read |= bit;
+    ni.rr_start[port] = static_cast<uint8_t>(ni.rr[port]);
   }
-  unsigned used = 0;  // ports that sent this cycle
-  for (int k = 0, qi = ni.rr; k < nq; ++k, qi = qi + 1 == nq ? 0 : qi + 1) {
-    const int port = ports == 1 ? 0 : qi % ports;
-    if (used >> port & 1) continue;
+  const int mine = (nq - port + k - 1) / k;  // queues of this port
+  for (int i = 0, qi = ni.rr[port]; i < mine; ++i, qi = qi + k < nq ? qi + k : port) {
     NiQueue& q = ni.queues[static_cast<size_t>(qi)];
     if (q.packets.empty()) continue;
     const uint32_t ps = q.packets.front();
@@ -319,10 +334,9 @@ void Network::inject(int node) {
     } else {
       ++q.next_seq;
     }
-    ni.rr = qi + 1 == nq ? 0 : qi + 1;
-    ni.rr_seen = 1;
-    used |= 1u << port;
-    if (used == (1u << ports) - 1) return;
+    ni.rr[port] = qi + k < nq ? qi + k : port;
+    ni.rr_seen |= bit;
+    return;
   }
 }
 

@@ -223,10 +223,11 @@ class Network {
     int16_t credits[kMaxNiPorts * 8] = {};
     int8_t vc_owner[kMaxNiPorts * 8] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
                                         -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
-    int busy_queues = 0;  // queues holding packets
-    int rr = 0;           // queue offered the next flit first
+    int busy_queues = 0;                 // queues holding packets
+    int rr[kMaxNiPorts] = {0, 1, 2, 3};  // per port: its queue offered the next flit first
     bool active = false;
-    uint8_t rr_seen = 0, rr_read = 0, rr_start = 0;  // session replay: as noc::Router's pointers
+    // Session replay, as noc::Router's pointers: bit p for port p's pointer; its value when first read.
+    uint8_t rr_seen = 0, rr_read = 0, rr_start[kMaxNiPorts] = {};
   };
   struct RouterSink {
     Network* net;
@@ -290,6 +291,9 @@ class Network {
   void handle_flit(const FlitEvent& ev);
   void handle_credit(const CreditEvent& ev);
   void inject(int node);
+  void inject_port(Ni& ni, int node, int port);
+  /// The queue a new message of `ni` goes to: its least loaded port's least loaded queue.
+  size_t pick_queue(const Ni& ni) const;
   /// Earliest creation cycle of a packet at the front of one of the NI's queues.
   uint64_t earliest_front(const Ni& ni) const;
   void eject(int node, const Flit& f);

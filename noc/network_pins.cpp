@@ -15,7 +15,7 @@ void Network::set_external_router(int node) {
   set_session_replay(false);
   if (ext_.empty()) {
     ext_.resize(static_cast<size_t>(nodes()));
-    pin_checks_.configure(geo_, cfg_.vcs, cfg_.buffer_flits);
+    pin_checks_.configure(geo_, cfg_.vcs, cfg_.buffer_flits, cfg_.ni_ports);
   }
   ext_[node].external = true;
   pin_checks_.watch(node);

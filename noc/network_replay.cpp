@@ -48,7 +48,8 @@ void Network::start_session(uint64_t cycle) {
 
 bool Network::preconditions_hold(const Session& s) const {
   for (const RrPointer& p : s.reads) {
-    const int v = p.k == RrPointer::kNiPointer ? nis_[p.node].rr : routers_[p.node].rr_value(p.k);
+    const int v = p.k > RrPointer::kNiPointer - kMaxNiPorts ? nis_[p.node].rr[RrPointer::kNiPointer - p.k]
+                                                            : routers_[p.node].rr_value(p.k);
     if (!(p.allowed >> v & 1)) return false;
   }
   return true;
@@ -107,8 +108,11 @@ void Network::end_session() {
   for (size_t i = 0; i < nis_.size(); ++i) {
     const Ni& ni = nis_[i];
     const uint32_t node = static_cast<uint32_t>(i);
-    if (ni.rr_read) s.reads.push_back({node, RrPointer::kNiPointer, 0, uint64_t{1} << ni.rr_start});
-    if (ni.rr_seen) s.finals.push_back({node, RrPointer::kNiPointer, static_cast<uint8_t>(ni.rr), 0});
+    for (int port = 0; port < kMaxNiPorts; ++port) {
+      const auto k = static_cast<uint8_t>(RrPointer::kNiPointer - port);
+      if (ni.rr_read >> port & 1) s.reads.push_back({node, k, 0, uint64_t{1} << ni.rr_start[port]});
+      if (ni.rr_seen >> port & 1) s.finals.push_back({node, k, static_cast<uint8_t>(ni.rr[port]), 0});
+    }
   }
   s.injected_flits = injected_flits_ - rec_injected0_;
   s.ejected_flits = ejected_flits_ - rec_ejected0_;
@@ -232,8 +236,8 @@ void Network::finish_replay() {
     apply_session_stats(s);
   }
   for (const RrPointer& p : s.finals) {
-    if (p.k == RrPointer::kNiPointer)
-      nis_[p.node].rr = p.value;
+    if (p.k > RrPointer::kNiPointer - kMaxNiPorts)
+      nis_[p.node].rr[RrPointer::kNiPointer - p.k] = p.value;
     else
       routers_[p.node].set_rr_value(p.k, p.value);
   }

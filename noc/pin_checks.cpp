@@ -4,10 +4,11 @@
 
 namespace nmpsim::noc {
 
-void PinChecker::configure(const MeshGeometry& geo, int vcs, int buffer_flits) {
+void PinChecker::configure(const MeshGeometry& geo, int vcs, int buffer_flits, int ni_ports) {
   geo_ = geo;
   vcs_ = vcs;
   buffer_flits_ = buffer_flits;
+  ni_ports_ = ni_ports;
 }
 
 void PinChecker::watch(int node) {
@@ -36,7 +37,7 @@ std::string PinChecker::sent(int node, int port, const Flit& f) {
   *held = n.holding.back();  // a router holds a few dozen flits at most: a vector beats a hash set
   n.holding.pop_back();
   const int xy = geo_.route_xy(node, static_cast<int>(f.dst));
-  if (xy == kLocal ? port < kLocal || port >= kMaxPorts : port != xy)  // any local port ejects
+  if (xy == kLocal ? port < kLocal || port >= kLocal + ni_ports_ : port != xy)  // any local port ejects
     return where(node) + " sent " + flit() + " on port " + port_name(port) + "; XY routing takes " + port_name(xy);
   if (f.vc >= vcs_)
     return where(node) + " sent " + flit() + " on VC " + std::to_string(f.vc) + ", beyond the mesh's VCs";

@@ -22,7 +22,7 @@ namespace nmpsim::noc {
 
 class PinChecker {
  public:
-  void configure(const MeshGeometry& geo, int vcs, int buffer_flits);
+  void configure(const MeshGeometry& geo, int vcs, int buffer_flits, int ni_ports = 1);
   /// Checks the router at `node` from now on.
   void watch(int node);
   bool watched(int node) const { return !nodes_.empty() && nodes_[node].watched; }
@@ -53,7 +53,7 @@ class PinChecker {
   std::string where(int node) const;
 
   MeshGeometry geo_;
-  int vcs_ = 1, buffer_flits_ = 1;
+  int vcs_ = 1, buffer_flits_ = 1, ni_ports_ = 1;
   std::vector<Node> nodes_;
 };
 

@@ -1,6 +1,7 @@
 // Input-buffered wormhole router: four mesh ports and 1 to 4 local (network-interface) ports, V virtual
 // channels per input port, XY routing, round-robin VC and switch allocation, credit-based flow control.
-// A flit that arrived on mesh port i and is for this node leaves on local port kLocal + i mod ni_ports.
+// A flit that arrived on mesh port i and is for this node leaves on local port kLocal +
+// base::eject_port(i, ni_ports).
 //
 // The router is a plain cycle-level state machine. Once per cycle the owner calls
 //   accept_flit()/accept_credit() for everything arriving this cycle, then step(cycle, sink);

@@ -5,6 +5,7 @@
 // docs/MODEL.md "Router micro-architecture".
 #pragma once
 
+#include "nmpsim/base/ni_ports.h"
 #include "nmpsim/noc/router.h"
 
 namespace nmpsim::noc {
@@ -49,7 +50,7 @@ inline bool Router::route_compute(uint64_t cycle, uint64_t (&va_req)[kNumMeshDir
     }
     if (iv.out_port < 0) {
       int o = geo_.route_xy(node_, static_cast<int>(iv.front_dst));
-      if (o == kLocal && ni_ports_ > 1) o = kLocal + port_of_[ivc] % ni_ports_;  // the local port of its input
+      if (o == kLocal && ni_ports_ > 1) o = kLocal + base::eject_port(port_of_[ivc], ni_ports_);
       iv.out_port = static_cast<int8_t>(o);
     }
     if (iv.out_port >= kLocal) {

@@ -40,7 +40,8 @@ struct SessionSend {
   }
 };
 
-/// A round-robin pointer: router pointer k (noc::Router::rr_value) or, k == kNiPointer, the NI's;
+/// A round-robin pointer: router pointer k (noc::Router::rr_value) or, k == kNiPointer - p, the NI's
+/// pointer of its local port p;
 /// `allowed`: the values a session's picks hold for (a precondition), `value`: its value at the end.
 struct RrPointer {
   static constexpr uint8_t kNiPointer = 255;

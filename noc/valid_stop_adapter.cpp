@@ -36,6 +36,9 @@ ValidStopAdapter::ValidStopAdapter(sc_core::sc_module_name name, const RouterPar
   if (p.vcs != 1)
     throw ConfigError("noc: the look-ahead router has no virtual channels: noc.vcs must be 1 (got " +
                       std::to_string(p.vcs) + ")");
+  if (p.ni_ports != 1)
+    throw ConfigError("noc: the look-ahead router has one local port: noc.ni_ports must be 1 (got " +
+                      std::to_string(p.ni_ports) + ")");
   reset_state();
   SC_METHOD(on_edge);
   sensitive << clk.pos();

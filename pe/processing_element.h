@@ -88,7 +88,8 @@ class ProcessingElement : public sc_core::sc_module {
   double flops_done() const { return flops_; }
   sc_core::sc_time compute_busy_time() const { return compute_busy_; }
   double compute_energy_pj() const { return flops_ * spec_.pj_per_flop; }
-  /// High while a compute or reduce command runs (for VCD tracing).
+  /// High while a compute or reduce command runs on the compute engine (for VCD tracing); the reducer's
+  /// fused adds (submit_reducer) do not raise it.
   const sc_core::sc_signal<bool>& busy_signal() const { return busy_; }
 
  private:

@@ -27,6 +27,9 @@ DescribedCreditRouter::DescribedCreditRouter(sc_core::sc_module_name name, const
   if (p.vcs != 1)
     throw noc::ConfigError("noc: the RTL router '" + d_.name + "' has no virtual channels: noc.vcs must be 1 (got " +
                            std::to_string(p.vcs) + ")");
+  if (p.ni_ports != 1)
+    throw noc::ConfigError("noc: the RTL router '" + d_.name + "' has one local port: noc.ni_ports must be 1 (got " +
+                           std::to_string(p.ni_ports) + ")");
   check_credit_links(r, p);
   check_fits(r, p.buffer_flits, p.geo.width, p.geo.height);
   io_ = r.make(StrapValues{p.geo.x(p.node), p.geo.y(p.node), p.geo.width, p.geo.height, p.buffer_flits});

@@ -161,9 +161,9 @@ TEST(FluidNetwork, AFlowReleasesItsQueueIntoItsShareOfBuffersHeldByOtherFlows) {
 }
 
 TEST(FluidNetwork, KPortsMoveKMessagesToKNeighboursKTimesFaster) {
-  // The centre of a 3x3 mesh (50 GB/s links and NI ports) sends 1 MB to each of its k neighbours, or
-  // they send 1 MB each to it. One port: the k flows share its 50 GB/s, k x 20 us. With k ports
-  // (queue q on port q mod k; ejection on the port of the mesh input port mod k) each flow has its own:
+  // The centre of a 3x3 mesh (50 GB/s links and NI ports) sends 1 MB to each of k neighbours (N, S, E,
+  // W in that order), or they send 1 MB each to it. One port: the k flows share its 50 GB/s, k x 20 us. With k ports
+  // (a message to the least loaded port; ejection on base::eject_port of its arrival port) each flow has its own:
   // 20 us, as one message alone (docs/MODEL.md "Network interfaces and messages").
   for (bool out : {true, false})
     for (int k : {2, 3, 4}) {
@@ -173,7 +173,9 @@ TEST(FluidNetwork, KPortsMoveKMessagesToKNeighboursKTimesFaster) {
         hw.ni_ports = ports;
         hw.ni_queues = 2 * ports;
         FluidNetwork net(hw);
-        for (int dir = 0; dir < k; ++dir) {
+        const int spread[4] = {kNorth, kSouth, kEast, kWest};  // the first k eject on k different ports
+        for (int i = 0; i < k; ++i) {
+          const int dir = spread[i];
           const int other = neighbour(hw.topology, 4, dir);
           net.send(0, out ? 4 : other, out ? other : 4, 1e6, static_cast<uint64_t>(dir));
         }

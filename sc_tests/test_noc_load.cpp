@@ -2,6 +2,8 @@
 // against the bisection bound, slow links, determinism.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "nmpsim/noc/testbench.h"
 #include "noc_test_util.h"
 
@@ -318,7 +320,7 @@ namespace nmpsim::noc {
 namespace {
 
 /// The centre of a 3x3 mesh exchanges one message of `flits` flits with each of its first k
-/// neighbours (N, E, S, W), all at cycle 0: `out` sends them, otherwise it receives them. Returns the
+/// neighbours in the order N, S, E, W, all at cycle 0: `out` sends them, otherwise it receives them. Returns the
 /// cycle the last one is delivered.
 uint64_t centre_exchange(int ni_ports, int k, uint64_t flits, bool out) {
   NocConfig cfg;
@@ -333,7 +335,10 @@ uint64_t centre_exchange(int ni_ports, int k, uint64_t flits, bool out) {
     ++delivered;
   });
   const MeshGeometry geo{3, 3};
-  for (int dir = 0; dir < k; ++dir) {
+  // N, S, E, W: with k ports the first k arrive on mesh ports that eject on k different local ports.
+  static constexpr int kSpread[4] = {kNorth, kSouth, kEast, kWest};
+  for (int i = 0; i < k; ++i) {
+    const int dir = kSpread[i];
     const int other = geo.neighbour(4, dir);
     net.send_flits(out ? 4 : other, out ? other : 4, flits, 0, static_cast<uint64_t>(dir));
   }
@@ -359,6 +364,31 @@ TEST(NocNetworkInterface, KPortsMoveKMessagesToKNeighboursKTimesFaster) {
       EXPECT_NEAR(t1 / tk, k, 0.05 * k) << (out ? "inject" : "eject") << " k " << k << ": " << t1 << " / " << tk;
       EXPECT_NEAR(tk, static_cast<double>(alone), 0.02 * static_cast<double>(alone)) << "k " << k;
     }
+}
+
+TEST(NocNetworkInterface, MessagesSharingAPortInterleaveAndTakeTheLeastLoadedPort) {
+  // Two ports, three messages of b flits from the centre of a 3x3 mesh to three neighbours at once. A
+  // message goes to the least loaded port: the first to port 0, the second to port 1, the third to port
+  // 0 again (a tie), on a queue of its own. The two on port 0 share it flit by flit and end together
+  // after about 2 b cycles; the one on port 1 goes alone, b cycles and the zero-load latency.
+  const uint64_t b = 256;
+  NocConfig cfg;
+  cfg.width = cfg.height = 3;
+  cfg.ni_ports = 2;
+  Network net(cfg);
+  std::map<uint64_t, uint64_t> done;
+  net.set_delivery_handler([&](const Delivery& d) { done[d.tag] = d.deliver_cycle; });
+  net.send_flits(4, 5, b, 0, 1);  // east
+  net.send_flits(4, 7, b, 0, 2);  // south
+  net.send_flits(4, 3, b, 0, 3);  // west
+  testing::run_until_idle(net, 0);
+  NocConfig one = cfg;
+  one.ni_ports = 1;
+  const double alone = static_cast<double>(testing::closed_form_latency(one, 4, 5, b));
+  EXPECT_NEAR(static_cast<double>(done[2]), alone, 0.02 * alone);
+  EXPECT_NEAR(static_cast<double>(done[1]), 2 * b, 0.05 * 2 * b);
+  EXPECT_NEAR(static_cast<double>(done[3]), 2 * b, 0.05 * 2 * b);
+  EXPECT_LE(std::max(done[1], done[3]) - std::min(done[1], done[3]), uint64_t{16});  // at most a packet apart
 }
 
 TEST(NocNetworkInterface, PortsOutsideOneToFourAreRefused) {

@@ -38,6 +38,8 @@ Network::Network(const NocConfig& cfg) : cfg_(cfg), geo_{cfg.width, cfg.height} 
       credit_cycles_[k] = routers_[static_cast<size_t>(next)].output_link(opposite_port(dir)).latency_cycles;
     }
   nis_.resize(static_cast<size_t>(n));
+  for (int p = 0; p < cfg_.ni_ports; ++p)
+    port_queues_[p] = (cfg_.ni_queue_count() - p + cfg_.ni_ports - 1) / cfg_.ni_ports;
   for (auto& ni : nis_) {
     ni.queues.resize(static_cast<size_t>(cfg_.ni_queue_count()));
     for (int v = 0; v < cfg_.vcs * cfg_.ni_ports; ++v) ni.credits[v] = static_cast<int16_t>(cfg_.buffer_flits);
@@ -296,7 +298,7 @@ void Network::inject_port(Ni& ni, int node, int port) {
     ni.rr_read |= bit;
     ni.rr_start[port] = static_cast<uint8_t>(ni.rr[port]);
   }
-  const int mine = (nq - port + k - 1) / k;  // queues of this port
+  const int mine = port_queues_[port];
   for (int i = 0, qi = ni.rr[port]; i < mine; ++i, qi = qi + k < nq ? qi + k : port) {
     NiQueue& q = ni.queues[static_cast<size_t>(qi)];
     if (q.packets.empty()) continue;

@@ -291,7 +291,7 @@ class Network {
   void handle_flit(const FlitEvent& ev);
   void handle_credit(const CreditEvent& ev);
   void inject(int node);
-  void inject_port(Ni& ni, int node, int port);
+  inline void inject_port(Ni& ni, int node, int port);
   /// The queue a new message of `ni` goes to: its least loaded port's least loaded queue.
   size_t pick_queue(const Ni& ni) const;
   /// Earliest creation cycle of a packet at the front of one of the NI's queues.
@@ -332,6 +332,7 @@ class Network {
   std::vector<uint32_t> flit_cycles_;
   std::vector<uint32_t> credit_cycles_;
   std::vector<Ni> nis_;
+  int port_queues_[kMaxNiPorts] = {};  // queues of each NI port (q = port, port + ni_ports, ...)
   // Timing wheels (slot = cycle & wheel_mask_): flits on links, and credits on their return wires.
   std::vector<std::vector<FlitEvent>> flit_wheel_;
   std::vector<std::vector<CreditEvent>> credit_wheel_;

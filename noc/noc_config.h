@@ -63,9 +63,10 @@ struct NocConfig {
   /// a VC no other queue holds. 0 = one queue per VC (docs/MODEL.md "Network interface").
   int ni_queues = 0;
   /// Ports between a router and its network interface, each with `vcs` VCs and one flit per cycle
-  /// each way (docs/MODEL.md "Network interface"): a node injects and ejects up to ni_ports flits per
-  /// cycle. Queue q injects on port q mod ni_ports; a flit that arrived on mesh input port i leaves on
-  /// local port i mod ni_ports. 1 to kMaxNiPorts; the look-ahead router has one.
+  /// each way (docs/MODEL.md "Network interfaces and messages"): a node injects and ejects up to
+  /// ni_ports flits per cycle. Queue q injects on port q mod ni_ports; a flit that arrived on mesh input
+  /// port i leaves on local port base::eject_port(i, ni_ports). 1 to kMaxNiPorts; the look-ahead router
+  /// has one.
   int ni_ports = 1;
   double clock_ghz = 1.0;            ///< router clock
   uint64_t watchdog_cycles = 20000;  ///< stall if flits are in flight and nothing moves this long

@@ -208,15 +208,8 @@ void FluidEngine::send(double now_s, int src, int dst, double bytes, uint64_t co
   }
   // As the cycle-level NI: the port with the fewest bytes still to send, then its queue with the fewest.
   const size_t base = static_cast<size_t>(src) * static_cast<size_t>(ni_queues_);
-  const size_t nq = static_cast<size_t>(ni_queues_), ports = static_cast<size_t>(ni_ports_);
-  double load[4] = {0, 0, 0, 0};
-  for (size_t q = 0; q < nq; ++q) load[q % ports] += queues_[base + q].bytes_left;
-  size_t port = 0;
-  for (size_t p = 1; p < ports; ++p)
-    if (load[p] < load[port]) port = p;
-  size_t best = base + port;
-  for (size_t q = base + port; q < base + nq; q += ports)
-    if (queues_[q].bytes_left < queues_[best].bytes_left) best = q;
+  const size_t best = base + base::pick_ni_queue(static_cast<size_t>(ni_queues_), static_cast<size_t>(ni_ports_),
+                                                 [&](size_t k) { return queues_[base + k].bytes_left; });
   Queue& q = queues_[best];
   const Message m{src, dst, wire_bytes(bytes), cookie};
   q.pending.push_back(m);

@@ -72,6 +72,7 @@ double group_collective_s(RingAlgorithm alg, const std::vector<int>& ring, const
 
 namespace {
 
+/// The ring collective of `c`'s kind round `line` (in order), chunk[i] for line[i] (one way).
 Collective line_collective(const GroupCollective& c, const std::vector<int>& line, const std::vector<double>& chunk) {
   Collective k;
   k.kind = c.kind;
@@ -120,15 +121,8 @@ DepList add_half(LayerSchedule& s, int ph, const GroupCollective& c, const std::
 
 DepList add_group_collective(LayerSchedule& s, int ph, const GroupCollective& c, const DepList& deps) {
   if (c.algorithm != RingAlgorithm::k2d || c.rect.a < 2 || c.rect.b < 2) {
-    Collective k;
-    k.kind = c.kind;
-    k.element_bytes = c.element_bytes;
-    k.reduce = c.reduce;
+    Collective k = line_collective(c, c.ring, c.chunk_bytes);
     k.bidirectional = c.algorithm != RingAlgorithm::kOneWay;
-    for (size_t i = 0; i < c.ring.size(); ++i) {
-      k.ring.push_back(PhysicalNode(c.ring[i]));
-      k.chunk_bytes.push_back(c.chunk_bytes[i]);
-    }
     return {s.collective(ph, std::move(k), deps)};
   }
   std::map<int, double> home;

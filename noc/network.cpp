@@ -5,6 +5,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "nmpsim/base/ni_ports.h"
 #include "nmpsim/base/slot_table.h"
 #include "nmpsim/noc/flit_word.h"
 
@@ -113,7 +114,8 @@ void Network::admit(uint64_t id, int src, int dst, uint64_t bytes, uint32_t flit
   Ni& ni = nis_[src];
   // The whole message goes to the port with the fewest flits still to send, then to its queue with the
   // fewest (lowest index on ties; with one port: the queue with the fewest).
-  NiQueue* q = &ni.queues[pick_queue(ni)];
+  NiQueue* q = &ni.queues[base::pick_ni_queue(ni.queues.size(), static_cast<size_t>(cfg_.ni_ports),
+                                              [&ni](size_t k) { return ni.queues[k].flits; })];
   if (q->packets.empty()) ++ni.busy_queues;
   q->flits += flits;
   for (uint32_t p = 0; p < packets; ++p) {
@@ -267,19 +269,6 @@ void Network::finish_message(uint32_t slot, uint64_t cycle) {
   }
   if (m.measured) message_latencies_.push_back(static_cast<uint32_t>(cycle - m.create_cycle));
   if (on_delivery_) on_delivery_(Delivery{m.id, m.src, m.dst, m.bytes, m.tag, m.create_cycle, cycle});
-}
-
-size_t Network::pick_queue(const Ni& ni) const {
-  const size_t nq = ni.queues.size(), ports = static_cast<size_t>(cfg_.ni_ports);
-  uint64_t load[kMaxNiPorts] = {};
-  for (size_t q = 0; q < nq; ++q) load[q % ports] += ni.queues[q].flits;
-  size_t port = 0;
-  for (size_t p = 1; p < ports; ++p)
-    if (load[p] < load[port]) port = p;
-  size_t best = port;
-  for (size_t q = port; q < nq; q += ports)
-    if (ni.queues[q].flits < ni.queues[best].flits) best = q;
-  return best;
 }
 
 void Network::inject(int node) {

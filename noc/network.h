@@ -292,8 +292,6 @@ class Network {
   void handle_credit(const CreditEvent& ev);
   void inject(int node);
   inline void inject_port(Ni& ni, int node, int port);
-  /// The queue a new message of `ni` goes to: its least loaded port's least loaded queue.
-  size_t pick_queue(const Ni& ni) const;
   /// Earliest creation cycle of a packet at the front of one of the NI's queues.
   uint64_t earliest_front(const Ni& ni) const;
   void eject(int node, const Flit& f);

@@ -64,8 +64,8 @@ const char* node_kind_name(NodeKind k);
 
 /// How collectives run (docs/MODEL.md "Reductions and grouped experts").
 struct CollectiveParams {
-  mapping::ReduceMode reduce = mapping::ReduceMode::kKernel;
-  mapping::RingAlgorithm algorithm = mapping::RingAlgorithm::kOneWay;
+  mapping::ReduceMode reduce = mapping::ReduceMode::kFused;
+  mapping::RingAlgorithm algorithm = mapping::RingAlgorithm::kAuto;
   /// The attention's (and shared experts') compute in this many pieces, each reduce-scattered as soon
   /// as it is done (docs/MODEL.md "Pipelined collectives"); 1 = the whole output, then the collective.
   int pipeline_chunks = 1;

@@ -72,6 +72,7 @@ HardwareSpec wafer(int w, int h, int wafers_x, int wafers_y, bool border_per_lin
   m.background_w = 12.0;  // 8 HBM stacks at about 1.5 W of background and refresh each (docs/MODEL.md)
   m.queue_depth = 32;
   s.noc.clock_ghz = 1.0;
+  s.noc.ni_ports = 4;  // a die injects on all four of its edges at once (docs/MODEL.md "Preset numbers")
   return s;
 }
 

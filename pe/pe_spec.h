@@ -19,7 +19,7 @@ struct PeSpec {
   uint32_t attention_tile_tokens = 128;
   /// A node's expert pieces of one layer run as one grouped kernel (one command, one start-up)
   /// instead of one command per piece.
-  bool grouped_experts = false;
+  bool grouped_experts = true;
   double pj_per_flop = 0.5;
   double static_w = 0.5;  ///< leakage and idle power of the compute die or PE, W (charged for the whole run)
 };

@@ -279,10 +279,10 @@ TEST(CliRegimes, TwoDAndAutoCollectivesAtBothFidelities) {
   for (const char* fidelity : {"flow", "cycle"})
     for (const char* alg : {"ring", "2d", "auto"}) {
       const std::string out = dir + "/" + fidelity + alg;
-      const CliRun r =
-          testing::nmpsim("run --hw nmp-4x4-5t50g --model " + dir + "/tiny.json --strategy tp " +
-                          "--attn-tp 16 --batch 64 --steps 1 --no-plots --quiet --set noc.ni_ports=4 " +
-                          "--set collectives.algorithm=" + alg + " --fidelity " + fidelity + " --out " + out);
+      const CliRun r = testing::nmpsim("run --hw nmp-4x4-5t50g --model " + dir + "/tiny.json --strategy tp " +
+                                       "--attn-tp 16 --batch 64 --steps 1 --no-plots --quiet --set noc.ni_ports=4 " +
+                                       "--set collectives.reduce=kernel " + "--set collectives.algorithm=" + alg +
+                                       " --fidelity " + fidelity + " --out " + out);
       ASSERT_EQ(r.code, 0) << r.out;
       ar[std::string(fidelity) + alg] = summary(out)["strategies"]["tp"]["allreduce_us"].get<double>();
     }

@@ -177,8 +177,9 @@ TEST(CliRunRouter, PinLevelRoutersNeedCycleFidelityAndAKnownKind) {
   EXPECT_EQ(nodes.code, 2);
   EXPECT_NE(nodes.out.find("--rtl-nodes needs --router mixed"), std::string::npos) << nodes.out;
   // A credit router without link-speed straps on a system with slow wafer borders: refused up front.
-  const CliRun slow = run_nmpsim({"run", "--hw", "wsc-4wafer-8x8", "--set", "noc.vcs=1", "--set", "noc.buffer_flits=32",
-                                  "--router", "rtl:la_credit", "--strategy", "ep", "--steps", "1", "--quiet"});
+  const CliRun slow =
+      run_nmpsim({"run", "--hw", "wsc-4wafer-8x8", "--set", "noc.vcs=1", "--set", "noc.buffer_flits=32", "--set",
+                  "noc.ni_ports=1", "--router", "rtl:la_credit", "--strategy", "ep", "--steps", "1", "--quiet"});
   EXPECT_EQ(slow.code, 2) << slow.out;
   EXPECT_NE(slow.out.find("'la_credit' (credit protocol) has no link-speed straps"), std::string::npos) << slow.out;
   EXPECT_EQ(std::count(slow.out.begin(), slow.out.end(), '\n'), 1) << slow.out;

@@ -24,7 +24,11 @@ mapping::ModelSpec small_mixtral(int layers) {
 }
 
 TEST(Firmware, RingAllReduceMatchesTheClosedFormOnAnIdleMesh) {
-  const hw::HardwareSpec spec = hw::preset("nmp-4x4-5t50g");
+  // The one-way ring whose every add is a compute command (test_group_collective.cpp checks the
+  // both-way, 2D and fused closed forms).
+  hw::HardwareSpec spec = hw::preset("nmp-4x4-5t50g");
+  spec.collectives.algorithm = mapping::RingAlgorithm::kOneWay;
+  spec.collectives.reduce = mapping::ReduceMode::kKernel;
   hw::System sys("sys", spec);
   const mapping::ModelSpec m = small_mixtral(1);
   const mapping::RoutingTrace tr = make_trace(m, 0.5);

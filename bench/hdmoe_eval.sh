@@ -27,12 +27,11 @@ for model in $MODELS; do
   # Mixtral: the real MT-Bench trace. Synthetic skews calibrated in docs/RESULTS.md: DeepSeek-V2-Lite
   # 0.3 (hottest expert ~2x its fair share, like Mixtral's real traces), Qwen2 0.6 (in some layers
   # about half the tokens choose the hottest expert, HD-MoE Fig. 3a).
-  trace=synthetic
-  skew=0.3
-  [ "$model" = mixtral-8x7b ] && trace=$TRACE
-  [ "$model" = qwen2-57b-a14b ] && skew=0.6
+  trace=(--trace synthetic --skew 0.3)
+  [ "$model" = mixtral-8x7b ] && trace=(--trace "$TRACE")  # --skew is refused with a trace file
+  [ "$model" = qwen2-57b-a14b ] && trace=(--trace synthetic --skew 0.6)
   for hw in nmp-4x8-2.5t75g nmp-4x8-5t50g nmp-4x8-10t25g nmp-4x4-5t50g nmp-8x8-5t50g; do
-    "$BIN" run --hw "$hw" --model "$model" --trace "$trace" --skew "$skew" --batch 64 --steps 2 --fidelity "$FID" \
+    "$BIN" run --hw "$hw" --model "$model" "${trace[@]}" --batch 64 --steps 2 --fidelity "$FID" \
       --strategy tp,ep,cb,hdmoe-node,hdmoe --no-plots --quiet --out "$tmp/r"
     row "$model $hw" "$tmp/r"
   done

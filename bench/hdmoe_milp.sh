@@ -16,11 +16,10 @@ echo "model,layer,branch_and_bound,full_model,variables,seconds,branch_nodes,gap
   > "$OUT/milp_layers.csv"
 printf '%-18s %6s %5s %5s %9s %9s %7s %13s %11s %13s\n' model layers 'b&b' full "mean s" "max s" nodes "gap mean/max" "cbc gap" "objective/EP"
 for model in mixtral-8x7b deepseek-v2-lite qwen2-57b-a14b; do
-  trace=synthetic
-  skew=0.3
-  [ "$model" = mixtral-8x7b ] && trace=mtbench-math
-  [ "$model" = qwen2-57b-a14b ] && skew=0.6
-  "$BIN" place --hw nmp-4x8-5t50g --model "$model" --trace "$trace" --skew "$skew" --batch 64 \
+  trace=(--trace synthetic --skew 0.3)
+  [ "$model" = mixtral-8x7b ] && trace=(--trace mtbench-math)  # --skew is refused with a trace file
+  [ "$model" = qwen2-57b-a14b ] && trace=(--trace synthetic --skew 0.6)
+  "$BIN" place --hw nmp-4x8-5t50g --model "$model" "${trace[@]}" --batch 64 \
     --strategy hdmoe-node --strategy-opt hdmoe-node.selection_batches=0 --time-limit "$LIMIT" --quiet --out "$tmp/p.json"
   python3 - "$model" "$tmp/p.json" "$OUT/milp_layers.csv" <<'PY'
 import json, sys

@@ -178,7 +178,12 @@ std::string HardwareSpec::describe() const {
   }
   os << "  noc: " << fmt("%g", noc.clock_ghz) << " GHz, " << nc.flit_bytes << "-byte flits, " << nc.vcs << " VCs x "
      << nc.buffer_flits << " flits, router " << nc.router_delay_cycles << " cycles, packets of up to "
-     << nc.max_packet_flits << " flits, " << nc.ni_queue_count() << " injection queues per NI\n";
+     << nc.max_packet_flits << " flits, " << nc.ni_ports << (nc.ni_ports == 1 ? " NI port, " : " NI ports, ")
+     << nc.ni_queue_count() << " injection queues per NI\n";
+  os << "  collectives: " << mapping::ring_algorithm_name(collectives.algorithm) << ", adds "
+     << mapping::reduce_mode_name(collectives.reduce) << ", expert pieces "
+     << (compute.grouped_experts ? "in one grouped kernel" : "one command each") << ", pipeline chunks "
+     << collectives.pipeline_chunks << "\n";
   os << "  compute/bandwidth per node: " << fmt("%.4g", flops_per_link_byte()) << " FLOP per byte of one link, "
      << fmt("%.4g", flops_per_memory_byte()) << " FLOP per byte of local memory\n";
   return os.str();

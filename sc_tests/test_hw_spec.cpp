@@ -78,6 +78,20 @@ TEST(HwTopology, HierarchyQueries) {
   EXPECT_EQ(slow, 64);
 }
 
+TEST(HwPresets, DescribeNamesThePortsAndHowCollectivesRun) {
+  // The presets' choices of docs/MODEL.md "Preset numbers and their sources": four NI ports per die,
+  // one per NMP PE; fused adds, auto collectives and grouped experts everywhere.
+  const std::string wafer = preset("wsc-4x4").describe(), nmp = preset("nmp-4x8-5t50g").describe();
+  EXPECT_NE(wafer.find(", 4 NI ports, "), std::string::npos) << wafer;
+  EXPECT_NE(nmp.find(", 1 NI port, "), std::string::npos) << nmp;
+  for (const std::string& d : {wafer, nmp})
+    EXPECT_NE(d.find("collectives: auto, adds fused, expert pieces in one grouped kernel, pipeline chunks 1"),
+              std::string::npos)
+        << d;
+  EXPECT_EQ(preset("wsc-4x4").noc_config().ni_ports, 4);
+  EXPECT_EQ(preset("nmp-4x8-5t50g").noc_config().ni_ports, 1);
+}
+
 TEST(HwJson, RoundTripsEveryPreset) {
   for (const auto& name : preset_names()) {
     const HardwareSpec a = preset(name);

@@ -38,13 +38,18 @@ GroupRect group_rect(const Topology& t, const std::vector<int>& members) {
 CollectiveCosts collective_costs(const AnalyticalHardware& hw, const std::vector<int>& members) {
   const Topology& t = hw.topology;
   CollectiveCosts k;
+  // The links between members: each member's mesh neighbours that are members too (O(g log g), not
+  // every pair of members).
+  std::vector<int> sorted = members;
+  std::sort(sorted.begin(), sorted.end());
   double beta = std::numeric_limits<double>::infinity(), lat_ns = 0;
   for (int u : members)
-    for (int v : members)
-      if (t.hops(u, v) == 1) {
-        beta = std::min(beta, t.link(u, v).gbytes_per_s * 1e9);
-        lat_ns = std::max(lat_ns, t.link(u, v).latency_ns);
-      }
+    for (int dir = 0; dir < 4; ++dir) {
+      const int v = neighbour(t, u, dir);
+      if (v < 0 || !std::binary_search(sorted.begin(), sorted.end(), v)) continue;
+      beta = std::min(beta, t.link(u, v).gbytes_per_s * 1e9);
+      lat_ns = std::max(lat_ns, t.link(u, v).latency_ns);
+    }
   k.link_bytes_per_s = std::isfinite(beta) ? beta : hw.ni_bytes_per_s();
   k.node_ni_bytes_per_s = hw.node_ni_bytes_per_s();
   k.hop_s = hw.router_delay_cycles / hw.clock_hz + lat_ns * 1e-9;

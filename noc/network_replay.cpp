@@ -48,8 +48,8 @@ void Network::start_session(uint64_t cycle) {
 
 bool Network::preconditions_hold(const Session& s) const {
   for (const RrPointer& p : s.reads) {
-    const int v = p.k > RrPointer::kNiPointer - kMaxNiPorts ? nis_[p.node].rr[RrPointer::kNiPointer - p.k]
-                                                            : routers_[p.node].rr_value(p.k);
+    const int port = p.ni_port();
+    const int v = port >= 0 ? nis_[p.node].rr[port] : routers_[p.node].rr_value(p.k);
     if (!(p.allowed >> v & 1)) return false;
   }
   return true;
@@ -109,7 +109,7 @@ void Network::end_session() {
     const Ni& ni = nis_[i];
     const uint32_t node = static_cast<uint32_t>(i);
     for (int port = 0; port < kMaxNiPorts; ++port) {
-      const auto k = static_cast<uint8_t>(RrPointer::kNiPointer - port);
+      const uint8_t k = RrPointer::ni_k(port);
       if (ni.rr_read >> port & 1) s.reads.push_back({node, k, 0, uint64_t{1} << ni.rr_start[port]});
       if (ni.rr_seen >> port & 1) s.finals.push_back({node, k, static_cast<uint8_t>(ni.rr[port]), 0});
     }
@@ -236,8 +236,8 @@ void Network::finish_replay() {
     apply_session_stats(s);
   }
   for (const RrPointer& p : s.finals) {
-    if (p.k > RrPointer::kNiPointer - kMaxNiPorts)
-      nis_[p.node].rr[RrPointer::kNiPointer - p.k] = p.value;
+    if (const int port = p.ni_port(); port >= 0)
+      nis_[p.node].rr[port] = p.value;
     else
       routers_[p.node].set_rr_value(p.k, p.value);
   }

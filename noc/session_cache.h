@@ -45,6 +45,10 @@ struct SessionSend {
 /// `allowed`: the values a session's picks hold for (a precondition), `value`: its value at the end.
 struct RrPointer {
   static constexpr uint8_t kNiPointer = 255;
+  /// k of the NI pointer of local port `port`.
+  static constexpr uint8_t ni_k(int port) { return static_cast<uint8_t>(kNiPointer - port); }
+  /// The NI port whose pointer this is, or -1 for a router pointer.
+  int ni_port() const { return k > kNiPointer - kMaxNiPorts ? kNiPointer - k : -1; }
   uint32_t node = 0;
   uint8_t k = 0;
   uint8_t value = 0;

@@ -64,6 +64,11 @@ FluidEngine::FluidEngine(const AnalyticalHardware& hw)
   local_.assign(resources, -1);
   residual_ = capacity_;
   crossing_now_.assign(resources, 0);
+  free_at_.assign(resources, 0.0);
+  input_slots_ = 4 + k;
+  input_flows_.assign(resources * input_slots_, 0);
+  busy_inputs_.assign(resources, 0);
+  hop_bytes_ = buffer_bytes_;
 }
 
 void FluidEngine::reset() {
@@ -74,6 +79,8 @@ void FluidEngine::reset() {
   }
   if (!active_.empty()) {  // flows dropped in flight: every resource is free again
     std::fill(crossing_now_.begin(), crossing_now_.end(), 0);
+    std::fill(input_flows_.begin(), input_flows_.end(), 0);
+    std::fill(busy_inputs_.begin(), busy_inputs_.end(), 0);
     residual_ = capacity_;
   }
   flows_.clear();
@@ -90,6 +97,7 @@ void FluidEngine::reset() {
   changes_ = 0;
   change_limit_ = 1;
   live_path_len_ = 0;
+  reset_hops();
 }
 
 double FluidEngine::wire_bytes(double bytes) const {
@@ -152,6 +160,11 @@ void FluidEngine::start_one(int queue) {
   f = Flow{};
   f.m = q.pending.front();
   q.pending.pop_front();
+  if (hop_message(f.m)) {
+    free_flows_.push_back(id);
+    start_hops(f.m, queue, (queue % ni_queues_) % ni_ports_);
+    return;
+  }
   f.remaining = f.m.wire_bytes;
   f.t_ref = now_;
   build_path(f.m, (queue % ni_queues_) % ni_ports_, f);
@@ -167,12 +180,13 @@ void FluidEngine::start_one(int queue) {
   if (active_pos_.size() < flows_.size()) active_pos_.resize(flows_.size());
   active_pos_[static_cast<size_t>(id)] = static_cast<int>(active_.size());
   active_.push_back(id);
+  // The message counts on its queue's load until its last byte has left, as at cycle level.
+  f.origin = queue;
   if (f.remaining > f.release_at) {
     f.queue = queue;
     q.attached = id;
   } else {
     f.queue = -1;  // fits in the buffers at once: the queue moves straight on
-    q.bytes_left -= f.m.wire_bytes;
   }
   provisional_rate(f);
   push_event(id);
@@ -227,9 +241,21 @@ void FluidEngine::provisional_rate(Flow& f) {
   }
   f.rate = rate;
   for (uint32_t k = 0; k < f.path_len; ++k) residual_[static_cast<size_t>(paths_[f.path_begin + k])] -= rate;
+  count_inputs(f, +1);
+}
+
+void FluidEngine::count_inputs(const Flow& f, int delta) {
+  for (uint32_t k = 1; k < f.path_len; ++k) {
+    const size_t r = static_cast<size_t>(paths_[f.path_begin + k]);
+    int& n = input_flows_[r * input_slots_ + input_slot(paths_[f.path_begin + k - 1])];
+    if (n == 0) ++busy_inputs_[r];
+    n += delta;
+    if (n == 0) --busy_inputs_[r];
+  }
 }
 
 void FluidEngine::release_rate(const Flow& f) {
+  count_inputs(f, -1);
   for (uint32_t k = 0; k < f.path_len; ++k) {
     const size_t r = static_cast<size_t>(paths_[f.path_begin + k]);
     residual_[r] = --crossing_now_[r] > 0 ? residual_[r] + f.rate : capacity_[r];
@@ -350,21 +376,25 @@ void FluidEngine::fill() {
         for (int k = list_begin_[l]; k < list_begin_[l + 1]; ++k) {
           const size_t fi = static_cast<size_t>(list_[static_cast<size_t>(k)]);
           if (frozen_[fi]) continue;
-          frozen_[fi] = 1;
+          freeze(fi, level);
           --unfrozen_flows;
-          const double rate = level * weight_[fi];
-          flows_[static_cast<size_t>(active_[fi])].rate = rate;
-          for (int j = lpath_begin_[fi]; j < lpath_begin_[fi + 1]; ++j) {
-            const size_t l2 = static_cast<size_t>(lpath_[static_cast<size_t>(j)]);
-            left_[l2] -= rate;
-            wsum_[l2] -= weight_[fi];
-            share_[l2] = --unfrozen_[l2] > 0 ? left_[l2] / wsum_[l2] : kNever;
-          }
         }
       }
       if (unfrozen_[l] > 0) live_[keep++] = static_cast<int>(l);
     }
     live_.resize(keep);
+  }
+}
+
+void FluidEngine::freeze(size_t fi, double level) {
+  frozen_[fi] = 1;
+  const double rate = level * weight_[fi];
+  flows_[static_cast<size_t>(active_[fi])].rate = rate;
+  for (int k = lpath_begin_[fi]; k < lpath_begin_[fi + 1]; ++k) {
+    const size_t l2 = static_cast<size_t>(lpath_[static_cast<size_t>(k)]);
+    left_[l2] -= rate;
+    wsum_[l2] -= weight_[fi];
+    share_[l2] = --unfrozen_[l2] > 0 ? left_[l2] / wsum_[l2] : kNever;
   }
 }
 
@@ -391,7 +421,8 @@ void FluidEngine::set_weights() {
 double FluidEngine::next_event_s() {
   if (dirty_) solve();
   const double d = deliveries_.empty() ? kNever : deliveries_.top().t;
-  return std::min(d, events_.empty() ? kNever : events_.front().t);
+  const double h = hop_events_.empty() ? kNever : hop_events_.top().t;
+  return std::min({d, h, events_.empty() ? kNever : events_.front().t});
 }
 
 void FluidEngine::progress(double t_s) {
@@ -406,9 +437,7 @@ void FluidEngine::handle_event(int id, double t_s) {
   const bool finished = left <= eps || f.t_ref + f.remaining / f.rate <= t_s;
   if (f.queue >= 0) {
     // The rest fits in the buffers along the path: the queue starts its next message.
-    Queue& q = queues_[static_cast<size_t>(f.queue)];
-    q.bytes_left -= f.m.wire_bytes;
-    q.attached = -1;
+    queues_[static_cast<size_t>(f.queue)].attached = -1;
     restart_.push_back(f.queue);
     f.queue = -1;
   }
@@ -416,6 +445,7 @@ void FluidEngine::handle_event(int id, double t_s) {
     push_event(id);
     return;
   }
+  queues_[static_cast<size_t>(f.origin)].bytes_left -= f.m.wire_bytes;
   deliveries_.push(Pending{now_ + latency_s(f.m.src, f.m.dst), delivery_seq_++, f.m.cookie});
   live_path_len_ -= f.path_len;
   release_rate(f);
@@ -441,6 +471,7 @@ void FluidEngine::advance(double t_s, std::vector<Delivery>& delivered) {
   }
   for (int queue : restart_) start_next(queue);
   restart_.clear();
+  advance_hops(t_s);
   if (active_.empty()) {
     paths_.clear();  // no flow holds a path: start the buffer over
     events_.clear();

@@ -10,7 +10,10 @@
 // among input ports), and the rates are re-solved whenever a flow starts, finishes or releases its
 // queue. A flow releases its queue once the rest of the message fits in the VC buffers along its
 // path, so the next message starts while the tail drains, as in a wormhole network. A message is
-// delivered its path's zero-load latency after its last byte leaves the source.
+// delivered its path's zero-load latency after its last byte leaves the source. A message counts on
+// its queue's load until its last byte has left. A message that fits in one VC buffer is no fluid
+// flow: it crosses its path hop by hop, waiting at each resource for the messages ahead of it there
+// (virtual cut-through), so that short messages contend only where and when they meet.
 //
 // FluidEngine works in session time: mapping::FluidNetwork (flow/fluid_replay.h) starts it from
 // reset() at every send to an idle network, so a session's results depend only on its own calls, and
@@ -76,12 +79,13 @@ class FluidEngine {
   };
   struct Queue {
     std::deque<Message> pending;  // not started yet
-    double bytes_left = 0;        // wire bytes of the pending messages and of the one being injected
+    double bytes_left = 0;        // wire bytes of its messages not yet sent to the last byte
     int attached = -1;            // the flow being injected from this queue, if any
   };
   struct Flow {
     Message m;
     int queue = -1;        // while attached: the queue it holds
+    int origin = -1;       // the queue it came from (its bytes count there until it finishes)
     double remaining = 0;  // wire bytes still to send at t_ref
     double t_ref = 0;
     double rate = 0;
@@ -169,7 +173,49 @@ class FluidEngine {
   void set_capacities();
   void set_weights();
   void fill();
+  /// Fixes flow fi's rate at `level` x its weight and takes it off its resources.
+  void freeze(size_t fi, double level);
   std::vector<char> frozen_;
+
+  // Messages that fit in one VC buffer cross the mesh hop by hop (flow/fluid_hops.cpp): at each
+  // resource of their path they wait for the messages ahead of them there, are served at its
+  // bandwidth (shared with the fluid flows crossing it), and their head moves on after the hop's
+  // latency (virtual cut-through; docs/MODEL.md "Flow-level network").
+  struct HopMessage {
+    Message m;
+    int queue = -1;                         // counts on this NI queue's load until injected
+    uint32_t path_begin = 0, path_len = 0;  // into hop_paths_
+    uint32_t at = 0;                        // the resource its head reaches at its next event
+    double end_prev = 0;                    // its last flit left the previous resource
+  };
+  struct HopEvent {
+    double t;
+    uint64_t seq;
+    int msg;
+    bool operator>(const HopEvent& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+  };
+  bool hop_message(const Message& m) const { return m.wire_bytes <= hop_bytes_; }
+  void start_hops(const Message& m, int queue, int port);
+  /// The head of hop message `id` reaches its next resource at t.
+  void hop(int id, double t);
+  void advance_hops(double t_s);
+  void reset_hops();
+  double hop_bytes_ = 0;  // wire bytes up to which a message goes hop by hop
+  std::vector<HopMessage> hop_msgs_;
+  std::vector<int> free_hops_;
+  std::vector<int32_t> hop_paths_;
+  std::priority_queue<HopEvent, std::vector<HopEvent>, std::greater<HopEvent>> hop_events_;
+  uint64_t hop_seq_ = 0, hops_live_ = 0;
+  std::vector<double> free_at_;  // by resource id: when the last hop message there has passed
+  // Fluid flows in flight by resource and the router input they enter it from, [r * input_slots_ +
+  // slot], and how many inputs feed each resource: a router serves its inputs round robin.
+  size_t input_slots_ = 0;
+  std::vector<int> input_flows_, busy_inputs_;
+  size_t input_slot(int32_t prev) const {
+    const size_t p = static_cast<size_t>(prev);
+    return p < inject_base_ ? p % 4 : 4 + (p - inject_base_) % static_cast<size_t>(ni_ports_);
+  }
+  void count_inputs(const Flow& f, int delta);
 };
 
 }  // namespace nmpsim::flow

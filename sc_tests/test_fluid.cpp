@@ -1,6 +1,7 @@
 // The fluid network of flow fidelity against hand-computed small cases: wire bytes, zero-load
 // latency, weighted max-min sharing with the contended-link efficiency, NI queues and the release of a
-// queue once a message's tail fits in the buffers of its path.
+// queue once a message's tail fits in the buffers of its path, and messages that fit in one VC buffer
+// going hop by hop.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -185,6 +186,39 @@ TEST(FluidNetwork, KPortsMoveKMessagesToKNeighboursKTimesFaster) {
       EXPECT_NEAR(last[1], 20e-6 + latency(1), 1e-12) << (out ? "inject" : "eject") << " k " << k;
       EXPECT_NEAR(last[0] / last[1], k, 0.05 * k);
     }
+}
+
+TEST(FluidNetwork, AMessageThatFitsInOneVcBufferGoesHopByHopAndWaitsWhereAnotherIsAhead) {
+  // 4-flit messages (200 B, within one 8-flit VC buffer) 0 -> 2 (A) and 1 -> 2 (B) at t = 0; 1 flit
+  // per ns everywhere, 3 ns per hop, 2 ns at the end. B has the link 1 -> 2 from 0 to 4 ns, its
+  // head is at node 2's ejection port at 3 ns and its tail leaves it at 7 ns: delivered at 9 ns, as
+  // alone (4 ns + latency(1)). A's head reaches the link at 3 ns, waits until 4 ns and then crosses
+  // it at the contended rate (0.8 x 50 GB/s: 5 ns) until 9 ns; its head is at the ejection port at
+  // 7 ns, when B has left it, and its tail follows 3 ns after leaving the link: 12 ns, delivered at
+  // 14 ns (alone: 4 ns + latency(2) = 12 ns).
+  FluidNetwork net(line_hw(3, 2));
+  net.send(0, 0, 2, 200, 1);
+  net.send(0, 1, 2, 200, 2);
+  const auto at = drain(net);
+  EXPECT_NEAR(at.at(2), 4e-9 + latency(1), 1e-15);
+  EXPECT_NEAR(at.at(1), 14e-9, 1e-15);
+  FluidNetwork alone(line_hw(3, 2));
+  alone.send(0, 0, 2, 200, 1);
+  EXPECT_NEAR(drain(alone).at(1), 4e-9 + latency(2), 1e-15);
+}
+
+TEST(FluidNetwork, AHopMessageGetsItsInputsTurnBesideFluidFlows) {
+  // A 1 MB flow 0 -> 2 holds the link 1 -> 2 (entering from the west); a 200 B message 1 -> 2 enters
+  // it from node 1's NI, one of two busy inputs: half of 0.8 x 50 GB/s, 10 ns on the link. At the
+  // ejection port it shares the flow's input (the link), which the flow already uses: no one else
+  // there, 4 ns, and its tail leaves 3 ns after the link's: 13 ns, delivered at 15 ns. The flow does
+  // not see it (docs/MODEL.md "Flow-level network").
+  FluidNetwork net(line_hw(3, 2));
+  net.send(0, 0, 2, 1e6, 1);
+  net.send(0, 1, 2, 200, 2);
+  const auto at = drain(net);
+  EXPECT_NEAR(at.at(2), 15e-9, 1e-15);
+  EXPECT_NEAR(at.at(1), 20e-6 + latency(2), 1e-15);
 }
 
 }  // namespace

@@ -1,0 +1,80 @@
+// FluidEngine's small messages: hop by hop through per-resource queues (flow/fluid_network.h).
+#include <algorithm>
+
+#include "nmpsim/base/ni_ports.h"
+#include "nmpsim/base/slot_table.h"
+#include "nmpsim/flow/fluid_network.h"
+
+namespace nmpsim::flow {
+
+void FluidEngine::start_hops(const Message& m, int queue, int port) {
+  const int id = base::take_slot(hop_msgs_, free_hops_);
+  HopMessage& h = hop_msgs_[static_cast<size_t>(id)];
+  h = HopMessage{};
+  h.m = m;
+  h.queue = queue;
+  // The path as a fluid flow's: injection port, XY links, ejection port.
+  Flow scratch;
+  build_path(m, port, scratch);
+  h.path_begin = static_cast<uint32_t>(hop_paths_.size());
+  h.path_len = scratch.path_len;
+  hop_paths_.insert(hop_paths_.end(), paths_.begin() + scratch.path_begin,
+                    paths_.begin() + scratch.path_begin + scratch.path_len);
+  paths_.resize(scratch.path_begin);
+  h.end_prev = -kNever;
+  ++hops_live_;
+  hop_events_.push(HopEvent{now_, hop_seq_++, id});
+}
+
+void FluidEngine::hop(int id, double t) {
+  HopMessage& h = hop_msgs_[static_cast<size_t>(id)];
+  const size_t r = static_cast<size_t>(hop_paths_[h.path_begin + h.at]);
+  // Served after the hop messages ahead of it, at the resource's share beside the fluid flows on it.
+  // Beside fluid flows it takes what they leave, or at least its input's turn among the inputs that
+  // feed the resource (the first resource, the NI port, is shared with the flows on it).
+  int others = crossing_now_[r];
+  if (h.at > 0) {
+    const size_t own = r * input_slots_ + input_slot(hop_paths_[h.path_begin + h.at - 1]);
+    others = busy_inputs_[r] - (input_flows_[own] > 0 ? 1 : 0);
+  }
+  const bool waits = free_at_[r] > t;  // contended: the routers' allocation losses apply
+  const double share = capacity_for(r, others + (waits ? 2 : 1)) / (others + 1);
+  const double rate = others > 0 ? std::max(residual_[r], share) : share;
+  const double start = std::max(t, free_at_[r]);
+  const bool mesh_link = r < inject_base_;
+  const double prev_latency = h.at >= 2 ? hop_latency_[static_cast<size_t>(hop_paths_[h.path_begin + h.at - 1])] : 0.0;
+  const double end = std::max(start + h.m.wire_bytes / rate, h.end_prev + prev_latency);
+  free_at_[r] = end;
+  h.end_prev = end;
+  if (h.at == 1 && h.queue >= 0) {  // its last flit has left the NI
+    queues_[static_cast<size_t>(h.queue)].bytes_left -= h.m.wire_bytes;
+    h.queue = -1;
+  }
+  if (++h.at < h.path_len) {
+    hop_events_.push(HopEvent{start + (mesh_link ? hop_latency_[r] : 0.0), hop_seq_++, id});
+    return;
+  }
+  deliveries_.push(Pending{end + end_latency_s_, delivery_seq_++, h.m.cookie});
+  free_hops_.push_back(id);
+  if (--hops_live_ == 0) hop_paths_.clear();
+}
+
+void FluidEngine::advance_hops(double t_s) {
+  while (!hop_events_.empty() && hop_events_.top().t <= t_s) {
+    const HopEvent e = hop_events_.top();
+    hop_events_.pop();
+    hop(e.msg, e.t);
+  }
+}
+
+void FluidEngine::reset_hops() {
+  hop_msgs_.clear();
+  free_hops_.clear();
+  hop_paths_.clear();
+  hop_events_ = {};
+  hop_seq_ = 0;
+  hops_live_ = 0;
+  std::fill(free_at_.begin(), free_at_.end(), 0.0);
+}
+
+}  // namespace nmpsim::flow

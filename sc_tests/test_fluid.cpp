@@ -221,5 +221,26 @@ TEST(FluidNetwork, AHopMessageGetsItsInputsTurnBesideFluidFlows) {
   EXPECT_NEAR(at.at(1), 20e-6 + latency(2), 1e-15);
 }
 
+TEST(FluidNetwork, SmallMessagesSpreadOverTheNiPortsAsAtCycleLevel) {
+  // The centre of a 3x3 mesh sends 64 two-flit messages (100 B), N, S, E, W in turn. Each counts on
+  // its queue until its last byte has left, so with four ports message i goes to port i mod 4: 16
+  // messages, 32 flits per port and per link, the last delivered at 32 ns + latency(1). With one
+  // port they queue for it: 128 flits, 128 ns + latency(1). (Counted off at their start, as before
+  // 2026-11-27, all 64 went to port 0 with four ports too.)
+  for (const int ports : {1, 4}) {
+    AnalyticalHardware hw = testing::nmp_hardware(3, 3, 1, 50);
+    hw.router_delay_cycles = 2;
+    hw.buffer_flits = 8;
+    hw.ni_ports = ports;
+    hw.ni_queues = 2 * ports;
+    FluidNetwork net(hw);
+    const int dirs[4] = {kNorth, kSouth, kEast, kWest};
+    for (int i = 0; i < 64; ++i) net.send(0, 4, neighbour(hw.topology, 4, dirs[i % 4]), 100, static_cast<uint64_t>(i));
+    double last = 0;
+    for (const auto& [cookie, t] : drain(net)) last = std::max(last, t);
+    EXPECT_NEAR(last, (ports == 1 ? 128e-9 : 32e-9) + latency(1), 1e-15) << ports;
+  }
+}
+
 }  // namespace
 }  // namespace nmpsim::flow

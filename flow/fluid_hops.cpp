@@ -8,6 +8,7 @@
 namespace nmpsim::flow {
 
 void FluidEngine::start_hops(const Message& m, int queue, int port) {
+  if (hop_paths_.size() > 4 * live_hop_path_len_ + 4096) compact_hop_paths();
   const int id = base::take_slot(hop_msgs_, free_hops_);
   HopMessage& h = hop_msgs_[static_cast<size_t>(id)];
   h = HopMessage{};
@@ -22,8 +23,29 @@ void FluidEngine::start_hops(const Message& m, int queue, int port) {
                     paths_.begin() + scratch.path_begin + scratch.path_len);
   paths_.resize(scratch.path_begin);
   h.end_prev = -kNever;
-  ++hops_live_;
-  hop_events_.push(HopEvent{now_, hop_seq_++, id});
+  h.live = true;
+  live_hop_path_len_ += h.path_len;
+  hop_events_.push(HopEvent{now_, hop_seq_++, id, -1, 0.0});
+}
+
+void FluidEngine::compact_hop_paths() {
+  std::vector<int32_t> kept;
+  kept.reserve(live_hop_path_len_ * 2);
+  for (HopMessage& h : hop_msgs_) {
+    if (!h.live) continue;
+    const uint32_t begin = static_cast<uint32_t>(kept.size());
+    kept.insert(kept.end(), hop_paths_.begin() + h.path_begin, hop_paths_.begin() + h.path_begin + h.path_len);
+    h.path_begin = begin;
+  }
+  hop_paths_.swap(kept);
+}
+
+void FluidEngine::ni_done(int queue, double wire_bytes) {
+  // The message's last flit has left the NI: its queue's load drops and its next message may start.
+  Queue& q = queues_[static_cast<size_t>(queue)];
+  q.bytes_left -= wire_bytes;
+  q.attached = -1;
+  start_next(queue);
 }
 
 void FluidEngine::hop(int id, double t) {
@@ -46,24 +68,27 @@ void FluidEngine::hop(int id, double t) {
   const double end = std::max(start + h.m.wire_bytes / rate, h.end_prev + prev_latency);
   free_at_[r] = end;
   h.end_prev = end;
-  if (h.at == 1 && h.queue >= 0) {  // its last flit has left the NI
-    queues_[static_cast<size_t>(h.queue)].bytes_left -= h.m.wire_bytes;
-    h.queue = -1;
-  }
+  if (h.at == 0)  // it holds its NI queue until its last flit has left the port
+    hop_events_.push(HopEvent{end, hop_seq_++, -1, h.queue, h.m.wire_bytes});
   if (++h.at < h.path_len) {
-    hop_events_.push(HopEvent{start + (mesh_link ? hop_latency_[r] : 0.0), hop_seq_++, id});
+    hop_events_.push(HopEvent{start + (mesh_link ? hop_latency_[r] : 0.0), hop_seq_++, id, -1, 0.0});
     return;
   }
   deliveries_.push(Pending{end + end_latency_s_, delivery_seq_++, h.m.cookie});
+  h.live = false;
+  live_hop_path_len_ -= h.path_len;
   free_hops_.push_back(id);
-  if (--hops_live_ == 0) hop_paths_.clear();
+  if (live_hop_path_len_ == 0) hop_paths_.clear();
 }
 
 void FluidEngine::advance_hops(double t_s) {
   while (!hop_events_.empty() && hop_events_.top().t <= t_s) {
     const HopEvent e = hop_events_.top();
     hop_events_.pop();
-    hop(e.msg, e.t);
+    if (e.msg >= 0)
+      hop(e.msg, e.t);
+    else
+      ni_done(e.queue, e.wire_bytes);
   }
 }
 
@@ -73,7 +98,7 @@ void FluidEngine::reset_hops() {
   hop_paths_.clear();
   hop_events_ = {};
   hop_seq_ = 0;
-  hops_live_ = 0;
+  live_hop_path_len_ = 0;
   std::fill(free_at_.begin(), free_at_.end(), 0.0);
 }
 

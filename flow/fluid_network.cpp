@@ -162,6 +162,7 @@ void FluidEngine::start_one(int queue) {
   q.pending.pop_front();
   if (hop_message(f.m)) {
     free_flows_.push_back(id);
+    q.attached = kHopHolds;
     start_hops(f.m, queue, (queue % ni_queues_) % ni_ports_);
     return;
   }

@@ -80,7 +80,8 @@ class FluidEngine {
   struct Queue {
     std::deque<Message> pending;  // not started yet
     double bytes_left = 0;        // wire bytes of its messages not yet sent to the last byte
-    int attached = -1;            // the flow being injected from this queue, if any
+    int attached = -1;            // the flow being injected from this queue, or kHopHolds while a hop
+                                  // message's last flit has not left the NI port yet
   };
   struct Flow {
     Message m;
@@ -181,23 +182,30 @@ class FluidEngine {
   // resource of their path they wait for the messages ahead of them there, are served at its
   // bandwidth (shared with the fluid flows crossing it), and their head moves on after the hop's
   // latency (virtual cut-through; docs/MODEL.md "Flow-level network").
+  static constexpr int kHopHolds = std::numeric_limits<int>::max();  // Queue::attached
   struct HopMessage {
     Message m;
-    int queue = -1;                         // counts on this NI queue's load until injected
+    int queue = -1;                         // its NI queue, held until its last flit has left the port
     uint32_t path_begin = 0, path_len = 0;  // into hop_paths_
     uint32_t at = 0;                        // the resource its head reaches at its next event
     double end_prev = 0;                    // its last flit left the previous resource
+    bool live = false;                      // in flight
   };
+  /// The head of hop message `msg` reaching its next resource or, with msg -1, the last flit of a hop
+  /// message of `wire_bytes` leaving the port of NI queue `queue`.
   struct HopEvent {
     double t;
     uint64_t seq;
-    int msg;
+    int msg, queue;
+    double wire_bytes;
     bool operator>(const HopEvent& o) const { return t != o.t ? t > o.t : seq > o.seq; }
   };
   bool hop_message(const Message& m) const { return m.wire_bytes <= hop_bytes_; }
   void start_hops(const Message& m, int queue, int port);
   /// The head of hop message `id` reaches its next resource at t.
   void hop(int id, double t);
+  void ni_done(int queue, double wire_bytes);
+  void compact_hop_paths();
   void advance_hops(double t_s);
   void reset_hops();
   double hop_bytes_ = 0;  // wire bytes up to which a message goes hop by hop
@@ -205,8 +213,9 @@ class FluidEngine {
   std::vector<int> free_hops_;
   std::vector<int32_t> hop_paths_;
   std::priority_queue<HopEvent, std::vector<HopEvent>, std::greater<HopEvent>> hop_events_;
-  uint64_t hop_seq_ = 0, hops_live_ = 0;
-  std::vector<double> free_at_;  // by resource id: when the last hop message there has passed
+  uint64_t hop_seq_ = 0;
+  size_t live_hop_path_len_ = 0;  // hop_paths_ entries of hop messages in flight
+  std::vector<double> free_at_;   // by resource id: when the last hop message there has passed
   // Fluid flows in flight by resource and the router input they enter it from, [r * input_slots_ +
   // slot], and how many inputs feed each resource: a router serves its inputs round robin.
   size_t input_slots_ = 0;

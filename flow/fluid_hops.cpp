@@ -15,13 +15,8 @@ void FluidEngine::start_hops(const Message& m, int queue, int port) {
   h.m = m;
   h.queue = queue;
   // The path as a fluid flow's: injection port, XY links, ejection port.
-  Flow scratch;
-  build_path(m, port, scratch);
   h.path_begin = static_cast<uint32_t>(hop_paths_.size());
-  h.path_len = scratch.path_len;
-  hop_paths_.insert(hop_paths_.end(), paths_.begin() + scratch.path_begin,
-                    paths_.begin() + scratch.path_begin + scratch.path_len);
-  paths_.resize(scratch.path_begin);
+  h.path_len = append_path(m, port, hop_paths_);
   h.end_prev = -kNever;
   h.live = true;
   live_hop_path_len_ += h.path_len;
@@ -29,15 +24,10 @@ void FluidEngine::start_hops(const Message& m, int queue, int port) {
 }
 
 void FluidEngine::compact_hop_paths() {
-  std::vector<int32_t> kept;
-  kept.reserve(live_hop_path_len_ * 2);
-  for (HopMessage& h : hop_msgs_) {
-    if (!h.live) continue;
-    const uint32_t begin = static_cast<uint32_t>(kept.size());
-    kept.insert(kept.end(), hop_paths_.begin() + h.path_begin, hop_paths_.begin() + h.path_begin + h.path_len);
-    h.path_begin = begin;
-  }
-  hop_paths_.swap(kept);
+  repack(hop_paths_, live_hop_path_len_, [&](auto&& keep) {
+    for (HopMessage& h : hop_msgs_)
+      if (h.live) keep(h.path_begin, h.path_len);
+  });
 }
 
 void FluidEngine::ni_done(int queue, double wire_bytes) {
@@ -54,17 +44,15 @@ void FluidEngine::hop(int id, double t) {
   // Served after the hop messages ahead of it, at the resource's share beside the fluid flows on it.
   // Beside fluid flows it takes what they leave, or at least its input's turn among the inputs that
   // feed the resource (the first resource, the NI port, is shared with the flows on it).
+  const int32_t prev = h.at > 0 ? hop_paths_[h.path_begin + h.at - 1] : -1;  // the resource before
   int others = crossing_now_[r];
-  if (h.at > 0) {
-    const size_t own = r * input_slots_ + input_slot(hop_paths_[h.path_begin + h.at - 1]);
-    others = busy_inputs_[r] - (input_flows_[own] > 0 ? 1 : 0);
-  }
+  if (prev >= 0) others = busy_inputs_[r] - (input_flows_[r * input_slots_ + input_slot(prev)] > 0 ? 1 : 0);
   const bool waits = free_at_[r] > t;  // contended: the routers' allocation losses apply
   const double share = capacity_for(r, others + (waits ? 2 : 1)) / (others + 1);
   const double rate = others > 0 ? std::max(residual_[r], share) : share;
   const double start = std::max(t, free_at_[r]);
   const bool mesh_link = r < inject_base_;
-  const double prev_latency = h.at >= 2 ? hop_latency_[static_cast<size_t>(hop_paths_[h.path_begin + h.at - 1])] : 0.0;
+  const double prev_latency = h.at >= 2 ? hop_latency_[static_cast<size_t>(prev)] : 0.0;  // a link
   const double end = std::max(start + h.m.wire_bytes / rate, h.end_prev + prev_latency);
   free_at_[r] = end;
   h.end_prev = end;

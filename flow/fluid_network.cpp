@@ -119,32 +119,26 @@ double FluidEngine::latency_s(int src, int dst) const {
   return s;
 }
 
-void FluidEngine::build_path(const Message& m, int port, Flow& f) {
+uint32_t FluidEngine::append_path(const Message& m, int port, std::vector<int32_t>& out) const {
   // As the cycle-level network: queue q injects on port q mod ni_ports; the message ejects on the
   // local port base::eject_port gives the mesh input port it arrives on (opposite its last hop).
   const size_t k = static_cast<size_t>(ni_ports_);
-  f.path_begin = static_cast<uint32_t>(paths_.size());
-  paths_.push_back(static_cast<int32_t>(inject_base_ + static_cast<size_t>(m.src) * k + static_cast<size_t>(port)));
+  const size_t begin = out.size();
+  out.push_back(static_cast<int32_t>(inject_base_ + static_cast<size_t>(m.src) * k + static_cast<size_t>(port)));
   int last_dir = 0;
   walk_xy(hw_.topology, m.src, m.dst, [&](int from, int, int dir) {
-    paths_.push_back(from * 4 + dir);
+    out.push_back(from * 4 + dir);
     last_dir = dir;
   });
   const size_t eject_port = static_cast<size_t>(base::eject_port((last_dir + 2) % 4, ni_ports_));
-  paths_.push_back(static_cast<int32_t>(eject_base_ + static_cast<size_t>(m.dst) * k + eject_port));
-  f.path_len = static_cast<uint32_t>(paths_.size()) - f.path_begin;
+  out.push_back(static_cast<int32_t>(eject_base_ + static_cast<size_t>(m.dst) * k + eject_port));
+  return static_cast<uint32_t>(out.size() - begin);
 }
 
 void FluidEngine::compact_paths() {
-  std::vector<int32_t> kept;
-  kept.reserve(live_path_len_ * 2);
-  for (int id : active_) {
-    Flow& f = flows_[static_cast<size_t>(id)];
-    const uint32_t begin = static_cast<uint32_t>(kept.size());
-    kept.insert(kept.end(), paths_.begin() + f.path_begin, paths_.begin() + f.path_begin + f.path_len);
-    f.path_begin = begin;
-  }
-  paths_.swap(kept);
+  repack(paths_, live_path_len_, [&](auto&& keep) {
+    for (int id : active_) keep(flows_[static_cast<size_t>(id)].path_begin, flows_[static_cast<size_t>(id)].path_len);
+  });
 }
 
 void FluidEngine::start_next(int queue) {
@@ -160,15 +154,17 @@ void FluidEngine::start_one(int queue) {
   f = Flow{};
   f.m = q.pending.front();
   q.pending.pop_front();
+  const int port = (queue % ni_queues_) % ni_ports_;
   if (hop_message(f.m)) {
     free_flows_.push_back(id);
     q.attached = kHopHolds;
-    start_hops(f.m, queue, (queue % ni_queues_) % ni_ports_);
+    start_hops(f.m, queue, port);
     return;
   }
   f.remaining = f.m.wire_bytes;
   f.t_ref = now_;
-  build_path(f.m, (queue % ni_queues_) % ni_ports_, f);
+  f.path_begin = static_cast<uint32_t>(paths_.size());
+  f.path_len = append_path(f.m, port, paths_);
   // The NI moves on once the rest of the message fits in the buffer space its path gives it: one VC
   // buffer per router, or the flow's share of the port's VC buffers when more flows than VCs cross it.
   f.release_at = 0;

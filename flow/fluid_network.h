@@ -94,8 +94,21 @@ class FluidEngine {
     uint32_t path_begin = 0, path_len = 0;  // into paths_
   };
 
-  /// Appends the resources of a new flow for `m` to paths_.
-  void build_path(const Message& m, int port, Flow& f);
+  /// Appends the resources of m's path from NI port `port` to `out`; returns how many.
+  uint32_t append_path(const Message& m, int port, std::vector<int32_t>& out) const;
+  /// Moves the paths still in use to the front of a fresh buffer: `each_live(keep)` calls
+  /// keep(path_begin, path_len) for every path in use, and keep updates its path_begin.
+  template <class EachLive>
+  static void repack(std::vector<int32_t>& buf, size_t live_len, EachLive each_live) {
+    std::vector<int32_t> kept;
+    kept.reserve(live_len * 2);
+    each_live([&](uint32_t& begin, uint32_t len) {
+      const uint32_t at = static_cast<uint32_t>(kept.size());
+      kept.insert(kept.end(), buf.begin() + begin, buf.begin() + begin + len);
+      begin = at;
+    });
+    buf.swap(kept);
+  }
   /// Starts the queue's pending messages until one holds it.
   void start_next(int queue);
   void start_one(int queue);

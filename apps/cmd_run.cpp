@@ -40,8 +40,7 @@ std::string write_outputs(const Experiment& x, const mapping::Registry& registry
     out.write(timeline, mapping::timeline_file(events).dump() + "\n", "--timeline");
   }
   out.write(out_dir + "/summary.json", summary_json(x.prepared, x.reports, &registry).dump(2) + "\n", "--out");
-  out.write(out_dir + "/summary.csv", summary_csv(x.reports, RunSteps{x.prepared.cfg.shape, x.prepared.cfg.steps}),
-            "--out");
+  out.write(out_dir + "/summary.csv", summary_csv(x.reports, run_steps(x.prepared)), "--out");
   out.write(out_dir + "/layers.csv", layers_csv(x.reports), "--out");
   out.write(out_dir + "/links.csv", links_csv(x.reports, x.prepared.hardware), "--out");
   std::string note;
@@ -69,12 +68,16 @@ void print_table(std::FILE* rep, const Experiment& x, const std::string& out_dir
                               ? std::string(mapping::fidelity_name(e.spec.fidelity)) + " fidelity"
                               : e.spec.accounting.name + " accounting (no simulation, 1 step)";
   const mapping::RunShape& sh = e.cfg.shape;
-  const RunSteps steps{sh, e.cfg.steps};
+  const RunSteps steps = run_steps(e);
   std::string shape = "batch " + std::to_string(sh.batch) + ", " + std::to_string(e.cfg.steps) + " steps, context " +
                       std::to_string(sh.context);
   if (sh.kind == mapping::StepKind::kPrefill)
     shape = "prefill of " + std::to_string(sh.batch) + " x " + std::to_string(sh.prompt_tokens) + " prompt tokens, " +
             std::to_string(e.cfg.steps) + " step" + (e.cfg.steps > 1 ? "s" : "");
+  if (sh.kind == mapping::StepKind::kTrain)
+    shape = "training on " + std::to_string(sh.batch) + " x " + std::to_string(sh.prompt_tokens) + " tokens" +
+            (sh.recompute ? " with recomputation" : "") + ", " + std::to_string(e.cfg.steps) + " step" +
+            (e.cfg.steps > 1 ? "s" : "");
   if (sh.kind == mapping::StepKind::kMixed)
     shape = "mixed steps of " + std::to_string(sh.batch) + " decode tokens (context " + std::to_string(sh.context) +
             ") and a " + std::to_string(sh.prompt_tokens) + "-token prompt in chunks of " +
@@ -100,9 +103,19 @@ void print_table(std::FILE* rep, const Experiment& x, const std::string& out_dir
     const double other = r.mean_family_s(F::kOther);
     if (other > 0) std::fprintf(rep, "  %-*s %12s other phases %.1f us\n", w, "", "", other * 1e6);
   }
-  std::fprintf(rep, "  (microseconds per %s step, summed over %d layers; outputs in %s/)\n",
-               mapping::step_kind_name(sh.kind), e.model.layers(), out_dir.c_str());
-  if (sh.kind != mapping::StepKind::kDecode)
+  std::fprintf(rep, "  (microseconds per %s step, summed over %d layers%s; outputs in %s/)\n",
+               mapping::step_kind_name(sh.kind), e.model.layers(),
+               sh.kind == mapping::StepKind::kTrain ? ", forward and backward, and the optimizer" : "",
+               out_dir.c_str());
+  if (sh.kind == mapping::StepKind::kTrain)
+    for (const auto& report : x.reports) {
+      const mapping::TrainTimes t = steps.train_times(report.result);
+      std::fprintf(
+          rep, "  %-*s forward %.1f, backward %.1f (recompute %.1f), grad sync %.1f, optimizer %.1f us; MFU %.1f%%\n",
+          w, report.result.strategy.c_str(), t.forward_s * 1e6, t.backward_s * 1e6, t.recompute_s * 1e6,
+          t.grad_sync_s * 1e6, t.optimizer_s * 1e6, 100 * steps.mfu(report.result));
+    }
+  if (sh.kind != mapping::StepKind::kDecode && sh.kind != mapping::StepKind::kTrain)
     for (const auto& report : x.reports)
       std::fprintf(rep, "  %-*s TTFT %.1f us, %.0f prefill tokens/s\n", w, report.result.strategy.c_str(),
                    steps.ttft_s(report.result) * 1e6, steps.prefill_tokens_per_s(report.result));
@@ -282,6 +295,8 @@ int cmd_run(const std::vector<std::string>& args) {
   const std::string logs = set_router_options(vm, x.prepared, o.router, o.rtl_nodes, o.out_dir, out, opt);
   set_timeline(vm, o.timeline, o.timeline_step, o.timeline_layers, x.prepared);
   layers = x.prepared.model.layers();
+  // A training step's records: the forward of every layer, the backward of every layer, the optimizer.
+  if (x.prepared.cfg.shape.kind == mapping::StepKind::kTrain) layers = 2 * layers + 1;
   steps = x.prepared.cfg.steps;
   x.reports = run_prepared(x.prepared, opt);
   if (tty && !quiet) std::fprintf(stderr, "\r%70s\r", "");

@@ -45,7 +45,7 @@ std::string run_point(const SweepPoint& p, const std::string& dir, const mapping
     base::OutputFiles out;
     out.make_dir(dir, "--out");
     out.write(dir + "/summary.json", summary_json(x.prepared, x.reports, &reg).dump(2) + "\n");
-    out.write(dir + "/summary.csv", summary_csv(x.reports, RunSteps{x.prepared.cfg.shape, x.prepared.cfg.steps}));
+    out.write(dir + "/summary.csv", summary_csv(x.reports, run_steps(x.prepared)));
     out.write(dir + "/point.json", nlohmann::json{{"id", p.id}, {"values", p.values}, {"spec", p.spec}}.dump(2) + "\n");
     out.remove_stale(dir, {"error.txt"});
     out.commit();

@@ -138,6 +138,10 @@ void build_placements(PreparedExperiment& e, const ExperimentOptions& opt) {
     for (const mapping::Placement& q : e.placements)
       if (q.strategy == p.strategy)
         throw InputError("strategy '" + p.strategy + "' is listed twice (results are named by strategy)");
+    if (e.cfg.shape.kind == mapping::StepKind::kTrain && !p.runtime.empty())
+      throw InputError("phase train (--phase): placement '" + p.strategy + "' runs runtime policy " +
+                       p.runtime.front().value("name", std::string("?")) +
+                       ", which acts on inference steps only; it cannot run in a training step");
     if (e.cfg.micro_batches > 1 && !p.runtime.empty())
       throw InputError("micro_batches (--micro-batches): " + std::to_string(e.cfg.micro_batches) + ": placement '" +
                        p.strategy + "' runs its own runtime policy, which acts on one chain of phases per layer");

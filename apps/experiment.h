@@ -91,6 +91,10 @@ struct Experiment {
 };
 Experiment run_experiment(const RunSpec& spec, const ExperimentOptions& opt);
 
+/// What the reports need of the experiment's steps: its shape and, for training, its layers, the model
+/// FLOPs of a step (3x the forward) and the nodes' peak FLOP/s together.
+RunSteps run_steps(const PreparedExperiment& e);
+
 /// summary.json: {"spec": complete spec, "config": headline settings, "strategies": {name: results}}.
 /// With `registry`, the statistics of policies registered with stats_at_top are also at the top of
 /// each strategy's entry.

@@ -5,6 +5,7 @@
 #include "nmpsim/apps/experiment.h"
 #include "nmpsim/apps/run_shape.h"
 #include "nmpsim/mapping/topology.h"
+#include "nmpsim/mapping/train_step.h"
 
 namespace nmpsim::apps {
 
@@ -66,6 +67,15 @@ double static_energy_pj(const hw::HardwareSpec& hw, const mapping::StrategyResul
   return (hw.compute.static_w + hw.memory.background_w) * hw.topology.nodes() * seconds * 1e12;
 }
 
+RunSteps run_steps(const PreparedExperiment& e) {
+  RunSteps s{e.cfg.shape, e.cfg.steps};
+  if (e.cfg.shape.kind != mapping::StepKind::kTrain) return s;
+  s.layers = e.model.layers();
+  s.model_flops_per_step = 3.0 * mapping::forward_flops(e.model, e.cfg.shape.step(0));
+  s.peak_flops = e.hardware.compute.peak_flops * e.hardware.topology.nodes();
+  return s;
+}
+
 nlohmann::json summary_json(const PreparedExperiment& e, const std::vector<StrategyReport>& reports,
                             const mapping::Registry* registry) {
   std::vector<std::string> top;  // policies whose statistics also go at the top
@@ -75,7 +85,7 @@ nlohmann::json summary_json(const PreparedExperiment& e, const std::vector<Strat
   double tp_tbt = 0;
   for (const auto& r : reports)
     if (r.result.strategy == "tp") tp_tbt = r.result.mean_tbt_s();
-  const RunSteps steps{e.cfg.shape, e.cfg.steps};
+  const RunSteps steps = run_steps(e);
   nlohmann::json strategies = nlohmann::json::object();
   for (const auto& r : reports) strategies[r.result.strategy] = strategy_json(r, tp_tbt, steps, top);
   const int group = e.cfg.attn_tp > 0 ? e.cfg.attn_tp : e.hardware.topology.nodes();
@@ -90,6 +100,7 @@ nlohmann::json summary_json(const PreparedExperiment& e, const std::vector<Strat
             {"context", e.cfg.shape.context},
             {"prompt_tokens", e.cfg.shape.prompt_tokens},
             {"prefill_chunk", e.cfg.shape.prefill_chunk},
+            {"recompute", e.cfg.shape.recompute},
             {"micro_batches", e.cfg.micro_batches},
             {"attn_tp", group},
             {"fidelity", mapping::fidelity_name(e.spec.fidelity)},

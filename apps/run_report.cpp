@@ -98,8 +98,18 @@ EnergyPj energy_from_json(const nlohmann::json& j) {
 
 double RunSteps::tokens() const { return total_tokens(shape, steps); }
 
+mapping::TrainTimes RunSteps::train_times(const mapping::StrategyResult& r) const {
+  return shape.kind == mapping::StepKind::kTrain ? mapping::train_times(r, layers) : mapping::TrainTimes{};
+}
+
+double RunSteps::mfu(const mapping::StrategyResult& r) const {
+  const double t = r.mean_tbt_s();
+  return shape.kind == mapping::StepKind::kTrain && t > 0 && peak_flops > 0 ? model_flops_per_step / (t * peak_flops)
+                                                                            : 0.0;
+}
+
 double RunSteps::ttft_s(const mapping::StrategyResult& r) const {
-  if (shape.kind == mapping::StepKind::kDecode || r.steps.empty()) return -1;
+  if (shape.kind == mapping::StepKind::kDecode || shape.kind == mapping::StepKind::kTrain || r.steps.empty()) return -1;
   if (shape.kind == mapping::StepKind::kPrefill) return r.mean_tbt_s();
   double t = 0;
   const int carrying = std::min(shape.prompt_steps(), static_cast<int>(r.steps.size()));
@@ -113,6 +123,25 @@ double RunSteps::prefill_tokens_per_s(const mapping::StrategyResult& r) const {
   const double prompts = shape.kind == mapping::StepKind::kPrefill ? shape.batch : 1;
   return prompts * shape.prompt_tokens / t;
 }
+
+namespace {
+
+/// A training step's parts in summary.json (docs/FORMATS.md "summary.json").
+void add_train_fields(nlohmann::json& j, const mapping::StrategyResult& r, const RunSteps& steps) {
+  const mapping::TrainTimes t = steps.train_times(r);
+  const double step = r.mean_tbt_s();
+  j["step_us"] = step * kUs;
+  j["tokens_per_s"] = step > 0 ? steps.shape.batch * double(steps.shape.prompt_tokens) / step : 0.0;
+  j["forward_us"] = t.forward_s * kUs;
+  j["backward_us"] = t.backward_s * kUs;
+  j["recompute_us"] = t.recompute_s * kUs;
+  j["grad_sync_us"] = t.grad_sync_s * kUs;
+  j["optimizer_us"] = t.optimizer_s * kUs;
+  j["model_flops_per_step"] = steps.model_flops_per_step;
+  j["mfu"] = steps.mfu(r);
+}
+
+}  // namespace
 
 nlohmann::json strategy_json(const StrategyReport& s, double baseline_tbt_s, const RunSteps& steps,
                              const std::vector<std::string>& top) {
@@ -141,6 +170,7 @@ nlohmann::json strategy_json(const StrategyReport& s, double baseline_tbt_s, con
     j["ttft_us"] = steps.ttft_s(r) * kUs;
     j["prefill_tokens_per_s"] = steps.prefill_tokens_per_s(r);
   }
+  if (steps.shape.kind == mapping::StepKind::kTrain) add_train_fields(j, r, steps);
   for (mapping::PhaseFamily f : kFamilies) j[us_key(mapping::family_name(f))] = r.mean_family_s(f) * kUs;
   j["expert_imbalance_us"] = r.mean_expert_imbalance_s() * kUs;
   j["exposed_comm_us"] = r.mean_exposed_comm_s() * kUs;
@@ -164,12 +194,16 @@ nlohmann::json strategy_json(const StrategyReport& s, double baseline_tbt_s, con
 
 std::string summary_csv(const std::vector<StrategyReport>& reports, const RunSteps& steps) {
   const double tokens = steps.tokens();
-  const bool prompts = steps.shape.kind != mapping::StepKind::kDecode;
+  const bool train = steps.shape.kind == mapping::StepKind::kTrain;
+  const bool prompts = steps.shape.kind != mapping::StepKind::kDecode && !train;
   std::ostringstream os;
   os << "strategy,fidelity,mean_tbt_us";
   for (mapping::PhaseFamily f : kFamilies) os << "," << us_key(mapping::family_name(f));
   os << ",expert_imbalance_us,noc_payload_bytes,energy_per_token_uj,wall_seconds";
-  os << (prompts ? ",ttft_us,prefill_tokens_per_s\n" : "\n");
+  os << (prompts ? ",ttft_us,prefill_tokens_per_s"
+         : train ? ",forward_us,backward_us,recompute_us,grad_sync_us,optimizer_us,tokens_per_s,mfu"
+                 : "");
+  os << "\n";
   for (const auto& s : reports) {
     const mapping::StrategyResult& r = s.result;
     double bytes = 0;
@@ -192,6 +226,16 @@ std::string summary_csv(const std::vector<StrategyReport>& reports, const RunSte
     os << buf;
     if (prompts) {
       std::snprintf(buf, sizeof buf, ",%.4f,%.1f", steps.ttft_s(r) * kUs, steps.prefill_tokens_per_s(r));
+      os << buf;
+    }
+    if (train) {
+      const mapping::TrainTimes t = steps.train_times(r);
+      const double step = r.mean_tbt_s();
+      const double tps = step > 0 ? steps.shape.batch * double(steps.shape.prompt_tokens) / step : 0.0;
+      std::snprintf(buf, sizeof buf, ",%.4f,%.4f,%.4f,%.4f,%.4f", t.forward_s * kUs, t.backward_s * kUs,
+                    t.recompute_s * kUs, t.grad_sync_s * kUs, t.optimizer_s * kUs);
+      os << buf;
+      std::snprintf(buf, sizeof buf, ",%.1f,%.4f", tps, steps.mfu(r));
       os << buf;
     }
     os << "\n";

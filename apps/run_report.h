@@ -10,6 +10,7 @@
 #include "nmpsim/hw/hardware_spec.h"
 #include "nmpsim/mapping/regime.h"
 #include "nmpsim/mapping/run_result.h"
+#include "nmpsim/mapping/train_step.h"
 
 namespace nmpsim::apps {
 
@@ -34,9 +35,15 @@ struct StrategyReport {
 struct RunSteps {
   mapping::RunShape shape;
   int steps = 0;
+  int layers = 0;                   ///< train: the model's layers (0: not a training run)
+  double model_flops_per_step = 0;  ///< train: forward and backward model FLOPs of a step (3x the forward)
+  double peak_flops = 0;            ///< train: FLOP/s of all nodes together
+  /// Train: the step's parts (zero otherwise), and model FLOPs over peak FLOPs x step time.
+  mapping::TrainTimes train_times(const mapping::StrategyResult& r) const;
+  double mfu(const mapping::StrategyResult& r) const;
   /// Tokens of all steps (energy per token).
   double tokens() const;
-  /// Time to the first token of a prompt, or a negative number for decode runs: prefill, the mean
+  /// Time to the first token of a prompt, or a negative number for decode and train runs: prefill, the mean
   /// step (each step prefills its requests); mixed, the sum of the steps that carry the prompt's chunks.
   double ttft_s(const mapping::StrategyResult& r) const;
   /// Prompt tokens per second of ttft_s: prefill requests x prompt tokens, mixed the prompt's tokens.

@@ -53,23 +53,30 @@ mapping::RunShape run_shape(const RunSpec& s, const mapping::ModelSpec& m, int a
   if (s.micro_batches > s.batch)
     throw base::InputError("micro_batches (--micro-batches): " + n(s.micro_batches) + " is more than the step's " +
                            n(s.batch) + " requests (micro-batches are cut between whole requests; --batch)");
+  if (s.phase == mapping::StepKind::kTrain && !s.policies.empty())
+    throw base::InputError("policies (--policy): " + s.policies.front().name +
+                           " acts on inference steps only; it cannot run in a training step (--phase train)");
   if (s.micro_batches > 1 && !s.policies.empty())
     throw base::InputError("micro_batches (--micro-batches): " + n(s.micro_batches) + ": runtime policy " +
                            s.policies.front().name + " acts on one chain of phases per layer; run it with one");
+  if (s.recompute && s.phase != mapping::StepKind::kTrain)
+    throw base::InputError(std::string("recompute (--recompute): applies to phase train, not ") + phase +
+                           " (--phase): only a training step keeps activations for a backward");
+  shape.recompute = s.recompute;
   if (s.phase == mapping::StepKind::kDecode) {
     for (const auto& [key, v] : {std::pair{"prompt_tokens (--prompt-tokens)", s.prompt_tokens},
                                  {"prefill_chunk (--prefill-chunk)", s.prefill_chunk}})
       if (v != 0)
-        throw base::InputError(std::string(key) + ": applies to phase prefill or mixed, not decode (--phase)");
+        throw base::InputError(std::string(key) + ": applies to phase prefill, mixed or train, not decode (--phase)");
     check_decode_context(s, m);
     return shape;
   }
   check_prompt(s, m);
   shape.prompt_tokens = s.prompt_tokens;
-  if (s.phase == mapping::StepKind::kPrefill) {
+  if (s.phase == mapping::StepKind::kPrefill || s.phase == mapping::StepKind::kTrain) {
     if (s.prefill_chunk != 0)
       throw base::InputError("prefill_chunk (--prefill-chunk): applies to phase mixed, not " + std::string(phase) +
-                             " (a prefill step carries whole prompts)");
+                             " (a " + std::string(phase) + " step carries whole sequences)");
     shape.context = 0;
   } else {
     check_decode_context(s, m);
@@ -78,7 +85,7 @@ mapping::RunShape run_shape(const RunSpec& s, const mapping::ModelSpec& m, int a
   }
   const long long most = max_step_tokens(shape, s.steps);
   if (most > kMaxStepTokens)
-    throw base::InputError(std::string(s.phase == mapping::StepKind::kPrefill
+    throw base::InputError(std::string(s.phase != mapping::StepKind::kMixed
                                            ? "batch (--batch) x prompt_tokens (--prompt-tokens)"
                                            : "batch (--batch) + prefill_chunk (--prefill-chunk)") +
                            ": a step of " + n(most) + " tokens is more than " + n(kMaxStepTokens));
@@ -88,6 +95,7 @@ mapping::RunShape run_shape(const RunSpec& s, const mapping::ModelSpec& m, int a
 long long max_step_tokens(const mapping::RunShape& shape, int steps) {
   switch (shape.kind) {
     case mapping::StepKind::kPrefill:
+    case mapping::StepKind::kTrain:
       return static_cast<long long>(shape.batch) * shape.prompt_tokens;
     case mapping::StepKind::kMixed:
       return static_cast<long long>(shape.batch) + (steps > 0 ? shape.prefill_chunk : 0);
@@ -99,7 +107,8 @@ long long max_step_tokens(const mapping::RunShape& shape, int steps) {
 
 double total_tokens(const mapping::RunShape& shape, int steps) {
   if (shape.kind == mapping::StepKind::kDecode) return double(shape.batch) * steps;
-  if (shape.kind == mapping::StepKind::kPrefill) return double(shape.batch) * shape.prompt_tokens * steps;
+  if (shape.kind == mapping::StepKind::kPrefill || shape.kind == mapping::StepKind::kTrain)
+    return double(shape.batch) * shape.prompt_tokens * steps;
   return double(shape.batch) * steps + shape.prompt_tokens;
 }
 

@@ -128,6 +128,7 @@ RunSpec run_spec_from_json(const nlohmann::json& j, const std::string& where) {
   s.context = static_cast<int>(root.integer("context", 0, 1 << 24, s.context));
   s.prompt_tokens = static_cast<int>(root.integer("prompt_tokens", 0, 1 << 24, s.prompt_tokens));
   s.prefill_chunk = static_cast<int>(root.integer("prefill_chunk", 0, 1 << 24, s.prefill_chunk));
+  s.recompute = root.boolean("recompute", s.recompute);
   s.micro_batches = static_cast<int>(root.integer("micro_batches", 1, 256, s.micro_batches));
   s.attn_tp = static_cast<int>(root.integer("attn_tp", 0, 1 << 16, s.attn_tp));
   s.first_token = static_cast<uint64_t>(root.integer("first_token", 0, kMaxU53, 0));
@@ -193,6 +194,7 @@ nlohmann::json run_spec_to_json(const RunSpec& s) {
           {"context", s.context},
           {"prompt_tokens", s.prompt_tokens},
           {"prefill_chunk", s.prefill_chunk},
+          {"recompute", s.recompute},
           {"micro_batches", s.micro_batches},
           {"attn_tp", s.attn_tp},
           {"first_token", s.first_token},

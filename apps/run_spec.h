@@ -58,12 +58,13 @@ struct RunSpec {
   std::vector<StrategySpec> strategies;
   std::vector<PolicySpec> policies;                      ///< applied to every strategy's run
   mapping::StepKind phase = mapping::StepKind::kDecode;  ///< what every step carries
-  int batch = 32;  ///< decode and mixed: decode tokens per step; prefill: requests per step
+  int batch = 32;  ///< decode and mixed: decode tokens per step; prefill: requests per step; train: sequences
   int steps = 2;
-  int context = 1024;     ///< decode and mixed: KV-cache length each decode token attends over
-  int prompt_tokens = 0;  ///< prefill and mixed: tokens of each prompt
-  int prefill_chunk = 0;  ///< mixed: prompt tokens per step
-  int micro_batches = 1;  ///< each step's requests in this many micro-batches whose layers interleave
+  int context = 1024;      ///< decode and mixed: KV-cache length each decode token attends over
+  int prompt_tokens = 0;   ///< prefill and mixed: tokens of each prompt; train: of each sequence
+  bool recompute = false;  ///< train: recompute each layer's forward before its backward
+  int prefill_chunk = 0;   ///< mixed: prompt tokens per step
+  int micro_batches = 1;   ///< each step's requests in this many micro-batches whose layers interleave
   int attn_tp = 0;
   uint64_t first_token = 0;
   mapping::Fidelity fidelity = mapping::Fidelity::kCycle;

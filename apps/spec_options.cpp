@@ -101,9 +101,13 @@ void SpecOptions::add_run_shape(po::options_description& desc, long long default
   desc.add_options()
     ("phase", po::value(&phase_)->default_value(phase_),
      "what every step carries: decode (one new token per request) | prefill (--batch whole prompts of "
-     "--prompt-tokens) | mixed (--batch decode tokens plus a --prefill-chunk of one prompt: chunked prefill)")
+     "--prompt-tokens) | mixed (--batch decode tokens plus a --prefill-chunk of one prompt: chunked prefill) | "
+     "train (a training step on --batch sequences of --prompt-tokens: forward, backward, gradient "
+     "synchronisation, optimizer)")
     ("prompt-tokens", po::value(&prompt_tokens_)->default_value(0, "none"),
-     "--phase prefill or mixed: tokens of each prompt (at most the model's context)")
+     "--phase prefill or mixed: tokens of each prompt; train: of each sequence (at most the model's context)")
+    ("recompute", "--phase train: keep only each layer's input from the forward and recompute the layer's "
+     "forward before its backward (full activation recomputation)")
     ("prefill-chunk", po::value(&prefill_chunk_)->default_value(0, "none"),
      "--phase mixed: prompt tokens per step (at most --prompt-tokens); --steps defaults to the chunks' count")
     ("micro-batches", po::value(&micro_batches_)->default_value(micro_batches_),
@@ -216,10 +220,12 @@ void SpecOptions::apply_shape(const po::variables_map& vm, RunSpec& s) const {
     s.prompt_tokens = static_cast<int>(checked_count(prompt_tokens_, "prompt-tokens", 0, 1 << 24));
   if (given(vm, "micro-batches"))
     s.micro_batches = static_cast<int>(checked_count(micro_batches_, "micro-batches", 1, 256));
+  if (vm.count("recompute")) s.recompute = true;
   if (given(vm, "prefill-chunk"))
     s.prefill_chunk = static_cast<int>(checked_count(prefill_chunk_, "prefill-chunk", 0, 1 << 24));
-  if (s.phase == mapping::StepKind::kPrefill && given(vm, "context"))
-    throw UsageError("--context: a prefill step attends over its prompt (--prompt-tokens), not a KV cache");
+  if ((s.phase == mapping::StepKind::kPrefill || s.phase == mapping::StepKind::kTrain) && given(vm, "context"))
+    throw UsageError(std::string("--context: a ") + mapping::step_kind_name(s.phase) +
+                     " step attends over its prompt (--prompt-tokens), not a KV cache");
   // A mixed run asked for on the command line without --steps runs until its prompt's last chunk has
   // been carried (a spec's own steps are kept: rerunning it runs the same steps).
   const bool mixed_here = given(vm, "phase") || given(vm, "prompt-tokens") || given(vm, "prefill-chunk");

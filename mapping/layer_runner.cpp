@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "nmpsim/mapping/moe_layer.h"
+#include "nmpsim/mapping/train_step.h"
 
 namespace nmpsim::mapping {
 
@@ -92,6 +93,38 @@ double comm_busy(const ScheduleTracker& tr, uint64_t serial) {
   return busy;
 }
 
+/// A training step's backward of every layer (the last first, each with its gradient synchronisation
+/// in the background) and its optimizer step, after the forward of `plans` ([layer][micro-batch]);
+/// their records are appended to `layers` (the backward of layer l at index 2L - 1 - l, the optimizer
+/// at 2L). docs/MODEL.md "Training step".
+void run_backward(Executor& ex, const RunInputs& in, StrategyResult& r, const Groups& groups,
+                  const std::vector<std::vector<std::vector<double>>>& shares,
+                  const std::vector<std::vector<LayerPlan>>& plans, int step, double step_start_s,
+                  std::vector<LayerRecord>& layers, const std::function<void(int, int)>& on_layer) {
+  const int L = static_cast<int>(plans.size());
+  BackwardBuild t;
+  t.recompute = in.cfg.shape.recompute;
+  const Topology& topo = in.hw.topology;
+  t.all_nodes_ring = ring_order(topo, 0, 0, topo.width, topo.height);
+  std::vector<OpRef> syncs;
+  const auto run = [&](const std::shared_ptr<LayerSchedule>& sched, int index) {
+    const uint64_t serial = ex.execute(sched);
+    layers.push_back(record_layer(r, ex.tracker(), serial, r.node_expert_s, &topo));
+    if (in.cfg.timeline.covers(step, index)) append_layer_events(r.timeline, ex.tracker(), serial, index, step_start_s);
+    if (on_layer) on_layer(step, index);
+    return serial;
+  };
+  for (int l = L - 1; l >= 0; --l) {
+    std::vector<OpId> joins;
+    auto sched = std::make_shared<LayerSchedule>(
+        build_moe_layer_backward(in.model, plans[static_cast<size_t>(l)], groups, layer_build(in.hw), t, &joins));
+    const uint64_t serial = run(sched, 2 * L - 1 - l);
+    for (OpId j : joins) syncs.push_back(OpRef{serial, j});
+  }
+  run(std::make_shared<LayerSchedule>(build_optimizer_step(in.model, node_parameters(in.model, shares, groups), syncs)),
+      2 * L);
+}
+
 }  // namespace
 
 LayerRecord record_layer(StrategyResult& r, const ScheduleTracker& tr, uint64_t serial, std::vector<double>& node_s,
@@ -152,6 +185,10 @@ StrategyResult run_placement(Executor& ex, const RunInputs& in, const Placement&
     for (auto& named : policies) named.second->after_phase(ctx, s, serial, phase);
   });
   size_t first_token = in.cfg.first_token;
+  const bool train = in.cfg.shape.kind == StepKind::kTrain;
+  if (train && !policies.empty())
+    throw InputError("phase train (--phase): runtime policy " + policies.front().first +
+                     " acts on inference steps only; it cannot run in a training step (placement " + p.strategy + ")");
   if (in.cfg.micro_batches > 1 && !policies.empty())
     throw InputError("micro_batches (--micro-batches): " + std::to_string(in.cfg.micro_batches) + ": runtime policy " +
                      policies.front().first +
@@ -170,6 +207,7 @@ StrategyResult run_placement(Executor& ex, const RunInputs& in, const Placement&
     first_token += static_cast<size_t>(tokens.tokens());
     ctx.previous = nullptr;
     for (auto& named : policies) named.second->on_step_start(ctx);
+    std::vector<std::vector<LayerPlan>> kept;  // a training step's plans, for its backward
     for (int l = 0; l < m.layers(); ++l) {
       ctx.layer = l;
       ctx.layer_start_s = ex.now_s();
@@ -196,7 +234,9 @@ StrategyResult run_placement(Executor& ex, const RunInputs& in, const Placement&
         for (int v = 0; v < n; ++v)
           r.node_token_work[static_cast<size_t>(v)] += plan.routed_token_work[static_cast<size_t>(v)];
       if (on_layer) on_layer(step, l);
+      if (train) kept.push_back(std::move(plans));
     }
+    if (train) run_backward(ex, in, r, groups, shares, kept, step, step_start_s, layers, on_layer);
     r.steps.push_back(std::move(layers));
     ex.drain();  // background work still running at the end of a step finishes before the next one
   }

@@ -4,23 +4,11 @@
 #include <limits>
 
 #include "nmpsim/mapping/group_collective.h"
+#include "nmpsim/mapping/layer_phases.h"
 
 namespace nmpsim::mapping {
 
-namespace {
-
-/// Appends phases one after another, each closed by a barrier the next one starts from.
-class PhaseChain {
- public:
-  explicit PhaseChain(LayerSchedule& s) : s_(s) {}
-  /// Dependencies of an op that starts its phase: the previous phase's barrier.
-  DepList after() const { return barrier_ < 0 ? DepList{} : DepList{barrier_}; }
-  void close(int phase, DepList ops) { barrier_ = s_.join(phase, ops.empty() ? after() : std::move(ops)); }
-
- private:
-  LayerSchedule& s_;
-  OpId barrier_ = -1;
-};
+namespace layer_phases {
 
 /// Collective `kind` of the group `members` (in ring order), each member's chunk `share` of its home
 /// bytes, with the group's algorithm resolved (`auto`: the smallest closed form).
@@ -58,8 +46,8 @@ GroupCollective group_collective(CollectiveKind kind, const LayerPlan& plan, con
   return c;
 }
 
-void ring_phase(LayerSchedule& s, PhaseChain& chain, const char* name, CollectiveKind kind, const LayerPlan& plan,
-                const std::vector<std::vector<int>>& rings, const LayerBuild& b) {
+void ring_phase(LayerSchedule& s, PhaseChain& chain, const std::string& name, CollectiveKind kind,
+                const LayerPlan& plan, const std::vector<std::vector<int>>& rings, const LayerBuild& b) {
   const int ph = s.phase(name, PhaseFamily::kAllReduce);
   DepList joins;
   for (const auto& members : rings) {
@@ -78,13 +66,13 @@ void compute_phase(LayerSchedule& s, PhaseChain& chain, int ph, const std::vecto
   chain.close(ph, std::move(ops));
 }
 
-/// A compute phase whose output a ring reduce-scatter then sums (attention, shared experts). With
-/// b.pipeline_chunks N > 1 each node computes in N pieces, one kernel (pieces after the first without a
-/// start-up), and each ring reduce-scatters piece j as soon as every member has computed it: N
-/// collectives of 1/N of the bytes, overlapping the next pieces' compute (docs/MODEL.md "Pipelined
-/// collectives").
+// A compute phase whose output a ring reduce-scatter then sums (attention, shared experts). With
+// b.pipeline_chunks N > 1 each node computes in N pieces, one kernel (pieces after the first without a
+// start-up), and each ring reduce-scatters piece j as soon as every member has computed it: N
+// collectives of 1/N of the bytes, overlapping the next pieces' compute (docs/MODEL.md "Pipelined
+// collectives").
 void compute_then_reduce_scatter(LayerSchedule& s, PhaseChain& chain, int ph, const std::vector<double>& flops,
-                                 const std::vector<double>& bytes, const char* rs_name, const LayerPlan& plan,
+                                 const std::vector<double>& bytes, const std::string& rs_name, const LayerPlan& plan,
                                  const std::vector<std::vector<int>>& rings, const LayerBuild& b) {
   const int n_chunks = b.pipeline_chunks;
   if (n_chunks <= 1) {
@@ -122,10 +110,9 @@ void compute_then_reduce_scatter(LayerSchedule& s, PhaseChain& chain, int ph, co
   chain.close(rs, std::move(joins));
 }
 
-/// Transfers of a [src * n + dst] matrix; with `reduce_flops`, each destination then sums what it got
-/// (fused: without a start-up).
+// Each destination's sums are fused (without a start-up) or commands, as `reduce` says.
 void exchange_phase(LayerSchedule& s, PhaseChain& chain, int ph, const std::vector<double>& bytes, int n,
-                    const std::vector<double>* reduce_flops, ReduceMode reduce = ReduceMode::kKernel) {
+                    const std::vector<double>* reduce_flops, ReduceMode reduce) {
   DepList ops;
   std::vector<DepList> into(static_cast<size_t>(n));
   // Each source walks its destinations in shifted order (v + 1, v + 2, ...), as pairwise all-to-all
@@ -149,6 +136,8 @@ void exchange_phase(LayerSchedule& s, PhaseChain& chain, int ph, const std::vect
   chain.close(ph, std::move(ops));
 }
 
+namespace {
+
 /// The experts phase's compute: one op per (expert, node) piece, or one per node summing its pieces.
 void expert_ops(LayerSchedule& s, PhaseChain& chain, int ph, const LayerPlan& plan, bool grouped) {
   DepList work;
@@ -168,44 +157,49 @@ void expert_ops(LayerSchedule& s, PhaseChain& chain, int ph, const LayerPlan& pl
   chain.close(ph, std::move(work));
 }
 
-/// One chain of the layer's phases (one micro-batch) for `plan`, each phase closed by a barrier.
-void build_chain(LayerSchedule& s, const ModelSpec& m, const LayerPlan& plan, const Groups& groups,
-                 const LayerBuild& b) {
+}  // namespace
+
+OpId forward_chain(LayerSchedule& s, const ModelSpec& m, const LayerPlan& plan, const Groups& groups,
+                   const LayerBuild& b, const std::string& prefix, OpId start) {
   namespace pn = phase_names;
-  PhaseChain chain(s);
+  const auto P = [&](const char* name) { return prefix + name; };
+  PhaseChain chain(s, start);
   const int n = plan.nodes;
-  ring_phase(s, chain, pn::kAllGather, CollectiveKind::kRingAllGather, plan, groups.ring, b);
-  compute_then_reduce_scatter(s, chain, s.phase(pn::kAttention, PhaseFamily::kAttention), plan.attn_flops,
-                              plan.attn_bytes, pn::kReduceScatter, plan, groups.ring, b);
-  if (plan.dense) return;
-  compute_phase(s, chain, s.phase(pn::kGate, PhaseFamily::kMoeCompute), plan.gate_flops, plan.gate_bytes);
+  ring_phase(s, chain, P(pn::kAllGather), CollectiveKind::kRingAllGather, plan, groups.ring, b);
+  compute_then_reduce_scatter(s, chain, s.phase(P(pn::kAttention), PhaseFamily::kAttention), plan.attn_flops,
+                              plan.attn_bytes, P(pn::kReduceScatter), plan, groups.ring, b);
+  if (plan.dense) return chain.barrier();
+  compute_phase(s, chain, s.phase(P(pn::kGate), PhaseFamily::kMoeCompute), plan.gate_flops, plan.gate_bytes);
   if (m.shared_experts > 0) {
     // Shared experts: tensor parallel inside the attention group, like a dense FFN.
-    ring_phase(s, chain, pn::kSharedAllGather, CollectiveKind::kRingAllGather, plan, groups.ring, b);
-    compute_then_reduce_scatter(s, chain, s.phase(pn::kSharedExperts, PhaseFamily::kMoeCompute), plan.shared_flops,
-                                plan.shared_bytes, pn::kSharedReduceScatter, plan, groups.ring, b);
+    ring_phase(s, chain, P(pn::kSharedAllGather), CollectiveKind::kRingAllGather, plan, groups.ring, b);
+    compute_then_reduce_scatter(s, chain, s.phase(P(pn::kSharedExperts), PhaseFamily::kMoeCompute), plan.shared_flops,
+                                plan.shared_bytes, P(pn::kSharedReduceScatter), plan, groups.ring, b);
   }
   if (!plan.token_rings.empty())
-    ring_phase(s, chain, pn::kTokenAllGather, CollectiveKind::kRingAllGather, plan, plan.token_rings, b);
+    ring_phase(s, chain, P(pn::kTokenAllGather), CollectiveKind::kRingAllGather, plan, plan.token_rings, b);
   // A relayed exchange: one phase per stage, the first ones "dispatch_<stage>", the last "dispatch";
   // the combine in the mirror order, summing at every relay.
   const auto& st = plan.stages;
   for (size_t k = 0; k + 1 < st.size(); ++k)
-    exchange_phase(s, chain, s.phase("dispatch_" + st[k].name, PhaseFamily::kMoeComm), st[k].dispatch, n, nullptr);
-  exchange_phase(s, chain, s.phase(pn::kDispatch, PhaseFamily::kMoeComm),
+    exchange_phase(s, chain, s.phase(prefix + "dispatch_" + st[k].name, PhaseFamily::kMoeComm), st[k].dispatch, n,
+                   nullptr);
+  exchange_phase(s, chain, s.phase(P(pn::kDispatch), PhaseFamily::kMoeComm),
                  st.empty() ? plan.dispatch : st.back().dispatch, n, nullptr);
-  expert_ops(s, chain, s.phase(pn::kExperts, PhaseFamily::kMoeCompute, kForeground, /*node_balance=*/true), plan,
+  expert_ops(s, chain, s.phase(P(pn::kExperts), PhaseFamily::kMoeCompute, kForeground, /*node_balance=*/true), plan,
              b.grouped_experts);
-  exchange_phase(s, chain, s.phase(pn::kCombine, PhaseFamily::kMoeComm), st.empty() ? plan.combine : st.back().combine,
-                 n, st.empty() ? &plan.reduce_flops : &st.back().reduce_flops, b.reduce);
+  exchange_phase(s, chain, s.phase(P(pn::kCombine), PhaseFamily::kMoeComm),
+                 st.empty() ? plan.combine : st.back().combine, n,
+                 st.empty() ? &plan.reduce_flops : &st.back().reduce_flops, b.reduce);
   for (size_t k = st.size(); k >= 2; --k)  // the inter stages, finest first
-    exchange_phase(s, chain, s.phase("combine_" + st[k - 2].name, PhaseFamily::kMoeComm), st[k - 2].combine, n,
+    exchange_phase(s, chain, s.phase(prefix + "combine_" + st[k - 2].name, PhaseFamily::kMoeComm), st[k - 2].combine, n,
                    &st[k - 2].reduce_flops, b.reduce);
   if (!plan.token_rings.empty())
-    ring_phase(s, chain, pn::kPartialReduceScatter, CollectiveKind::kRingReduceScatter, plan, plan.token_rings, b);
+    ring_phase(s, chain, P(pn::kPartialReduceScatter), CollectiveKind::kRingReduceScatter, plan, plan.token_rings, b);
+  return chain.barrier();
 }
 
-}  // namespace
+}  // namespace layer_phases
 
 LayerBuild layer_build(const AnalyticalHardware& hw) {
   LayerBuild b;
@@ -223,7 +217,7 @@ LayerSchedule build_moe_layer(const ModelSpec& m, const std::vector<LayerPlan>& 
   LayerSchedule s;
   for (size_t k = 0; k < plans.size(); ++k) {
     const OpId first = s.size();
-    build_chain(s, m, plans[k], groups, b);
+    layer_phases::forward_chain(s, m, plans[k], groups, b);
     s.set_micro_batch(first, static_cast<int>(k));
   }
   return s;
@@ -231,15 +225,16 @@ LayerSchedule build_moe_layer(const ModelSpec& m, const std::vector<LayerPlan>& 
 
 LayerSchedule build_attention_block(const LayerPlan& plan, const Groups& groups, const LayerBuild& b) {
   LayerSchedule s;
-  PhaseChain chain(s);
-  compute_then_reduce_scatter(s, chain, s.phase(phase_names::kAttention, PhaseFamily::kAttention), plan.attn_flops,
-                              plan.attn_bytes, phase_names::kReduceScatter, plan, groups.ring, b);
+  layer_phases::PhaseChain chain(s);
+  layer_phases::compute_then_reduce_scatter(s, chain, s.phase(phase_names::kAttention, PhaseFamily::kAttention),
+                                            plan.attn_flops, plan.attn_bytes, phase_names::kReduceScatter, plan,
+                                            groups.ring, b);
   return s;
 }
 
 LayerSchedule build_moe_layer(const ModelSpec& m, const LayerPlan& plan, const Groups& groups, const LayerBuild& b) {
   LayerSchedule s;
-  build_chain(s, m, plan, groups, b);
+  layer_phases::forward_chain(s, m, plan, groups, b);
   return s;
 }
 

@@ -202,6 +202,30 @@ ModelSpec mla(const char* name, int experts, int top_k, int moe_layers, int dens
   return m;
 }
 
+/// The models the training papers train (docs/MODEL.md "Models"): HierMoE's DeepSeek-V3 at half width
+/// with 6 layers and Qwen3-30B-A3B with 32 layers (Sec. V-A), HybridEP's four small FP32 models
+/// (Table II: E = 32, hidden H, expert P_E = 2 H M parameters, so M = 4 H).
+void add_training_models(std::map<std::string, ModelSpec>& all) {
+  ModelSpec half = mla("deepseek-v3-half-6l", 256, 8, 6, 0, 3584, 1024, 1, 9216, 128, 1536);
+  all[half.name] = half;
+  all["qwen3-30b-a3b-32l"] = gqa("qwen3-30b-a3b-32l", 128, 8, 32, 2048, 768, 32, 4, 40960);
+  const struct {
+    const char* name;
+    int hidden, layers;
+  } small[] = {{"hybridep-llama-tiny", 512, 12},
+               {"hybridep-mistral-small", 768, 12},
+               {"hybridep-gpt-medium", 1024, 12},
+               {"hybridep-gpt-large", 1024, 16}};
+  for (const auto& x : small) {
+    ModelSpec m = gqa(x.name, 32, 2, x.layers, x.hidden, 4 * x.hidden, x.hidden / 64, x.hidden / 64, 0);
+    m.ffn_matrices = 2;  // P_E = 2 H M: two matrices per expert
+    m.attention.head_dim = 64;
+    m.weight_bytes = 4;  // FP32: the experts' sizes the paper measures (8.4 M parameters = 32 MiB)
+    m.activation_bytes = 4;
+    all[m.name] = m;
+  }
+}
+
 std::map<std::string, ModelSpec> build() {
   std::map<std::string, ModelSpec> all;
   // The last argument: max_position_embeddings of each model's Hugging Face config (DBRX: max_seq_len).
@@ -216,6 +240,7 @@ std::map<std::string, ModelSpec> build() {
   all["deepseek-v2-lite"] = mla("deepseek-v2-lite", 64, 6, 26, 1, 2048, 1408, 2, 10944, 16, 0);
   all["deepseek-v3"] = mla("deepseek-v3", 256, 8, 58, 3, 7168, 2048, 1, 18432, 128, 1536);
   all["deepseek-v2"] = mla("deepseek-v2", 160, 6, 59, 1, 5120, 1536, 2, 12288, 128, 1536);
+  add_training_models(all);
   return all;
 }
 
@@ -240,6 +265,27 @@ ModelSpec model_preset(const std::string& name) {
     throw InputError("unknown model preset '" + name + "' (known: " + known + ")");
   }
   return it->second;
+}
+
+double optimizer_state_bytes(const ModelSpec& m) { return m.weight_bytes < 4 ? 12.0 : 8.0; }
+
+double optimizer_dram_bytes(const ModelSpec& m) {
+  const double wb = m.weight_bytes;
+  return wb < 4 ? 2 * wb + 24 : 3 * wb + 16;
+}
+
+double train_activation_bytes_per_token(const ModelSpec& m, bool dense, bool recompute) {
+  const double h = m.hidden, a = m.activation_bytes;
+  if (recompute) return h * a;
+  const double per_width = m.ffn_matrices == 3 ? 3.0 : 2.0;  // gate and up outputs and the activation, or two
+  double ffn = 0;
+  if (dense) {
+    ffn = h + per_width * m.dense_intermediate;
+  } else {
+    ffn = m.top_k * (h + per_width * m.intermediate);
+    if (m.shared_experts > 0) ffn += h + per_width * double(m.shared_experts) * m.shared_intermediate;
+  }
+  return 7.5 * h * a + ffn * a;
 }
 
 }  // namespace nmpsim::mapping

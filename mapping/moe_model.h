@@ -71,6 +71,21 @@ struct ModelSpec {
   void validate(const std::string& where) const;
 };
 
+// Training (docs/MODEL.md "Training step").
+/// Optimizer state per parameter: Adam's two FP32 moments, and an FP32 master copy when the weights
+/// are narrower than 4 bytes (mixed precision): 12 or 8 bytes.
+double optimizer_state_bytes(const ModelSpec& m);
+/// DRAM bytes one AdamW update moves per parameter (gradients as wide as the weights): with a master
+/// copy, read gradient, master, m, v and write master, m, v, weight (2 wb + 24); without, read weight,
+/// gradient, m, v and write weight, m, v (3 wb + 16).
+double optimizer_dram_bytes(const ModelSpec& m);
+/// Activation bytes one token keeps per layer for the backward, all of a TP group together: attention
+/// and norms 15 h half-precision bytes (Korthikanti et al. 2022, with FlashAttention keeping no scores)
+/// scaled to activation_bytes, and per routed expert copy (and per shared expert) h + 3 i elements
+/// (input, gate and up projections, activation; a dense layer's FFN once, with its width); `recompute`:
+/// the layer's input only (h elements).
+double train_activation_bytes_per_token(const ModelSpec& m, bool dense, bool recompute);
+
 /// Every field, for run specs and cache keys (docs/FORMATS.md "Model JSON").
 nlohmann::json model_to_json(const ModelSpec& m);
 /// A model description (docs/FORMATS.md "Model JSON"): strict, every numeric field range-checked.

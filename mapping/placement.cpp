@@ -207,6 +207,22 @@ Placement placement_from_json(const nlohmann::json& j, const std::string& where)
 
 Placement load_placement(const std::string& path) { return placement_from_json(read_json_file(path), path); }
 
+namespace {
+
+/// Activations a training step keeps on a node for `tokens` of its group's tokens per node (all its
+/// layers'; with recomputation each layer's input, and one layer's full activations while it is
+/// recomputed).
+double train_activations(const ModelSpec& m, double tokens, bool recompute) {
+  const double kept = m.dense_layers * train_activation_bytes_per_token(m, true, recompute) +
+                      m.moe_layers * train_activation_bytes_per_token(m, false, recompute);
+  const double live = recompute ? std::max(m.dense_layers > 0 ? train_activation_bytes_per_token(m, true, false) : 0.0,
+                                           train_activation_bytes_per_token(m, false, false))
+                                : 0.0;
+  return tokens * (kept + live);
+}
+
+}  // namespace
+
 MemoryDemand memory_demand(const Placement& p, const ModelSpec& m, int attn_tp, const RunShape& shape) {
   MemoryDemand d;
   d.bytes_per_node.assign(static_cast<size_t>(p.nodes), 0.0);
@@ -216,26 +232,37 @@ MemoryDemand memory_demand(const Placement& p, const ModelSpec& m, int attn_tp, 
   // (prefill); a mixed run's chunked prompt adds its cache on one group.
   const double per_group = std::ceil(shape.batch / groups);
   const bool prefill = shape.kind == StepKind::kPrefill, mixed = shape.kind == StepKind::kMixed;
-  d.kv_bytes = m.layers() * per_group * (prefill ? shape.prompt_tokens : shape.context) * m.kv_bytes_per_token() / g;
+  const bool train = shape.kind == StepKind::kTrain;
+  d.kv_bytes =
+      train ? 0.0
+            : m.layers() * per_group * (prefill ? shape.prompt_tokens : shape.context) * m.kv_bytes_per_token() / g;
   if (mixed) d.kv_bytes += m.layers() * static_cast<double>(shape.prompt_tokens) * m.kv_bytes_per_token() / g;
   // One layer's live activations: the group's prompt tokens' hidden states in and out.
   const double prompt_tokens = prefill ? per_group * shape.prompt_tokens : mixed ? shape.prefill_chunk : 0.0;
-  d.activation_bytes = prompt_tokens * m.activation_bytes * 2.0 * m.hidden;
-  const double per_node_fixed =
-      m.layers() * (m.attention_params() / g + m.gate_params()) * m.weight_bytes +
+  d.activation_bytes = train ? train_activations(m, per_group * shape.prompt_tokens / g, shape.recompute)
+                             : prompt_tokens * m.activation_bytes * 2.0 * m.hidden;
+  // The gate sits on every node; attention, dense FFNs and shared experts are split over the group.
+  const double weights_fixed =
+      (m.layers() * m.attention_params() / g + m.moe_layers * m.gate_params()) * m.weight_bytes +
       m.moe_layers * m.shared_params() * m.weight_bytes / g +
-      m.dense_layers * double(m.ffn_matrices) * m.hidden * m.dense_intermediate * m.weight_bytes / p.nodes +
-      d.kv_bytes + d.activation_bytes;
+      m.dense_layers * double(m.ffn_matrices) * m.hidden * m.dense_intermediate * m.weight_bytes / g;
   for (int l = 0; l < p.layers(); ++l)
     for (int e = 0; e < p.experts; ++e)
       for (int n = 0; n < p.nodes; ++n)
         d.bytes_per_node[static_cast<size_t>(p.physical(LogicalNode(n)).value())] += p.at(l, e, n) * m.expert_bytes();
+  // Training: gradients as wide as the weights, and the optimizer state per parameter.
+  const double per_weight_byte = train ? 2.0 + optimizer_state_bytes(m) / m.weight_bytes : 1.0;
   for (int n = 0; n < p.nodes; ++n) {
-    d.bytes_per_node[n] += per_node_fixed;
+    d.bytes_per_node[n] = (d.bytes_per_node[n] + weights_fixed) * per_weight_byte + d.kv_bytes + d.activation_bytes;
     if (d.bytes_per_node[n] > d.max_bytes) {
       d.max_bytes = d.bytes_per_node[n];
       d.max_node = n;
     }
+  }
+  if (train) {
+    const double weights = (d.max_bytes - d.activation_bytes) / per_weight_byte;
+    d.gradient_bytes = weights;
+    d.optimizer_bytes = weights * optimizer_state_bytes(m) / m.weight_bytes;
   }
   return d;
 }
@@ -245,13 +272,20 @@ void check_memory(const Placement& p, const ModelSpec& m, const Topology& t, dou
   const MemoryDemand d = memory_demand(p, m, attn_tp, shape);
   if (d.max_bytes > capacity) {
     const double gib = double(1ULL << 30);
-    const double weights = d.max_bytes - d.kv_bytes - d.activation_bytes;
-    char buf[320];
+    const double weights = d.max_bytes - d.kv_bytes - d.activation_bytes - d.gradient_bytes - d.optimizer_bytes;
+    char state[160] = "";
+    if (shape.kind == StepKind::kTrain)
+      std::snprintf(state, sizeof state, ", gradients %.2f, optimizer state %.2f", d.gradient_bytes / gib,
+                    d.optimizer_bytes / gib);
+    char buf[480];
     std::snprintf(buf, sizeof buf,
-                  "placement '%s' of %s needs %.2f GiB on node %d (%d,%d) (weights %.2f, KV cache %.2f, activations "
-                  "%.2f GiB), which has %.2f GiB",
+                  "placement '%s' of %s needs %.2f GiB on node %d (%d,%d) (weights %.2f%s, KV cache %.2f, activations "
+                  "%.2f GiB), which has %.2f GiB%s",
                   p.strategy.c_str(), m.name.c_str(), d.max_bytes / gib, d.max_node, t.x(d.max_node), t.y(d.max_node),
-                  weights / gib, d.kv_bytes / gib, d.activation_bytes / gib, capacity / gib);
+                  weights / gib, state, d.kv_bytes / gib, d.activation_bytes / gib, capacity / gib,
+                  shape.kind == StepKind::kTrain && !shape.recompute && d.activation_bytes > d.max_bytes / 2
+                      ? " (--recompute keeps fewer activations)"
+                      : "");
     throw InputError(buf);
   }
 }

@@ -60,13 +60,17 @@ Placement load_placement(const std::string& path);
 
 /// Bytes each physical node must hold: its expert shares, its part of attention (split over its
 /// attention TP group of `attn_tp` nodes), the gate, its part of the KV cache and, in steps that carry
-/// prompt tokens, the live activations of one layer (docs/MODEL.md "Capacity").
+/// prompt tokens, the live activations of one layer; a training step instead the weights' gradients,
+/// the optimizer state and the activations every layer keeps for the backward (docs/MODEL.md
+/// "Capacity" and "Training step").
 struct MemoryDemand {
   std::vector<double> bytes_per_node;
   double max_bytes = 0;
   int max_node = 0;
   double kv_bytes = 0;          ///< per node (the same on every node)
   double activation_bytes = 0;  ///< per node (the same on every node)
+  /// Training: the gradients and the optimizer state of max_node (proportional to its weights).
+  double gradient_bytes = 0, optimizer_bytes = 0;
 };
 /// For steps of `shape` (every step's KV cache and prompt: the largest of the run).
 MemoryDemand memory_demand(const Placement& p, const ModelSpec& m, int attn_tp, const RunShape& shape);

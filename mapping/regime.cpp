@@ -12,6 +12,8 @@ const char* step_kind_name(StepKind k) {
       return "prefill";
     case StepKind::kMixed:
       return "mixed";
+    case StepKind::kTrain:
+      return "train";
     case StepKind::kDecode:
       break;
   }
@@ -19,9 +21,9 @@ const char* step_kind_name(StepKind k) {
 }
 
 StepKind parse_step_kind(const std::string& text, const std::string& where) {
-  for (StepKind k : {StepKind::kDecode, StepKind::kPrefill, StepKind::kMixed})
+  for (StepKind k : {StepKind::kDecode, StepKind::kPrefill, StepKind::kMixed, StepKind::kTrain})
     if (text == step_kind_name(k)) return k;
-  throw InputError(where + ": expected decode, prefill or mixed, got '" + text + "'");
+  throw InputError(where + ": expected decode, prefill, mixed or train, got '" + text + "'");
 }
 
 double Segment::pairs() const {
@@ -89,7 +91,7 @@ std::vector<StepTokens> split_micro_batches(const StepTokens& step, int k) {
 StepTokens RunShape::step(int s) const {
   StepTokens st;
   st.attention_tile_tokens = attention_tile_tokens;
-  if (kind == StepKind::kPrefill) {
+  if (kind == StepKind::kPrefill || kind == StepKind::kTrain) {
     st.segments.push_back(Segment{batch, prompt_tokens, 0, true});
     return st;
   }

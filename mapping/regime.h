@@ -1,7 +1,8 @@
 // The tokens of a step: which requests it carries, how many tokens of each, and how much KV cache each
 // attends over. Decode steps carry one new token per request; a prefill step carries whole prompts; a
-// mixed step carries decode tokens plus one chunk of a prompt (chunked prefill). Plain C++.
-// docs/MODEL.md "Steps: decode, prefill, mixed".
+// mixed step carries decode tokens plus one chunk of a prompt (chunked prefill); a training step carries
+// whole sequences, forward and backward. Plain C++. docs/MODEL.md "Steps: decode, prefill, mixed" and
+// "Training step".
 #pragma once
 
 #include <string>
@@ -10,9 +11,9 @@
 namespace nmpsim::mapping {
 
 /// What a run's steps carry.
-enum class StepKind { kDecode, kPrefill, kMixed };
+enum class StepKind { kDecode, kPrefill, kMixed, kTrain };
 const char* step_kind_name(StepKind k);
-/// "decode", "prefill" or "mixed"; anything else throws InputError naming `where`.
+/// "decode", "prefill", "mixed" or "train"; anything else throws InputError naming `where`.
 StepKind parse_step_kind(const std::string& text, const std::string& where);
 
 /// `requests` requests each contribute `tokens` consecutive tokens to the step; token j (1-based) of
@@ -56,18 +57,19 @@ std::vector<StepTokens> split_micro_batches(const StepTokens& step, int k);
 /// The shape of every step of a run. `batch` and `context` come first so that RunShape{B, ctx} is a
 /// decode shape.
 struct RunShape {
-  int batch = 64;      ///< decode and mixed: decode tokens per step; prefill: requests
+  int batch = 64;      ///< decode and mixed: decode tokens per step; prefill: requests; train: sequences
   int context = 1024;  ///< decode and mixed: the KV-cache length each decode token attends over
   StepKind kind = StepKind::kDecode;
-  int prompt_tokens = 0;            ///< prefill and mixed: tokens of each prompt
+  int prompt_tokens = 0;            ///< prefill and mixed: tokens of each prompt; train: of each sequence
+  bool recompute = false;           ///< train: the backward recomputes each layer's forward first
   int prefill_chunk = 0;            ///< mixed: prompt tokens per step (the last chunk may be shorter)
   int attention_tile_tokens = 128;  ///< query rows per attention tile (hardware compute.attention_tile_tokens)
-  /// Step s: decode {batch, 1, context - 1}; prefill {batch, prompt_tokens, 0} (every step prefills
-  /// the next `batch` prompts); mixed the decode segment plus chunk s of one prompt
+  /// Step s: decode {batch, 1, context - 1}; prefill and train {batch, prompt_tokens, 0} (every step
+  /// prefills, or trains on, the next `batch` prompts); mixed the decode segment plus chunk s of one prompt
   /// {1, min(chunk, rest), s chunk} while chunks remain.
   StepTokens step(int s) const;
   int tokens(int s) const { return step(s).tokens(); }
-  /// Steps that carry prompt tokens: prefill 1, mixed ceil(prompt / chunk), decode 0.
+  /// Steps until a prompt's first token: prefill 1, mixed ceil(prompt / chunk), decode and train 0.
   int prompt_steps() const;
 };
 

@@ -156,8 +156,8 @@ void LayerSchedule::validate(int nodes) const {
     if (o.kind == OpKind::kStream)
       for (PhysicalNode c : chains_[static_cast<size_t>(o.chain)])
         if (!in_range(c)) fail(i, "stream chain leaves the mesh");
-    if (o.kind == OpKind::kCompute && o.stream != kForeground)
-      fail(i, "compute on a background stream (background streams carry transfers and weight streams)");
+    if (o.kind == OpKind::kCompute && o.stream != kForeground && !o.reducer)
+      fail(i, "compute on a background stream (background streams carry transfers, weight streams and fused adds)");
     if (!(o.bytes >= 0) || !(o.flops >= 0)) fail(i, "negative or NaN bytes or FLOPs");
     for (OpId d : o.deps) {
       if (d < 0 || static_cast<size_t>(d) >= n_ops)

@@ -129,7 +129,8 @@ class LayerSchedule {
   std::vector<OpId> ops_of(int phase) const;
 
   /// Throws std::logic_error on a malformed schedule: a node outside [0, nodes), a dependency that does
-  /// not exist, a dependency cycle, compute on a background stream, a phase on two streams.
+  /// not exist, a dependency cycle, compute on a background stream (fused adds on the reducer excepted), a
+  /// phase on two streams.
   void validate(int nodes) const;
 
  private:

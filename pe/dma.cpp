@@ -34,8 +34,13 @@ void Dma::issue_thread() {
     while (next_issue_ >= base_ + jobs_.size()) wait(new_job_);
     Job* j = &job(next_issue_);
     while (j->issued < j->bytes) {
-      const uint32_t len = static_cast<uint32_t>(std::min<uint64_t>(chunk_bytes_, j->bytes - j->issued));
-      tlm::tlm_generic_payload* p = pool_.acquire(j->cmd, j->address + j->issued, len);
+      uint64_t address = j->address + j->issued, most = std::min<uint64_t>(chunk_bytes_, j->bytes - j->issued);
+      if (address_space_ > 0) {
+        address %= address_space_;
+        most = std::min(most, address_space_ - address);
+      }
+      const auto len = static_cast<uint32_t>(most);
+      tlm::tlm_generic_payload* p = pool_.acquire(j->cmd, address, len);
       in_flight_[p] = next_issue_;
       j->issued += len;
       tlm::tlm_phase phase = tlm::BEGIN_REQ;

@@ -26,6 +26,9 @@ class Dma : public sc_core::sc_module {
   /// Queues a transfer of `bytes` at `address`; returns its job id. Jobs are served in order.
   /// `on_done` (optional) runs when the last response arrives.
   uint64_t start(tlm::tlm_command cmd, uint64_t address, uint64_t bytes, std::function<void()> on_done = {});
+  /// Addresses wrap modulo `bytes` (0: no wrap): a job longer than the memory, such as an optimizer
+  /// pass reading and writing several arrays, touches addresses inside it (docs/MODEL.md "Training step").
+  void set_address_space(uint64_t bytes) { address_space_ = bytes; }
   bool finished(uint64_t job) const;
   /// Blocks the calling SC_THREAD until the job is finished.
   void wait_done(uint64_t job);
@@ -47,6 +50,7 @@ class Dma : public sc_core::sc_module {
   Job& job(uint64_t id) { return jobs_[id - base_]; }
 
   uint32_t chunk_bytes_;
+  uint64_t address_space_ = 0;
   dram::PayloadPool pool_;
   std::deque<Job> jobs_;  // ids base_ .. base_ + size - 1
   uint64_t base_ = 0;

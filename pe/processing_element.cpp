@@ -15,6 +15,7 @@ ProcessingElement::ProcessingElement(sc_core::sc_module_name name, int node, con
       mesh_(mesh),
       dram_capacity_(dram_capacity_bytes),
       busy_("busy") {
+  dma.set_address_space(dram_capacity_bytes);
   SC_THREAD(run);
   SC_THREAD(run_background);
   SC_THREAD(run_reducer);

@@ -20,6 +20,23 @@ inline RoutingTrace trace_for(const ModelSpec& m, double skew, size_t tokens) {
   return synthetic_trace(c);
 }
 
+/// hidden 8, 2 heads of 4, 1 KV head, 2 experts of intermediate 4 (top-1), FP16 everywhere: small
+/// enough for FLOPs and bytes by hand.
+inline ModelSpec hand_model() {
+  ModelSpec m;
+  m.name = "hand";
+  m.experts = 2;
+  m.top_k = 1;
+  m.moe_layers = 1;
+  m.hidden = 8;
+  m.intermediate = 4;
+  m.attention.kind = "gqa";
+  m.attention.heads = 2;
+  m.attention.kv_heads = 1;
+  m.attention.head_dim = 4;
+  return m;
+}
+
 /// A w x h mesh of one die and one wafer (links at their defaults).
 inline Topology mesh(int w, int h) {
   Topology t;

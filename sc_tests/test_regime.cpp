@@ -12,21 +12,7 @@
 namespace nmpsim::mapping {
 namespace {
 
-/// hidden 8, 2 heads of 4, 1 KV head, 2 experts of intermediate 4 (top-1), FP16 everywhere.
-ModelSpec hand_model() {
-  ModelSpec m;
-  m.name = "hand";
-  m.experts = 2;
-  m.top_k = 1;
-  m.moe_layers = 1;
-  m.hidden = 8;
-  m.intermediate = 4;
-  m.attention.kind = "gqa";
-  m.attention.heads = 2;
-  m.attention.kv_heads = 1;
-  m.attention.head_dim = 4;
-  return m;
-}
+using testing::hand_model;
 
 TEST(Segments, PairsAndTiledKvReadsByHand) {
   // A prompt of 3 from scratch: pairs 1 + 2 + 3 = 6; tiles of 2 queries read keys 2 then 3.

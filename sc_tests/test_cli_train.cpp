@@ -1,0 +1,112 @@
+// `nmpsim run --phase train`: bad training runs are one-line errors that write nothing; a training
+// step's parts add up to it at both fidelities and flow tracks cycle (docs/MODEL.md "Training step",
+// docs/FORMATS.md "summary.json").
+#include <map>
+
+#include "hardening_util.h"
+
+namespace nmpsim {
+namespace {
+
+using namespace nmpsim::hardening;  // NOLINT: the table's types and check()
+
+const std::string kRun = "run --fidelity flow --strategy tp --no-plots --out {D}/out";
+
+/// 2 layers of 8 experts on hidden 256 (2 x 2 B x ~3.3 M parameters): trains on a 4x4 NMP chip.
+const std::string kTinyModel =
+    R"({"name": "tiny", "experts": 8, "top_k": 2, "moe_layers": 2, "hidden": 256, "intermediate": 512,
+        "max_context": 4096, "attention": {"kind": "gqa", "heads": 4, "kv_heads": 2, "head_dim": 64}})";
+
+TEST(CliTrain, BadTrainingRunsAreOneLineErrorsThatWriteNothing) {
+  for (const Case& c : std::vector<Case>{
+           {"sequence_0", kRun + " --phase train --prompt-tokens 0", 2,
+            "prompt_tokens (--prompt-tokens): 0: phase train needs a prompt of at least 1 token"},
+           {"sequence_beyond_context", kRun + " --phase train --prompt-tokens 40000", 2,
+            "prompt_tokens (--prompt-tokens): 40000 is beyond mixtral-8x7b's context of 32768 tokens"},
+           {"recompute_on_decode", kRun + " --recompute", 2,
+            "recompute (--recompute): applies to phase train, not decode (--phase)"},
+           {"recompute_on_prefill", kRun + " --phase prefill --prompt-tokens 16 --recompute", 2,
+            "recompute (--recompute): applies to phase train, not prefill (--phase)"},
+           {"context_on_train", kRun + " --phase train --prompt-tokens 16 --context 8", 2,
+            "--context: a train step attends over its prompt"},
+           {"chunk_on_train", kRun + " --phase train --prompt-tokens 16 --prefill-chunk 8", 2,
+            "prefill_chunk (--prefill-chunk): applies to phase mixed, not train"},
+           {"policy_cannot_train", kRun + " --phase train --prompt-tokens 16 --policy moentwine-balancer", 2,
+            "policies (--policy): moentwine-balancer acts on inference steps only; it cannot run in a training "
+            "step (--phase train)"},
+           {"placement_policy_cannot_train",
+            "run --fidelity flow --no-plots --out {D}/out --hw wsc-4x4 --attn-tp 4 --strategy hiermoe --phase train "
+            "--prompt-tokens 16",
+            2, "phase train (--phase): placement 'hiermoe' runs runtime policy"},
+           // By hand, TP of Mixtral-8x7B on 16 PEs: 5.41 GiB of weights per PE (as for inference), as much
+           // again of gradients, and 12 B of optimizer state per 2 B weight: 6 x 5.41 = 32.45 GiB.
+           {"weights_gradients_and_state_do_not_fit",
+            "run --no-plots --fidelity flow --strategy tp --out {D}/out --phase train --batch 2 --prompt-tokens 128 "
+            "--hw nmp-4x4-5t50g",
+            2,
+            "needs 43.38 GiB on node 0 (0,0) (weights 5.41, gradients 5.41, optimizer state 32.45, KV cache 0.00, "
+            "activations 0.12 GiB), which has 8.00 GiB"},
+       })
+    check(c);
+}
+
+TEST(CliTrain, AStepsPartsAddUpAtBothFidelitiesAndFlowTracksCycle) {
+  const std::string dir = ::testing::TempDir() + "/train_parts";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  write(dir + "/tiny.json", kTinyModel);
+  std::map<std::string, double> step;
+  for (const char* fidelity : {"flow", "cycle"}) {
+    const std::string out = dir + "/" + fidelity;
+    const CliRun r = testing::nmpsim("run --hw nmp-4x4-5t50g --model " + dir + "/tiny.json --strategy tp,ep " +
+                                     "--phase train --batch 2 --prompt-tokens 256 --steps 1 --no-plots --quiet " +
+                                     "--fidelity " + fidelity + " --out " + out);
+    ASSERT_EQ(r.code, 0) << r.out;
+    const nlohmann::json j = nlohmann::json::parse(testing::read_all(out + "/summary.json"));
+    EXPECT_EQ(j["config"]["phase"], "train");
+    for (const char* s : {"tp", "ep"}) {
+      const nlohmann::json& st = j["strategies"][s];
+      const double total = st["step_us"].get<double>();
+      EXPECT_DOUBLE_EQ(total, st["mean_tbt_us"].get<double>());
+      double parts = 0;
+      for (const char* p : {"forward_us", "backward_us", "grad_sync_us", "optimizer_us"}) parts += st[p].get<double>();
+      EXPECT_NEAR(parts, total, 1e-9 * total) << s;
+      EXPECT_GT(st["backward_us"].get<double>(), st["forward_us"].get<double>()) << s;
+      EXPECT_NEAR(st["tokens_per_s"].get<double>(), 512 / (total * 1e-6), 1e-6 * st["tokens_per_s"].get<double>());
+      EXPECT_GT(st["mfu"].get<double>(), 0.0);
+      EXPECT_LT(st["mfu"].get<double>(), 1.0);
+      EXPECT_FALSE(st.contains("ttft_us"));
+      step[std::string(fidelity) + s] = total;
+    }
+  }
+  for (const char* s : {"tp", "ep"})
+    EXPECT_NEAR(step[std::string("flow") + s], step[std::string("cycle") + s], 0.05 * step[std::string("cycle") + s])
+        << s << ": flow against cycle";
+}
+
+TEST(CliTrain, RecomputationCostsAForwardAndTheSpecRerunsIt) {
+  const std::string dir = ::testing::TempDir() + "/train_recompute";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  write(dir + "/tiny.json", kTinyModel);
+  const std::string base = "run --hw nmp-4x4-5t50g --model " + dir + "/tiny.json --strategy tp --phase train " +
+                           "--batch 2 --prompt-tokens 256 --steps 1 --no-plots --quiet --fidelity flow --out ";
+  ASSERT_EQ(testing::nmpsim(base + dir + "/a").code, 0);
+  const CliRun r = testing::nmpsim(base + dir + "/b --recompute");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto read = [&](const std::string& d) {
+    return nlohmann::json::parse(testing::read_all(dir + "/" + d + "/summary.json"));
+  };
+  const nlohmann::json a = read("a")["strategies"]["tp"], b = read("b")["strategies"]["tp"];
+  EXPECT_DOUBLE_EQ(a["recompute_us"].get<double>(), 0.0);
+  // The recomputation is a forward again, inside the backward.
+  EXPECT_NEAR(b["recompute_us"].get<double>(), a["forward_us"].get<double>(), 0.02 * a["forward_us"].get<double>());
+  EXPECT_NEAR(b["backward_us"].get<double>() - b["recompute_us"].get<double>(), a["backward_us"].get<double>(),
+              0.02 * a["backward_us"].get<double>());
+  EXPECT_EQ(read("b")["spec"]["recompute"], true);
+  ASSERT_EQ(testing::nmpsim("run --spec " + dir + "/b/summary.json --no-plots --quiet --out " + dir + "/c").code, 0);
+  EXPECT_EQ(read("c")["strategies"]["tp"]["step_us"], b["step_us"]);
+}
+
+}  // namespace
+}  // namespace nmpsim

@@ -138,10 +138,14 @@ void build_placements(PreparedExperiment& e, const ExperimentOptions& opt) {
     for (const mapping::Placement& q : e.placements)
       if (q.strategy == p.strategy)
         throw InputError("strategy '" + p.strategy + "' is listed twice (results are named by strategy)");
-    if (e.cfg.shape.kind == mapping::StepKind::kTrain && !p.runtime.empty())
-      throw InputError("phase train (--phase): placement '" + p.strategy + "' runs runtime policy " +
-                       p.runtime.front().value("name", std::string("?")) +
-                       ", which acts on inference steps only; it cannot run in a training step");
+    if (e.cfg.shape.kind == mapping::StepKind::kTrain)
+      for (const auto& r : p.runtime) {
+        const std::string name = r.value("name", std::string());
+        const mapping::PolicyFactory* f = opt.registry->policy(name);
+        if (f && !f->create(r.at("options"), "placement " + p.strategy + ": runtime policy " + name)->trains())
+          throw InputError("phase train (--phase): placement '" + p.strategy + "' runs runtime policy " + name +
+                           ", which acts on inference steps only (as configured); it cannot run in a training step");
+      }
     if (e.cfg.micro_batches > 1 && !p.runtime.empty())
       throw InputError("micro_batches (--micro-batches): " + std::to_string(e.cfg.micro_batches) + ": placement '" +
                        p.strategy + "' runs its own runtime policy, which acts on one chain of phases per layer");
@@ -162,6 +166,10 @@ void resolve_policies(PreparedExperiment& e, const ExperimentOptions& opt) {
       throw InputError("policy " + p.name +
                        " needs cycle fidelity (its effect depends on contention the flow model does not charge)");
     p.options = f->resolve(p.options, "policy " + p.name + " options");
+    if (e.cfg.shape.kind == mapping::StepKind::kTrain && !f->create(p.options, "policy " + p.name)->trains())
+      throw InputError("policies (--policy): " + p.name +
+                       " acts on inference steps only (as configured); it cannot run in a training step (--phase "
+                       "train)");
   }
   PolicySpec& a = e.spec.accounting;
   if (a.name.empty()) return;

@@ -53,9 +53,6 @@ mapping::RunShape run_shape(const RunSpec& s, const mapping::ModelSpec& m, int a
   if (s.micro_batches > s.batch)
     throw base::InputError("micro_batches (--micro-batches): " + n(s.micro_batches) + " is more than the step's " +
                            n(s.batch) + " requests (micro-batches are cut between whole requests; --batch)");
-  if (s.phase == mapping::StepKind::kTrain && !s.policies.empty())
-    throw base::InputError("policies (--policy): " + s.policies.front().name +
-                           " acts on inference steps only; it cannot run in a training step (--phase train)");
   if (s.micro_batches > 1 && !s.policies.empty())
     throw base::InputError("micro_batches (--micro-batches): " + n(s.micro_batches) + ": runtime policy " +
                            s.policies.front().name + " acts on one chain of phases per layer; run it with one");

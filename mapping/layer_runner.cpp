@@ -186,9 +186,11 @@ StrategyResult run_placement(Executor& ex, const RunInputs& in, const Placement&
   });
   size_t first_token = in.cfg.first_token;
   const bool train = in.cfg.shape.kind == StepKind::kTrain;
-  if (train && !policies.empty())
-    throw InputError("phase train (--phase): runtime policy " + policies.front().first +
-                     " acts on inference steps only; it cannot run in a training step (placement " + p.strategy + ")");
+  for (const auto& named : policies)
+    if (train && !named.second->trains())
+      throw InputError("phase train (--phase): runtime policy " + named.first +
+                       " acts on inference steps only; it cannot run in a training step (placement " + p.strategy +
+                       ")");
   if (in.cfg.micro_batches > 1 && !policies.empty())
     throw InputError("micro_batches (--micro-batches): " + std::to_string(in.cfg.micro_batches) + ": runtime policy " +
                      policies.front().first +

@@ -78,6 +78,10 @@ class RuntimePolicy {
   virtual void after_phase(PolicyContext&, LayerSchedule&, uint64_t /*serial*/, int /*phase*/) {}
   /// Own statistics, reported under "policies": {"<name>": ...} in summary.json.
   virtual nlohmann::json stats() const { return nlohmann::json::object(); }
+  /// Whether it may run in a training step (docs/MODEL.md "Training step"): a policy that acts only
+  /// through the layer's plan (before_plan) is mirrored by the backward; one that adds operations or
+  /// moves weights is not until it says how its work and its copies' gradients train.
+  virtual bool trains() const { return false; }
 };
 
 using PolicyList = std::vector<std::pair<std::string, std::unique_ptr<RuntimePolicy>>>;

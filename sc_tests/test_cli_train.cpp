@@ -32,12 +32,12 @@ TEST(CliTrain, BadTrainingRunsAreOneLineErrorsThatWriteNothing) {
            {"chunk_on_train", kRun + " --phase train --prompt-tokens 16 --prefill-chunk 8", 2,
             "prefill_chunk (--prefill-chunk): applies to phase mixed, not train"},
            {"policy_cannot_train", kRun + " --phase train --prompt-tokens 16 --policy moentwine-balancer", 2,
-            "policies (--policy): moentwine-balancer acts on inference steps only; it cannot run in a training "
-            "step (--phase train)"},
+            "policies (--policy): moentwine-balancer acts on inference steps only (as configured); it cannot run in "
+            "a training step (--phase train)"},
            {"placement_policy_cannot_train",
-            "run --fidelity flow --no-plots --out {D}/out --hw wsc-4x4 --attn-tp 4 --strategy hiermoe --phase train "
-            "--prompt-tokens 16",
-            2, "phase train (--phase): placement 'hiermoe' runs runtime policy"},
+            "run --fidelity flow --no-plots --quiet --out {D}/out --hw wsc-4x4 --attn-tp 4 --strategy hybridep --phase "
+            "train --prompt-tokens 16",
+            2, "phase train (--phase): placement 'hybridep' runs runtime policy hybridep, which acts on inference"},
            // By hand, TP of Mixtral-8x7B on 16 PEs: 5.41 GiB of weights per PE (as for inference), as much
            // again of gradients, and 12 B of optimizer state per 2 B weight: 6 x 5.41 = 32.45 GiB.
            {"weights_gradients_and_state_do_not_fit",
@@ -106,6 +106,30 @@ TEST(CliTrain, RecomputationCostsAForwardAndTheSpecRerunsIt) {
   EXPECT_EQ(read("b")["spec"]["recompute"], true);
   ASSERT_EQ(testing::nmpsim("run --spec " + dir + "/b/summary.json --no-plots --quiet --out " + dir + "/c").code, 0);
   EXPECT_EQ(read("c")["strategies"]["tp"]["step_us"], b["step_us"]);
+}
+
+TEST(CliTrain, HierMoesHierarchicalAllToAllRunsInBothPasses) {
+  const std::string dir = ::testing::TempDir() + "/train_hiermoe";
+  fs::remove_all(dir);
+  const CliRun r = testing::nmpsim(
+      "run --hw wsc-4x4 --attn-tp 4 --model mixtral-8x7b --strategy hiermoe --phase "
+      "train --batch 8 --prompt-tokens 256 --steps 1 --fidelity flow --no-plots --quiet "
+      "--out " +
+      dir);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(testing::read_all(dir + "/summary.json"));
+  std::map<std::string, double> bytes;
+  for (const auto& p : j["strategies"]["hiermoe"]["phases"]) bytes[p["name"]] = p["bytes"].get<double>();
+  // Every relayed stage of the forward's exchange has its backward, with the same bytes.
+  int stages = 0;
+  for (const auto& [name, b] : bytes) {
+    if (name.rfind("dispatch_", 0) != 0 && name.rfind("combine_", 0) != 0) continue;
+    ++stages;
+    ASSERT_TRUE(bytes.count("bwd_" + name)) << name;
+    EXPECT_DOUBLE_EQ(bytes["bwd_" + name], b) << name;
+  }
+  EXPECT_GT(stages, 0) << "no relayed stage: the hierarchy was not used";
+  EXPECT_DOUBLE_EQ(bytes["bwd_dispatch"] + bytes["bwd_combine"], bytes["dispatch"] + bytes["combine"]);
 }
 
 }  // namespace

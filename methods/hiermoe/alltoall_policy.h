@@ -39,6 +39,9 @@ class AlltoallPolicy : public mapping::RuntimePolicy {
   void before_plan(mapping::PolicyContext& ctx, mapping::LayerInputs& in) override;
   void before_layer(mapping::PolicyContext& ctx, mapping::LayerSchedule& s) override;
   nlohmann::json stats() const override;
+  /// The hierarchical all-to-all is a plan (its stages mirror in the backward); online swaps move
+  /// weights, which a training step would have to move with their optimizer state: not yet.
+  bool trains() const override { return opt_.swap.every == 0; }
 
  private:
   void init(const mapping::PolicyContext& ctx);

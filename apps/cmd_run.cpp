@@ -195,7 +195,9 @@ void set_timeline(const po::variables_map& vm, const std::string& timeline, long
     throw UsageError("--timeline: needs a simulation (not --accounting " + e.spec.accounting.name + ")");
   mapping::TimelineWindow& w = e.cfg.timeline;
   w.step = static_cast<int>(checked_count(step, "timeline-step", 0, e.cfg.steps - 1));
-  const int last = e.model.layers() - 1;
+  // A training step's schedules: forward 0..L-1, backward of layer L-1..0 as L..2L-1, optimizer 2L.
+  const bool train = e.cfg.shape.kind == mapping::StepKind::kTrain;
+  const int last = train ? 2 * e.model.layers() : e.model.layers() - 1;
   const size_t dash = layers.find('-');
   try {
     size_t used = 0;
@@ -208,7 +210,10 @@ void set_timeline(const po::variables_map& vm, const std::string& timeline, long
   }
   if (w.first_layer < 0 || w.last_layer < w.first_layer || w.last_layer > last)
     throw UsageError("--timeline-layers: " + layers + " is not a range within the model's layers 0-" +
-                     std::to_string(last));
+                     std::to_string(last) +
+                     (train ? " (a training step: forward 0-" + std::to_string(e.model.layers() - 1) +
+                                  ", backward, optimizer " + std::to_string(last) + ")"
+                            : std::string()));
 }
 
 /// The options of `nmpsim run` beyond the run spec's.

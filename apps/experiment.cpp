@@ -219,6 +219,7 @@ void check_memory_before(const PreparedExperiment& e, const ExperimentOptions& o
   s.attn_group = attn > 0 ? attn : s.nodes;
   s.batch = max_step_tokens(e.cfg.shape, e.spec.steps);
   s.moe_layers = e.model.moe_layers;
+  if (e.cfg.shape.kind == mapping::StepKind::kTrain) s.kept_layers = e.model.layers();
   s.experts = e.model.experts;
   s.strategies = e.spec.all_strategies ? static_cast<long long>(opt.registry->strategy_names().size())
                                        : static_cast<long long>(std::max<size_t>(1, e.spec.strategies.size()));

@@ -125,6 +125,21 @@ void run_backward(Executor& ex, const RunInputs& in, StrategyResult& r, const Gr
       2 * L);
 }
 
+/// Refuses policies the run's shape does not allow: in a training step those that do not train, with
+/// several micro-batches any (they act on one chain of phases per layer).
+void check_policies(const PolicyList& policies, const RunConfig& cfg, const std::string& placement) {
+  const bool train = cfg.shape.kind == StepKind::kTrain;
+  for (const auto& named : policies)
+    if (train && !named.second->trains())
+      throw InputError("phase train (--phase): runtime policy " + named.first +
+                       " acts on inference steps only; it cannot run in a training step (placement " + placement + ")");
+  if (cfg.micro_batches > 1 && !policies.empty())
+    throw InputError("micro_batches (--micro-batches): " + std::to_string(cfg.micro_batches) + ": runtime policy " +
+                     policies.front().first +
+                     " acts on one chain of phases per layer; run it with one micro-batch (placement " + placement +
+                     ")");
+}
+
 }  // namespace
 
 LayerRecord record_layer(StrategyResult& r, const ScheduleTracker& tr, uint64_t serial, std::vector<double>& node_s,
@@ -186,16 +201,7 @@ StrategyResult run_placement(Executor& ex, const RunInputs& in, const Placement&
   });
   size_t first_token = in.cfg.first_token;
   const bool train = in.cfg.shape.kind == StepKind::kTrain;
-  for (const auto& named : policies)
-    if (train && !named.second->trains())
-      throw InputError("phase train (--phase): runtime policy " + named.first +
-                       " acts on inference steps only; it cannot run in a training step (placement " + p.strategy +
-                       ")");
-  if (in.cfg.micro_batches > 1 && !policies.empty())
-    throw InputError("micro_batches (--micro-batches): " + std::to_string(in.cfg.micro_batches) + ": runtime policy " +
-                     policies.front().first +
-                     " acts on one chain of phases per layer; run it with one micro-batch (placement " + p.strategy +
-                     ")");
+  check_policies(policies, in.cfg, p.strategy);
   for (int step = 0; step < in.cfg.steps; ++step) {
     std::vector<LayerRecord> layers;
     layers.reserve(static_cast<size_t>(m.layers()));

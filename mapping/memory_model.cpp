@@ -38,7 +38,9 @@ MemoryEstimate estimate_run_memory(const RunSize& s) {
   auto add = [&](double bytes, const std::string& what) { e.terms.push_back({what, bytes}); };
   add(kFixed + sim * kReplay, "the program and its session-replay recordings");
   add(sim * kPerNode * n, count(n) + " nodes (45 KB each)");
-  add(sim * kPerNodePair * n * n, count(n) + " x " + count(n) + " node pairs (16 B each)");
+  const double kept = static_cast<double>(std::max(1LL, s.kept_layers));
+  add(sim * kPerNodePair * n * n * kept, count(n) + " x " + count(n) + " node pairs (16 B each)" +
+                                             (kept > 1 ? " of " + count(kept) + " layers kept for the backward" : ""));
   add(sim * kPerGroupMember * n * g, count(n) + " nodes x attention groups of " + count(g) + " (1.4 KB each)");
   add(sim * kPerTokenNode * b * n, count(b) + " tokens per step x " + count(n) + " nodes (1.4 KB each)");
   add(sim * kPerExpertNode * ex * n, count(ex) + " experts x " + count(n) + " nodes (55 B each)");

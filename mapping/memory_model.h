@@ -17,6 +17,7 @@ struct RunSize {
   long long moe_layers = 0;       ///< L
   long long experts = 0;          ///< E
   long long strategies = 1;       ///< S: placements held at once
+  long long kept_layers = 1;      ///< layers whose plans a step keeps (a training step's backward: all of them)
   double trace_ids = 0;           ///< layers x tokens x top-k of the routing trace
   bool cycle = false;             ///< cycle fidelity (SystemC model per worker)
   long long workers = 1;          ///< cycle fidelity: simulations at once, each its own process

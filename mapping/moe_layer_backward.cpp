@@ -159,16 +159,11 @@ DepList grad_sync(LayerSchedule& s, const ModelSpec& m, const std::vector<LayerP
       joins.insert(joins.end(), j.begin(), j.end());
     }
   if (plan.dense) return joins;
-  // The gate: a copy on every home of the step.
-  std::vector<char> home(static_cast<size_t>(plan.nodes), 0);
-  for (const LayerPlan& p : plans)
-    for (int v = 0; v < p.nodes; ++v) home[v] = home[v] || p.gate_flops[v] > 0;
-  std::vector<int> members;
-  if (t.all_nodes_ring.empty())
+  // The gate: a copy on every node (docs/MODEL.md "Capacity"), updated by every node's optimizer, so
+  // every copy takes part, the nodes without tokens in this step with a zero gradient.
+  std::vector<int> members = t.all_nodes_ring;
+  if (members.empty())
     for (int v = 0; v < plan.nodes; ++v) members.push_back(v);
-  else
-    members = t.all_nodes_ring;
-  members.erase(std::remove_if(members.begin(), members.end(), [&](int v) { return !home[v]; }), members.end());
   if (members.size() >= 2) {
     const DepList j = all_reduce(s, ph, members, m.gate_params() * m.weight_bytes, m.weight_bytes, deps);
     joins.insert(joins.end(), j.begin(), j.end());

@@ -41,7 +41,7 @@ TrainTimes train_times(const StrategyResult& r, int layers);
 /// What one layer's backward is built with.
 struct BackwardBuild {
   bool recompute = false;  ///< run the layer's forward again first (phases "recompute_*")
-  /// Ring order of all nodes (the gate's gradients, replicated on every home, are all-reduced over it);
+  /// Ring order of all nodes (the gate's gradients, replicated on every node, are all-reduced over it);
   /// empty: node order.
   std::vector<int> all_nodes_ring;
 };
@@ -49,7 +49,7 @@ struct BackwardBuild {
 /// The backward of one layer of every micro-batch's plan (mapping/moe_layer.h's forward, mirrored), then
 /// its gradient synchronisation on stream 1: a ring all-reduce (reduce-scatter, all-gather; fused
 /// adds) of the attention group's weight shards over the groups holding the same shard, and of the
-/// gate over every home. `sync_joins` (if given) receives the ops that end the synchronisation.
+/// gate over every node. `sync_joins` (if given) receives the ops that end the synchronisation.
 LayerSchedule build_moe_layer_backward(const ModelSpec& m, const std::vector<LayerPlan>& plans, const Groups& groups,
                                        const LayerBuild& b, const BackwardBuild& t,
                                        std::vector<OpId>* sync_joins = nullptr);

@@ -3,6 +3,7 @@
 // optimizer's DRAM bytes and a node's parameters and training memory, all by hand.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 
 #include "mapping_test_util.h"
@@ -107,15 +108,74 @@ TEST(TrainStep, BackwardAllToAllsPutTheForwardsBytesOnEveryLink) {
   StepTokens step;
   step.segments = {Segment{8, 16, 0, true}};
   const std::vector<LayerPlan> plans{plan_layer(m, physical_shares(make_ep(m, 16)), 0, tr, 0, g, step)};
-  const auto fwd = link_bytes(build_moe_layer(m, plans, g, fused()), t, {"dispatch", "combine"});
-  const auto bwd =
-      link_bytes(build_moe_layer_backward(m, plans, g, fused(), BackwardBuild{}), t, {"bwd_dispatch", "bwd_combine"});
-  double total = 0;
-  for (size_t i = 0; i < fwd.size(); ++i) {
-    EXPECT_DOUBLE_EQ(bwd[i], fwd[i]) << "link " << i;
-    total += fwd[i];
+  const LayerSchedule f = build_moe_layer(m, plans, g, fused());
+  const LayerSchedule b = build_moe_layer_backward(m, plans, g, fused(), BackwardBuild{});
+  // The combine's gradient travels home -> expert node, as the dispatch did; the dispatch's gradient
+  // expert node -> home, as the combine did (XY routes differ by direction, so a missing transpose
+  // would put the bytes on other links).
+  const auto dispatch = link_bytes(f, t, {"dispatch"}), combine = link_bytes(f, t, {"combine"});
+  const auto bwd_combine = link_bytes(b, t, {"bwd_combine"}), bwd_dispatch = link_bytes(b, t, {"bwd_dispatch"});
+  double total = 0, asymmetric = 0;
+  for (size_t i = 0; i < dispatch.size(); ++i) {
+    EXPECT_DOUBLE_EQ(bwd_combine[i], dispatch[i]) << "link " << i;
+    EXPECT_DOUBLE_EQ(bwd_dispatch[i], combine[i]) << "link " << i;
+    total += dispatch[i];
+    asymmetric += std::abs(dispatch[i] - combine[i]);
   }
   EXPECT_GT(total, 0.0);
+  EXPECT_GT(asymmetric, 0.0) << "dispatch and combine load the same links: the test could not tell them apart";
+}
+
+TEST(TrainStep, BackwardMirrorsARelayedExchangeStageByStage) {
+  // A hand-made plan of 3 nodes in a row with a two-stage relayed exchange: stage "a" moves tokens
+  // 0 -> 1 (dispatch) and back (combine, summed at node 0), the last stage 1 -> 2 and back (summed at 1).
+  ModelSpec m = testing::hand_model();
+  const Topology t = testing::mesh(3, 1);
+  const Groups g = make_groups(t, 1);
+  LayerPlan p;
+  p.nodes = 3;
+  p.home = {0};
+  for (auto* v : {&p.home_bytes, &p.attn_flops, &p.attn_bytes, &p.gate_flops, &p.gate_bytes, &p.shared_flops,
+                  &p.shared_bytes, &p.partials, &p.reduce_flops, &p.routed_token_work})
+    v->assign(3, 0.0);
+  p.dispatch.assign(9, 0.0);
+  p.combine.assign(9, 0.0);
+  p.expert_work.assign(3, {});
+  p.expert_work[2].push_back(ExpertWork{0, 1, 1, 96, 192});
+  ExchangeStage a{"a", std::vector<double>(9, 0.0), std::vector<double>(9, 0.0), {5, 0, 0}};
+  a.dispatch[0 * 3 + 1] = 16;
+  a.combine[1 * 3 + 0] = 16;
+  ExchangeStage last{"b", std::vector<double>(9, 0.0), std::vector<double>(9, 0.0), {0, 7, 0}};
+  last.dispatch[1 * 3 + 2] = 16;
+  last.combine[2 * 3 + 1] = 16;
+  p.stages = {a, last};
+  const LayerSchedule s = build_moe_layer_backward(m, {p}, g, fused(), BackwardBuild{});
+  // Phases in the backward's order: the combine's gradient stage a first (the forward combined it
+  // last), then the last stage, the experts, the dispatch's gradient last stage first, then stage a.
+  std::vector<std::string> order;
+  for (const Op& o : s.ops()) {
+    const std::string& n = s.phases()[static_cast<size_t>(o.phase)].name;
+    if (n.rfind("bwd_", 0) == 0 && (order.empty() || order.back() != n)) order.push_back(n);
+  }
+  const std::vector<std::string> moe(order.begin(), order.begin() + 5);
+  EXPECT_EQ(
+      moe, (std::vector<std::string>{"bwd_combine_a", "bwd_combine", "bwd_experts", "bwd_dispatch", "bwd_dispatch_a"}));
+  // Where the bytes go and where the sums run: the gradient of a fan-out is summed where the forward's
+  // combine summed it (node 1 after the last stage, node 0 after stage a).
+  std::map<std::string, std::vector<std::pair<int, int>>> moves;
+  std::map<std::string, std::map<int, double>> sums;
+  for (const Op& o : s.ops()) {
+    const std::string& n = s.phases()[static_cast<size_t>(o.phase)].name;
+    if (o.kind == OpKind::kTransfer) moves[n].push_back({o.node.value(), o.peer.value()});
+    if (o.kind == OpKind::kCompute && o.reducer) sums[n][o.node.value()] += o.flops;
+  }
+  EXPECT_EQ(moves["bwd_combine_a"], (std::vector<std::pair<int, int>>{{0, 1}}));
+  EXPECT_EQ(moves["bwd_combine"], (std::vector<std::pair<int, int>>{{1, 2}}));
+  EXPECT_EQ(moves["bwd_dispatch"], (std::vector<std::pair<int, int>>{{2, 1}}));
+  EXPECT_EQ(moves["bwd_dispatch_a"], (std::vector<std::pair<int, int>>{{1, 0}}));
+  EXPECT_TRUE(sums["bwd_combine"].empty() && sums["bwd_combine_a"].empty()) << "the gradient of a sum is a copy";
+  EXPECT_EQ(sums["bwd_dispatch"], (std::map<int, double>{{1, 7.0}}));
+  EXPECT_EQ(sums["bwd_dispatch_a"], (std::map<int, double>{{0, 5.0}}));
 }
 
 TEST(TrainStep, GradientSyncOfEveryNodeIsARingAllReducesBytes) {

@@ -108,6 +108,11 @@ double RunSteps::mfu(const mapping::StrategyResult& r) const {
                                                                             : 0.0;
 }
 
+double RunSteps::tokens_per_s(const mapping::StrategyResult& r) const {
+  const double t = r.mean_tbt_s();
+  return shape.kind == mapping::StepKind::kTrain && t > 0 ? shape.batch * double(shape.prompt_tokens) / t : 0.0;
+}
+
 double RunSteps::ttft_s(const mapping::StrategyResult& r) const {
   if (shape.kind == mapping::StepKind::kDecode || shape.kind == mapping::StepKind::kTrain || r.steps.empty()) return -1;
   if (shape.kind == mapping::StepKind::kPrefill) return r.mean_tbt_s();
@@ -129,9 +134,8 @@ namespace {
 /// A training step's parts in summary.json (docs/FORMATS.md "summary.json").
 void add_train_fields(nlohmann::json& j, const mapping::StrategyResult& r, const RunSteps& steps) {
   const mapping::TrainTimes t = steps.train_times(r);
-  const double step = r.mean_tbt_s();
-  j["step_us"] = step * kUs;
-  j["tokens_per_s"] = step > 0 ? steps.shape.batch * double(steps.shape.prompt_tokens) / step : 0.0;
+  j["step_us"] = r.mean_tbt_s() * kUs;
+  j["tokens_per_s"] = steps.tokens_per_s(r);
   j["forward_us"] = t.forward_s * kUs;
   j["backward_us"] = t.backward_s * kUs;
   j["recompute_us"] = t.recompute_s * kUs;
@@ -230,12 +234,10 @@ std::string summary_csv(const std::vector<StrategyReport>& reports, const RunSte
     }
     if (train) {
       const mapping::TrainTimes t = steps.train_times(r);
-      const double step = r.mean_tbt_s();
-      const double tps = step > 0 ? steps.shape.batch * double(steps.shape.prompt_tokens) / step : 0.0;
       std::snprintf(buf, sizeof buf, ",%.4f,%.4f,%.4f,%.4f,%.4f", t.forward_s * kUs, t.backward_s * kUs,
                     t.recompute_s * kUs, t.grad_sync_s * kUs, t.optimizer_s * kUs);
       os << buf;
-      std::snprintf(buf, sizeof buf, ",%.1f,%.4f", tps, steps.mfu(r));
+      std::snprintf(buf, sizeof buf, ",%.1f,%.4f", steps.tokens_per_s(r), steps.mfu(r));
       os << buf;
     }
     os << "\n";

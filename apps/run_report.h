@@ -41,6 +41,8 @@ struct RunSteps {
   /// Train: the step's parts (zero otherwise), and model FLOPs over peak FLOPs x step time.
   mapping::TrainTimes train_times(const mapping::StrategyResult& r) const;
   double mfu(const mapping::StrategyResult& r) const;
+  /// Train: batch x prompt_tokens per mean step (0 otherwise).
+  double tokens_per_s(const mapping::StrategyResult& r) const;
   /// Tokens of all steps (energy per token).
   double tokens() const;
   /// Time to the first token of a prompt, or a negative number for decode and train runs: prefill, the mean

@@ -47,6 +47,16 @@ void compute_then_reduce_scatter(LayerSchedule& s, PhaseChain& chain, int ph, co
 void exchange_phase(LayerSchedule& s, PhaseChain& chain, int ph, const std::vector<double>& bytes, int n,
                     const std::vector<double>* reduce_flops, ReduceMode reduce = ReduceMode::kKernel);
 
+/// How a pass scales an expert piece: its FLOPs x `flops`, its DRAM bytes x `bytes` plus its share x
+/// `share_bytes` (the forward: 1, 1, 0; a backward also writes the piece's weight gradients).
+struct PieceScale {
+  double flops = 1, bytes = 1, share_bytes = 0;
+};
+/// The experts phase's compute: one op per (expert, node) piece, or one per node summing its pieces
+/// (`grouped`: one kernel), each scaled by `k`.
+void expert_ops(LayerSchedule& s, PhaseChain& chain, int ph, const LayerPlan& plan, bool grouped,
+                const PieceScale& k = {});
+
 /// One chain of a layer's forward phases (one micro-batch) for `plan`, each phase closed by a barrier,
 /// starting after op `start` (-1: at once), every phase name prefixed by `prefix` ("" for the forward
 /// itself, "recompute_" for a training step's recomputation). Returns the chain's last barrier.

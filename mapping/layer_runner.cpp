@@ -93,6 +93,14 @@ double comm_busy(const ScheduleTracker& tr, uint64_t serial) {
   return busy;
 }
 
+/// Records executed schedule `serial` as the step's next entry (index `index` in its timeline, when
+/// RunConfig::timeline covers it).
+void record_executed(Executor& ex, const RunInputs& in, StrategyResult& r, uint64_t serial, int step, int index,
+                     double step_start_s, std::vector<LayerRecord>& layers) {
+  layers.push_back(record_layer(r, ex.tracker(), serial, r.node_expert_s, &in.hw.topology));
+  if (in.cfg.timeline.covers(step, index)) append_layer_events(r.timeline, ex.tracker(), serial, index, step_start_s);
+}
+
 /// A training step's backward of every layer (the last first, each with its gradient synchronisation
 /// in the background) and its optimizer step, after the forward of `plans` ([layer][micro-batch]);
 /// their records are appended to `layers` (the backward of layer l at index 2L - 1 - l, the optimizer
@@ -109,8 +117,7 @@ void run_backward(Executor& ex, const RunInputs& in, StrategyResult& r, const Gr
   std::vector<OpRef> syncs;
   const auto run = [&](const std::shared_ptr<LayerSchedule>& sched, int index) {
     const uint64_t serial = ex.execute(sched);
-    layers.push_back(record_layer(r, ex.tracker(), serial, r.node_expert_s, &topo));
-    if (in.cfg.timeline.covers(step, index)) append_layer_events(r.timeline, ex.tracker(), serial, index, step_start_s);
+    record_executed(ex, in, r, serial, step, index, step_start_s, layers);
     if (on_layer) on_layer(step, index);
     return serial;
   };
@@ -236,8 +243,7 @@ StrategyResult run_placement(Executor& ex, const RunInputs& in, const Placement&
       for (auto& named : policies) named.second->before_layer(ctx, *sched);
       const uint64_t serial = ex.execute(sched);
       if (serial != ctx.schedule) throw std::logic_error("layer runner: schedule numbering out of step");
-      layers.push_back(record_layer(r, ex.tracker(), serial, r.node_expert_s, &in.hw.topology));
-      if (in.cfg.timeline.covers(step, l)) append_layer_events(r.timeline, ex.tracker(), serial, l, step_start_s);
+      record_executed(ex, in, r, serial, step, l, step_start_s, layers);
       for (const LayerPlan& plan : plans)
         for (int v = 0; v < n; ++v)
           r.node_token_work[static_cast<size_t>(v)] += plan.routed_token_work[static_cast<size_t>(v)];

@@ -136,28 +136,24 @@ void exchange_phase(LayerSchedule& s, PhaseChain& chain, int ph, const std::vect
   chain.close(ph, std::move(ops));
 }
 
-namespace {
-
-/// The experts phase's compute: one op per (expert, node) piece, or one per node summing its pieces.
-void expert_ops(LayerSchedule& s, PhaseChain& chain, int ph, const LayerPlan& plan, bool grouped) {
+void expert_ops(LayerSchedule& s, PhaseChain& chain, int ph, const LayerPlan& plan, bool grouped, const PieceScale& k) {
   DepList work;
   for (int v = 0; v < plan.nodes; ++v) {
     double flops = 0, bytes = 0;
     for (const ExpertWork& w : plan.expert_work[static_cast<size_t>(v)]) {
+      const double f = k.flops * w.flops, b = k.bytes * w.bytes + w.share * k.share_bytes;
       if (!grouped) {
-        work.push_back(s.compute(ph, PhysicalNode(v), w.flops, w.bytes, chain.after(), /*own_weights=*/true));
+        work.push_back(s.compute(ph, PhysicalNode(v), f, b, chain.after(), /*own_weights=*/true));
         continue;
       }
-      flops += w.flops;
-      bytes += w.bytes;
+      flops += f;
+      bytes += b;
     }
     if (grouped && !plan.expert_work[static_cast<size_t>(v)].empty())
       work.push_back(s.compute(ph, PhysicalNode(v), flops, bytes, chain.after(), /*own_weights=*/true));
   }
   chain.close(ph, std::move(work));
 }
-
-}  // namespace
 
 OpId forward_chain(LayerSchedule& s, const ModelSpec& m, const LayerPlan& plan, const Groups& groups,
                    const LayerBuild& b, const std::string& prefix, OpId start) {

@@ -53,28 +53,6 @@ void backward_of(const std::vector<double>& flops, const std::vector<double>& by
   }
 }
 
-/// The experts' backward: per piece (or per node, grouped) twice the FLOPs and bytes, plus the
-/// piece's weight gradients.
-void expert_backward(LayerSchedule& s, PhaseChain& chain, int ph, const ModelSpec& m, const LayerPlan& plan,
-                     bool grouped) {
-  DepList work;
-  for (int v = 0; v < plan.nodes; ++v) {
-    double flops = 0, bytes = 0;
-    for (const ExpertWork& w : plan.expert_work[static_cast<size_t>(v)]) {
-      const double f = 2.0 * w.flops, b = 2.0 * w.bytes + w.share * m.expert_bytes();
-      if (!grouped) {
-        work.push_back(s.compute(ph, PhysicalNode(v), f, b, chain.after(), /*own_weights=*/true));
-        continue;
-      }
-      flops += f;
-      bytes += b;
-    }
-    if (grouped && !plan.expert_work[static_cast<size_t>(v)].empty())
-      work.push_back(s.compute(ph, PhysicalNode(v), flops, bytes, chain.after(), /*own_weights=*/true));
-  }
-  chain.close(ph, std::move(work));
-}
-
 /// The MoE part's backward: the combine's gradient to the experts (every exchange transposed, the
 /// relayed stages in the reverse order), the experts, the dispatch's gradient summed at its sources
 /// (the sums the forward's combine did, at the same nodes).
@@ -87,8 +65,9 @@ void moe_backward(LayerSchedule& s, PhaseChain& chain, const ModelSpec& m, const
   for (size_t k = 0; k + 1 < st.size(); ++k)
     exchange_phase(s, chain, comm(std::string("combine_") + st[k].name), transpose(st[k].combine, n), n, nullptr);
   exchange_phase(s, chain, comm(pn::kCombine), transpose(st.empty() ? plan.combine : st.back().combine, n), n, nullptr);
-  expert_backward(s, chain, s.phase(bwd(pn::kExperts), PhaseFamily::kMoeCompute, kForeground, true), m, plan,
-                  b.grouped_experts);
+  // Twice the FLOPs and bytes (as backward_of), plus the piece's weight gradients.
+  expert_ops(s, chain, s.phase(bwd(pn::kExperts), PhaseFamily::kMoeCompute, kForeground, true), plan, b.grouped_experts,
+             PieceScale{2.0, 2.0, m.expert_bytes()});
   exchange_phase(s, chain, comm(pn::kDispatch), transpose(st.empty() ? plan.dispatch : st.back().dispatch, n), n,
                  st.empty() ? &plan.reduce_flops : &st.back().reduce_flops, b.reduce);
   for (size_t k = st.size(); k >= 2; --k)

@@ -202,9 +202,9 @@ ModelSpec mla(const char* name, int experts, int top_k, int moe_layers, int dens
   return m;
 }
 
-/// The models the training papers train (docs/MODEL.md "Models"): HierMoE's DeepSeek-V3 at half width
-/// with 6 layers and Qwen3-30B-A3B with 32 layers (Sec. V-A), HybridEP's four small FP32 models
-/// (Table II: E = 32, hidden H, expert P_E = 2 H M parameters, so M = 4 H).
+/// Training-scale models (docs/MODEL.md "Models" gives each one's source): DeepSeek-V3 at half width
+/// with 6 layers, Qwen3-30B-A3B with 32 layers, and four small FP32 models of 32 experts (hidden H,
+/// expert P_E = 2 H M parameters, so M = 4 H).
 void add_training_models(std::map<std::string, ModelSpec>& all) {
   ModelSpec half = mla("deepseek-v3-half-6l", 256, 8, 6, 0, 3584, 1024, 1, 9216, 128, 1536);
   all[half.name] = half;
@@ -212,10 +212,10 @@ void add_training_models(std::map<std::string, ModelSpec>& all) {
   const struct {
     const char* name;
     int hidden, layers;
-  } small[] = {{"hybridep-llama-tiny", 512, 12},
-               {"hybridep-mistral-small", 768, 12},
-               {"hybridep-gpt-medium", 1024, 12},
-               {"hybridep-gpt-large", 1024, 16}};
+  } small[] = {{"llama-tiny-e32", 512, 12},
+               {"mistral-small-e32", 768, 12},
+               {"gpt-medium-e32", 1024, 12},
+               {"gpt-large-e32", 1024, 16}};
   for (const auto& x : small) {
     ModelSpec m = gqa(x.name, 32, 2, x.layers, x.hidden, 4 * x.hidden, x.hidden / 64, x.hidden / 64, 0);
     m.ffn_matrices = 2;  // P_E = 2 H M: two matrices per expert

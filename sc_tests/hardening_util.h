@@ -37,6 +37,22 @@ struct Case {
 
 inline void write(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
 
+/// 2 layers of 8 experts on hidden 256 (a few million parameters): quick at cycle fidelity on a 4x4
+/// mesh, and small enough to train on an NMP chip.
+inline const std::string kTinyMoeModel =
+    R"({"name": "tiny", "experts": 8, "top_k": 2, "moe_layers": 2, "hidden": 256, "intermediate": 512,
+        "max_context": 4096, "attention": {"kind": "gqa", "heads": 4, "kv_heads": 2, "head_dim": 64}})";
+
+/// A new, empty scratch directory `name` under the test's temporary directory, holding tiny.json
+/// (kTinyMoeModel).
+inline std::string scratch_with_tiny_model(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "/" + name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  write(dir + "/tiny.json", kTinyMoeModel);
+  return dir;
+}
+
 inline nlohmann::json preset_json(const std::string& name) {
   return nlohmann::json::parse(run_nmpsim({"hw", "--preset", name, "--print-json"}).stdout_text);
 }

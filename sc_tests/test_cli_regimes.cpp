@@ -21,20 +21,6 @@ CliOptions budget_16g() {
 }
 const CliOptions kBudget = budget_16g();
 
-/// 2 layers of 8 experts on hidden 256: quick at cycle fidelity on a 4x4 mesh.
-const std::string kTinyModel =
-    R"({"name": "tiny", "experts": 8, "top_k": 2, "moe_layers": 2, "hidden": 256, "intermediate": 512,
-        "max_context": 4096, "attention": {"kind": "gqa", "heads": 4, "kv_heads": 2, "head_dim": 64}})";
-
-/// A new scratch directory holding tiny.json (kTinyModel).
-std::string scratch_with_tiny_model(const std::string& name) {
-  const std::string dir = ::testing::TempDir() + "/" + name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  write(dir + "/tiny.json", kTinyModel);
-  return dir;
-}
-
 nlohmann::json summary(const std::string& dir) {
   return nlohmann::json::parse(testing::read_all(dir + "/summary.json"));
 }

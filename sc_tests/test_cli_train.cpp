@@ -12,11 +12,6 @@ using namespace nmpsim::hardening;  // NOLINT: the table's types and check()
 
 const std::string kRun = "run --fidelity flow --strategy tp --no-plots --out {D}/out";
 
-/// 2 layers of 8 experts on hidden 256 (2 x 2 B x ~3.3 M parameters): trains on a 4x4 NMP chip.
-const std::string kTinyModel =
-    R"({"name": "tiny", "experts": 8, "top_k": 2, "moe_layers": 2, "hidden": 256, "intermediate": 512,
-        "max_context": 4096, "attention": {"kind": "gqa", "heads": 4, "kv_heads": 2, "head_dim": 64}})";
-
 TEST(CliTrain, BadTrainingRunsAreOneLineErrorsThatWriteNothing) {
   for (const Case& c : std::vector<Case>{
            {"sequence_0", kRun + " --phase train --prompt-tokens 0", 2,
@@ -51,10 +46,7 @@ TEST(CliTrain, BadTrainingRunsAreOneLineErrorsThatWriteNothing) {
 }
 
 TEST(CliTrain, AStepsPartsAddUpAtBothFidelitiesAndFlowTracksCycle) {
-  const std::string dir = ::testing::TempDir() + "/train_parts";
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  write(dir + "/tiny.json", kTinyModel);
+  const std::string dir = scratch_with_tiny_model("train_parts");
   std::map<std::string, double> step;
   for (const char* fidelity : {"flow", "cycle"}) {
     const std::string out = dir + "/" + fidelity;
@@ -85,10 +77,7 @@ TEST(CliTrain, AStepsPartsAddUpAtBothFidelitiesAndFlowTracksCycle) {
 }
 
 TEST(CliTrain, RecomputationCostsAForwardAndTheSpecRerunsIt) {
-  const std::string dir = ::testing::TempDir() + "/train_recompute";
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  write(dir + "/tiny.json", kTinyModel);
+  const std::string dir = scratch_with_tiny_model("train_recompute");
   const std::string base = "run --hw nmp-4x4-5t50g --model " + dir + "/tiny.json --strategy tp --phase train " +
                            "--batch 2 --prompt-tokens 256 --steps 1 --no-plots --quiet --fidelity flow --out ";
   ASSERT_EQ(testing::nmpsim(base + dir + "/a").code, 0);

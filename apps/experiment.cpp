@@ -142,9 +142,11 @@ void build_placements(PreparedExperiment& e, const ExperimentOptions& opt) {
       for (const auto& r : p.runtime) {
         const std::string name = r.value("name", std::string());
         const mapping::PolicyFactory* f = opt.registry->policy(name);
-        if (f && !f->create(r.at("options"), "placement " + p.strategy + ": runtime policy " + name)->trains())
+        if (!f) continue;
+        const auto policy = f->create(r.at("options"), "placement " + p.strategy + ": runtime policy " + name);
+        if (!policy->trains())
           throw InputError("phase train (--phase): placement '" + p.strategy + "' runs runtime policy " + name +
-                           ", which acts on inference steps only (as configured); it cannot run in a training step");
+                           ", which cannot run in a training step: " + policy->why_not_trains());
       }
     if (e.cfg.micro_batches > 1 && !p.runtime.empty())
       throw InputError("micro_batches (--micro-batches): " + std::to_string(e.cfg.micro_batches) + ": placement '" +
@@ -166,10 +168,12 @@ void resolve_policies(PreparedExperiment& e, const ExperimentOptions& opt) {
       throw InputError("policy " + p.name +
                        " needs cycle fidelity (its effect depends on contention the flow model does not charge)");
     p.options = f->resolve(p.options, "policy " + p.name + " options");
-    if (e.cfg.shape.kind == mapping::StepKind::kTrain && !f->create(p.options, "policy " + p.name)->trains())
-      throw InputError("policies (--policy): " + p.name +
-                       " acts on inference steps only (as configured); it cannot run in a training step (--phase "
-                       "train)");
+    if (e.cfg.shape.kind == mapping::StepKind::kTrain) {
+      const auto policy = f->create(p.options, "policy " + p.name);
+      if (!policy->trains())
+        throw InputError("policies (--policy): " + p.name +
+                         " cannot run in a training step (--phase train): " + policy->why_not_trains());
+    }
   }
   PolicySpec& a = e.spec.accounting;
   if (a.name.empty()) return;

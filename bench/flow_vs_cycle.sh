@@ -7,15 +7,16 @@
 # speed-up. Draws a scatter plot (PNG) of flow against cycle. Not a test (a ctest case checks a subset).
 #
 # Usage: bench/flow_vs_cycle.sh [--bin PATH] [--out DIR] [--reuse-cycle] [--only LABEL,...] [--png FILE]
-#                                [--configs FILE]
+#                                [--configs FILE] [--strategies LIST]
 #   --out DIR        keep every run's output under DIR/{cycle,flow}/LABEL (default: a scratch directory)
 #   --reuse-cycle    with --out: reuse cycle outputs already in DIR (the cycle runs take most of the time)
 #   --only L1,L2     only these configurations
 #   --png FILE       the scatter plot (default: DIR/flow_vs_cycle.png, or none without --out)
 #   --configs FILE   another validation set in the same format (default: bench/flow_vs_cycle.configs)
+#   --strategies L   the strategies each configuration runs (default: tp,ep,cb,hdmoe)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BIN=build/apps/nmpsim OUT="" REUSE=0 ONLY="" PNG="" CONFIGS=bench/flow_vs_cycle.configs
+BIN=build/apps/nmpsim OUT="" REUSE=0 ONLY="" PNG="" CONFIGS=bench/flow_vs_cycle.configs STRATEGIES=tp,ep,cb,hdmoe
 while [ $# -gt 0 ]; do
   case "$1" in
     --bin) BIN=$2; shift 2 ;;
@@ -24,10 +25,12 @@ while [ $# -gt 0 ]; do
     --only) ONLY=",$2,"; shift 2 ;;
     --png) PNG=$2; shift 2 ;;
     --configs) CONFIGS=$2; shift 2 ;;
-    *) echo "usage: $0 [--bin PATH] [--out DIR] [--reuse-cycle] [--only LABEL,...] [--png FILE] [--configs FILE]" >&2
+    --strategies) STRATEGIES=$2; shift 2 ;;
+    *) echo "usage: $0 [--bin PATH] [--out DIR] [--reuse-cycle] [--only LABEL,...] [--png FILE] [--configs FILE] [--strategies LIST]" >&2
        exit 2 ;;
   esac
 done
+[[ "$STRATEGIES" =~ ^[a-z0-9,-]+$ ]] || { echo "error: --strategies: expected a comma-separated list of strategy names, got '$STRATEGIES'" >&2; exit 2; }
 [ -f "$CONFIGS" ] || { echo "error: $CONFIGS: no such configuration file" >&2; exit 2; }
 [ -x "$BIN" ] || { echo "error: $BIN is not an executable (build first, or pass --bin)" >&2; exit 2; }
 if [ -z "$OUT" ]; then
@@ -57,9 +60,9 @@ while read -r label args; do
     if [ "$fid" = cycle ] && [ "$REUSE" = 1 ] && [ -f "$dir/summary.csv" ]; then continue; fi
     printf '%-10s %-5s ...\r' "$label" "$fid" >&2
     # shellcheck disable=SC2086  # the configuration's arguments are words
-    "$BIN" run $args --steps 1 --strategy tp,ep,cb,hdmoe --fidelity "$fid" --no-plots --quiet --out "$dir"
+    "$BIN" run $args --steps 1 --strategy "$STRATEGIES" --fidelity "$fid" --no-plots --quiet --out "$dir"
   done
-  for s in tp ep cb hdmoe; do
+  for s in ${STRATEGIES//,/ }; do
     c="$OUT/cycle/$label/summary.csv" f="$OUT/flow/$label/summary.csv"
     echo "$label $s $(col "$c" $s mean_tbt_us) $(col "$f" $s mean_tbt_us) $(col "$c" $s moe_comm_us)" \
       "$(col "$f" $s moe_comm_us) $(col "$c" $s wall_seconds) $(col "$f" $s wall_seconds)" \

@@ -53,7 +53,13 @@ void FluidEngine::hop(int id, double t) {
   const double start = std::max(t, free_at_[r]);
   const bool mesh_link = r < inject_base_;
   const double prev_latency = h.at >= 2 ? hop_latency_[static_cast<size_t>(prev)] : 0.0;  // a link
-  const double end = std::max(start + h.m.wire_bytes / rate, h.end_prev + prev_latency);
+  // Beside fluid flows it has the rate above until the last of them finishes, then the whole resource.
+  double served_end = start + h.m.wire_bytes / rate;
+  if (others > 0 && served_end > fluid_done_[r]) {
+    const double shared_s = std::max(0.0, fluid_done_[r] - start);
+    served_end = start + shared_s + (h.m.wire_bytes - shared_s * rate) / capacity_for(r, 1);
+  }
+  const double end = std::max(served_end, h.end_prev + prev_latency);
   free_at_[r] = end;
   h.end_prev = end;
   if (h.at == 0)  // it holds its NI queue until its last flit has left the port
@@ -88,6 +94,7 @@ void FluidEngine::reset_hops() {
   hop_seq_ = 0;
   live_hop_path_len_ = 0;
   std::fill(free_at_.begin(), free_at_.end(), 0.0);
+  std::fill(fluid_done_.begin(), fluid_done_.end(), 0.0);
 }
 
 }  // namespace nmpsim::flow

@@ -65,6 +65,7 @@ FluidEngine::FluidEngine(const AnalyticalHardware& hw)
   residual_ = capacity_;
   crossing_now_.assign(resources, 0);
   free_at_.assign(resources, 0.0);
+  fluid_done_.assign(resources, 0.0);
   input_slots_ = 4 + k;
   input_flows_.assign(resources * input_slots_, 0);
   busy_inputs_.assign(resources, 0);
@@ -239,6 +240,15 @@ void FluidEngine::provisional_rate(Flow& f) {
   f.rate = rate;
   for (uint32_t k = 0; k < f.path_len; ++k) residual_[static_cast<size_t>(paths_[f.path_begin + k])] -= rate;
   count_inputs(f, +1);
+  note_fluid_done(f);
+}
+
+void FluidEngine::note_fluid_done(const Flow& f) {
+  const double done = f.t_ref + f.remaining / f.rate;
+  for (uint32_t k = 0; k < f.path_len; ++k) {
+    double& d = fluid_done_[static_cast<size_t>(paths_[f.path_begin + k])];
+    d = std::max(d, done);
+  }
 }
 
 void FluidEngine::count_inputs(const Flow& f, int delta) {
@@ -279,9 +289,15 @@ void FluidEngine::solve() {
   set_weights();
   fill();
   for (size_t l = 0; l < glob_.size(); ++l) residual_[static_cast<size_t>(glob_[l])] = left_[l];
-  for (int r : glob_) local_[static_cast<size_t>(r)] = -1;
+  for (int r : glob_) {
+    local_[static_cast<size_t>(r)] = -1;
+    fluid_done_[static_cast<size_t>(r)] = 0.0;
+  }
   events_.clear();
-  for (int id : active_) events_.push_back(Event{event_time(flows_[static_cast<size_t>(id)]), id});
+  for (int id : active_) {
+    events_.push_back(Event{event_time(flows_[static_cast<size_t>(id)]), id});
+    note_fluid_done(flows_[static_cast<size_t>(id)]);
+  }
   std::make_heap(events_.begin(), events_.end(), std::greater<Event>());
 }
 

@@ -229,6 +229,10 @@ class FluidEngine {
   uint64_t hop_seq_ = 0;
   size_t live_hop_path_len_ = 0;  // hop_paths_ entries of hop messages in flight
   std::vector<double> free_at_;   // by resource id: when the last hop message there has passed
+  // By resource id: when the last fluid flow crossing it finishes at its current rate (set for every
+  // flow by a solve, raised by a new flow's provisional rate; a finished flow's time is already past).
+  std::vector<double> fluid_done_;
+  void note_fluid_done(const Flow& f);
   // Fluid flows in flight by resource and the router input they enter it from, [r * input_slots_ +
   // slot], and how many inputs feed each resource: a router serves its inputs round robin.
   size_t input_slots_ = 0;

@@ -105,8 +105,7 @@ void record_executed(Executor& ex, const RunInputs& in, StrategyResult& r, uint6
 /// in the background) and its optimizer step, after the forward of `plans` ([layer][micro-batch]);
 /// their records are appended to `layers` (the backward of layer l at index 2L - 1 - l, the optimizer
 /// at 2L). docs/MODEL.md "Training step".
-void run_backward(Executor& ex, const RunInputs& in, StrategyResult& r, const Groups& groups,
-                  const std::vector<std::vector<std::vector<double>>>& shares,
+void run_backward(Executor& ex, const RunInputs& in, StrategyResult& r, PolicyContext& ctx, PolicyList& policies,
                   const std::vector<std::vector<LayerPlan>>& plans, int step, double step_start_s,
                   std::vector<LayerRecord>& layers, const std::function<void(int, int)>& on_layer) {
   const int L = static_cast<int>(plans.size());
@@ -115,21 +114,36 @@ void run_backward(Executor& ex, const RunInputs& in, StrategyResult& r, const Gr
   const Topology& topo = in.hw.topology;
   t.all_nodes_ring = ring_order(topo, 0, 0, topo.width, topo.height);
   std::vector<OpRef> syncs;
+  // The policies see each schedule as theirs (ctx.layer, ctx.schedule) before it runs, as in the
+  // forward, so that their after_phase hooks never act on a stale context.
   const auto run = [&](const std::shared_ptr<LayerSchedule>& sched, int index) {
     const uint64_t serial = ex.execute(sched);
+    if (serial != ctx.schedule) throw std::logic_error("layer runner: schedule numbering out of step");
     record_executed(ex, in, r, serial, step, index, step_start_s, layers);
     if (on_layer) on_layer(step, index);
     return serial;
   };
   for (int l = L - 1; l >= 0; --l) {
     std::vector<OpId> joins;
-    auto sched = std::make_shared<LayerSchedule>(
-        build_moe_layer_backward(in.model, plans[static_cast<size_t>(l)], groups, layer_build(in.hw), t, &joins));
+    BackwardLayer b;
+    auto sched = std::make_shared<LayerSchedule>(build_moe_layer_backward(
+        in.model, plans[static_cast<size_t>(l)], ctx.groups, layer_build(in.hw), t, &joins, &b.gradients_done));
+    ctx.layer = l;
+    ctx.schedule = ex.tracker().next_serial();
+    b.grad_sync_phase = sched->phase(train_phases::kGradSync, PhaseFamily::kAllReduce, 1);
+    b.sync_joins = &joins;
+    for (auto& named : policies) named.second->before_backward_layer(ctx, *sched, b);
     const uint64_t serial = run(sched, 2 * L - 1 - l);
     for (OpId j : joins) syncs.push_back(OpRef{serial, j});
   }
-  run(std::make_shared<LayerSchedule>(build_optimizer_step(in.model, node_parameters(in.model, shares, groups), syncs)),
-      2 * L);
+  std::vector<double> params = node_parameters(in.model, ctx.shares, ctx.groups);
+  for (auto& named : policies) named.second->add_optimizer_parameters(ctx, params);
+  std::vector<OpId> adam;
+  auto sched = std::make_shared<LayerSchedule>(build_optimizer_step(in.model, params, syncs, &adam));
+  ctx.layer = L;  // past the last layer: the optimizer
+  ctx.schedule = ex.tracker().next_serial();
+  for (auto& named : policies) named.second->before_optimizer(ctx, *sched, adam);
+  run(sched, 2 * L);
 }
 
 /// Refuses policies the run's shape does not allow: in a training step those that do not train, with
@@ -139,7 +153,8 @@ void check_policies(const PolicyList& policies, const RunConfig& cfg, const std:
   for (const auto& named : policies)
     if (train && !named.second->trains())
       throw InputError("phase train (--phase): runtime policy " + named.first +
-                       " acts on inference steps only; it cannot run in a training step (placement " + placement + ")");
+                       " cannot run in a training step (placement " + placement +
+                       "): " + named.second->why_not_trains());
   if (cfg.micro_batches > 1 && !policies.empty())
     throw InputError("micro_batches (--micro-batches): " + std::to_string(cfg.micro_batches) + ": runtime policy " +
                      policies.front().first +
@@ -250,7 +265,7 @@ StrategyResult run_placement(Executor& ex, const RunInputs& in, const Placement&
       if (on_layer) on_layer(step, l);
       if (train) kept.push_back(std::move(plans));
     }
-    if (train) run_backward(ex, in, r, groups, shares, kept, step, step_start_s, layers, on_layer);
+    if (train) run_backward(ex, in, r, ctx, policies, kept, step, step_start_s, layers, on_layer);
     r.steps.push_back(std::move(layers));
     ex.drain();  // background work still running at the end of a step finishes before the next one
   }

@@ -104,22 +104,6 @@ OpId backward_chain(LayerSchedule& s, const ModelSpec& m, const LayerPlan& plan,
   return chain.barrier();
 }
 
-/// A ring all-reduce of `bytes` held by every member: a reduce-scatter of bytes / g per member, then
-/// an all-gather; fused adds (they run on the reducers, which a background stream may use).
-DepList all_reduce(LayerSchedule& s, int ph, const std::vector<int>& members, double bytes, double element_bytes,
-                   const DepList& deps) {
-  GroupCollective c;
-  c.ring = members;
-  c.element_bytes = element_bytes;
-  c.reduce = ReduceMode::kFused;
-  c.algorithm = members.size() >= 3 ? RingAlgorithm::kBidirectional : RingAlgorithm::kOneWay;
-  c.chunk_bytes.assign(members.size(), bytes / static_cast<double>(members.size()));
-  c.kind = CollectiveKind::kRingReduceScatter;
-  const DepList scattered = add_group_collective(s, ph, c, deps);
-  c.kind = CollectiveKind::kRingAllGather;
-  return add_group_collective(s, ph, c, scattered);
-}
-
 /// The layer's gradient synchronisation after `deps` (the chains' ends), on stream 1.
 DepList grad_sync(LayerSchedule& s, const ModelSpec& m, const std::vector<LayerPlan>& plans, const Groups& groups,
                   const BackwardBuild& t, const DepList& deps) {
@@ -134,7 +118,7 @@ DepList grad_sync(LayerSchedule& s, const ModelSpec& m, const std::vector<LayerP
       std::vector<int> members;
       for (const auto& ring : groups.ring) members.push_back(ring[p]);
       const int v = members.front();
-      const DepList j = all_reduce(s, ph, members, w.attention[v] + w.shared[v], m.weight_bytes, deps);
+      const DepList j = add_gradient_all_reduce(s, ph, members, w.attention[v] + w.shared[v], m.weight_bytes, deps);
       joins.insert(joins.end(), j.begin(), j.end());
     }
   if (plan.dense) return joins;
@@ -144,7 +128,7 @@ DepList grad_sync(LayerSchedule& s, const ModelSpec& m, const std::vector<LayerP
   if (members.empty())
     for (int v = 0; v < plan.nodes; ++v) members.push_back(v);
   if (members.size() >= 2) {
-    const DepList j = all_reduce(s, ph, members, m.gate_params() * m.weight_bytes, m.weight_bytes, deps);
+    const DepList j = add_gradient_all_reduce(s, ph, members, m.gate_params() * m.weight_bytes, m.weight_bytes, deps);
     joins.insert(joins.end(), j.begin(), j.end());
   }
   return joins;
@@ -152,8 +136,40 @@ DepList grad_sync(LayerSchedule& s, const ModelSpec& m, const std::vector<LayerP
 
 }  // namespace
 
+namespace {
+
+/// A gradient ring collective: fused adds, both ways round the ring from 3 members.
+GroupCollective gradient_collective(CollectiveKind kind, const std::vector<int>& ring,
+                                    const std::vector<double>& chunk_bytes, double element_bytes) {
+  GroupCollective c;
+  c.kind = kind;
+  c.ring = ring;
+  c.chunk_bytes = chunk_bytes;
+  c.element_bytes = element_bytes;
+  c.reduce = ReduceMode::kFused;
+  c.algorithm = ring.size() >= 3 ? RingAlgorithm::kBidirectional : RingAlgorithm::kOneWay;
+  return c;
+}
+
+}  // namespace
+
+DepList add_gradient_all_reduce(LayerSchedule& s, int ph, const std::vector<int>& ring, double bytes,
+                                double element_bytes, const DepList& deps) {
+  const std::vector<double> chunks(ring.size(), bytes / static_cast<double>(ring.size()));
+  const DepList scattered = add_gradient_reduce_scatter(s, ph, ring, chunks, element_bytes, deps);
+  return add_group_collective(s, ph, gradient_collective(CollectiveKind::kRingAllGather, ring, chunks, element_bytes),
+                              scattered);
+}
+
+DepList add_gradient_reduce_scatter(LayerSchedule& s, int ph, const std::vector<int>& ring,
+                                    const std::vector<double>& chunk_bytes, double element_bytes, const DepList& deps) {
+  return add_group_collective(
+      s, ph, gradient_collective(CollectiveKind::kRingReduceScatter, ring, chunk_bytes, element_bytes), deps);
+}
+
 LayerSchedule build_moe_layer_backward(const ModelSpec& m, const std::vector<LayerPlan>& plans, const Groups& groups,
-                                       const LayerBuild& b, const BackwardBuild& t, std::vector<OpId>* sync_joins) {
+                                       const LayerBuild& b, const BackwardBuild& t, std::vector<OpId>* sync_joins,
+                                       DepList* chain_ends) {
   LayerSchedule s;
   DepList ends;
   for (size_t k = 0; k < plans.size(); ++k) {
@@ -165,6 +181,7 @@ LayerSchedule build_moe_layer_backward(const ModelSpec& m, const std::vector<Lay
   }
   const DepList joins = grad_sync(s, m, plans, groups, t, ends);
   if (sync_joins) sync_joins->assign(joins.begin(), joins.end());
+  if (chain_ends) *chain_ends = ends;
   return s;
 }
 

@@ -42,7 +42,7 @@ struct PolicyContext {
   const std::vector<std::vector<std::vector<double>>>& shares;
   Executor& executor;  ///< now_s(), tracker().done(OpRef), cancel(OpRef)
   int step = 0;
-  int layer = 0;                             ///< current layer, 0-based over all layers (dense ones first)
+  int layer = 0;  ///< current layer, 0-based over all layers (dense ones first); a training step's optimizer: layers()
   size_t first_token = 0;                    ///< the step's first trace token
   uint64_t schedule = 0;                     ///< serial number of the current layer's schedule (for OpRefs)
   double layer_start_s = 0;                  ///< when the current layer started
@@ -67,6 +67,14 @@ struct LayerInputs {
   std::string planner_from;
 };
 
+/// A training step's backward of one layer, as a policy may extend it (docs/MODEL.md "Training step").
+struct BackwardLayer {
+  int grad_sync_phase = -1;  ///< the layer's gradient synchronisation (background stream 1)
+  DepList gradients_done;    ///< the backward chains' ends: the layer's weight gradients are complete
+  /// The optimizer waits for these ops: append the ends of every collective added.
+  std::vector<OpId>* sync_joins = nullptr;
+};
+
 class RuntimePolicy {
  public:
   virtual ~RuntimePolicy() = default;
@@ -76,12 +84,23 @@ class RuntimePolicy {
   virtual void before_layer(PolicyContext&, LayerSchedule&) {}
   /// Called when a phase of schedule `serial` ends (any schedule still running); may add operations to it.
   virtual void after_phase(PolicyContext&, LayerSchedule&, uint64_t /*serial*/, int /*phase*/) {}
+  /// Training: before the backward of layer ctx.layer runs (its schedule built; ctx.schedule its
+  /// serial). A policy whose copies computed gradients reduces them here, on `b.grad_sync_phase`.
+  virtual void before_backward_layer(PolicyContext&, LayerSchedule&, BackwardLayer&) {}
+  /// Training: parameters node v's optimizer updates beyond its shares of the placement (copies the
+  /// policy keeps there); `params` is by physical node. Called once per step, before the optimizer.
+  virtual void add_optimizer_parameters(const PolicyContext&, std::vector<double>& /*params*/) {}
+  /// Training: before the step's optimizer schedule runs; `adam` holds each node's update op (-1:
+  /// none). What is added after an update moves the updated weights and optimizer state.
+  virtual void before_optimizer(PolicyContext&, LayerSchedule&, const std::vector<OpId>& /*adam*/) {}
   /// Own statistics, reported under "policies": {"<name>": ...} in summary.json.
   virtual nlohmann::json stats() const { return nlohmann::json::object(); }
   /// Whether it may run in a training step (docs/MODEL.md "Training step"): a policy that acts only
-  /// through the layer's plan (before_plan) is mirrored by the backward; one that adds operations or
-  /// moves weights is not until it says how its work and its copies' gradients train.
+  /// through the layer's plan (before_plan) is mirrored by the backward; one that adds operations,
+  /// keeps copies or moves weights says how they train through the three hooks above.
   virtual bool trains() const { return false; }
+  /// Why not, for the one-line error when trains() is false (how to configure it so it trains, if it can).
+  virtual std::string why_not_trains() const { return "it acts on inference steps only"; }
 };
 
 using PolicyList = std::vector<std::pair<std::string, std::unique_ptr<RuntimePolicy>>>;

@@ -32,8 +32,10 @@ TrainTimes train_times(const StrategyResult& r, int layers) {
         t.backward_s += rec.total_s() / steps;
         for (int p : recompute) t.recompute_s += rec.phase(static_cast<size_t>(p)) / steps;
       } else {
-        if (wait >= 0) t.grad_sync_s += rec.phase(static_cast<size_t>(wait)) / steps;
-        if (opt >= 0) t.optimizer_s += rec.phase(static_cast<size_t>(opt)) / steps;
+        // After the wait, the updates and whatever a policy runs after them (e.g. moving weights).
+        const double waited = wait >= 0 ? rec.phase(static_cast<size_t>(wait)) : 0.0;
+        t.grad_sync_s += waited / steps;
+        if (opt >= 0) t.optimizer_s += (rec.total_s() - waited) / steps;
       }
     }
   return t;
@@ -56,7 +58,7 @@ std::vector<double> node_parameters(const ModelSpec& m, const std::vector<std::v
 }
 
 LayerSchedule build_optimizer_step(const ModelSpec& m, const std::vector<double>& params_per_node,
-                                   const std::vector<OpRef>& syncs) {
+                                   const std::vector<OpRef>& syncs, std::vector<OpId>* adam) {
   LayerSchedule s;
   const int wait = s.phase(train_phases::kGradSyncWait, PhaseFamily::kAllReduce);
   DepList waits;
@@ -64,10 +66,13 @@ LayerSchedule build_optimizer_step(const ModelSpec& m, const std::vector<double>
   const OpId synced = s.join(wait, waits);
   const int ph = s.phase(train_phases::kOptimizer, PhaseFamily::kOther);
   DepList done;
+  if (adam) adam->assign(params_per_node.size(), -1);
   for (size_t v = 0; v < params_per_node.size(); ++v)
-    if (params_per_node[v] > 0)
+    if (params_per_node[v] > 0) {
       done.push_back(s.compute(ph, PhysicalNode(static_cast<int>(v)), kAdamFlopsPerParam * params_per_node[v],
                                optimizer_dram_bytes(m) * params_per_node[v], {synced}));
+      if (adam) (*adam)[v] = done.back();
+    }
   s.join(ph, done.empty() ? DepList{synced} : done);
   return s;
 }

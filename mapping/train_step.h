@@ -31,7 +31,8 @@ inline constexpr double kAdamFlopsPerParam = 16;
 double forward_flops(const ModelSpec& m, const StepTokens& step);
 
 /// Where a training step's time went, from its records (forward layers, backward layers, optimizer;
-/// run_placement's order). Seconds per step, averaged over steps.
+/// run_placement's order). Seconds per step, averaged over steps. optimizer_s: the last record after
+/// the gradient wait (the updates, and what a policy runs after them).
 struct TrainTimes {
   double forward_s = 0, backward_s = 0, recompute_s = 0, grad_sync_s = 0, optimizer_s = 0;
 };
@@ -49,10 +50,11 @@ struct BackwardBuild {
 /// The backward of one layer of every micro-batch's plan (mapping/moe_layer.h's forward, mirrored), then
 /// its gradient synchronisation on stream 1: a ring all-reduce (reduce-scatter, all-gather; fused
 /// adds) of the attention group's weight shards over the groups holding the same shard, and of the
-/// gate over every node. `sync_joins` (if given) receives the ops that end the synchronisation.
+/// gate over every node. `sync_joins` (if given) receives the ops that end the synchronisation,
+/// `chain_ends` the ends of the micro-batches' backward chains (the gradients complete).
 LayerSchedule build_moe_layer_backward(const ModelSpec& m, const std::vector<LayerPlan>& plans, const Groups& groups,
                                        const LayerBuild& b, const BackwardBuild& t,
-                                       std::vector<OpId>* sync_joins = nullptr);
+                                       std::vector<OpId>* sync_joins = nullptr, DepList* chain_ends = nullptr);
 
 /// Parameters each physical node holds: its attention group share of attention, dense FFN and shared
 /// experts, the gate, and its shares of the routed experts (`physical` as plan_layer takes it).
@@ -61,8 +63,20 @@ std::vector<double> node_parameters(const ModelSpec& m, const std::vector<std::v
 
 /// The step's last schedule: phase grad_sync_wait waits for every layer's synchronisation (`syncs`,
 /// ops of earlier schedules), then every node with parameters runs one AdamW command over them
-/// (kAdamFlopsPerParam FLOPs and optimizer_dram_bytes() per parameter).
+/// (kAdamFlopsPerParam FLOPs and optimizer_dram_bytes() per parameter). `adam` (if given) receives
+/// each node's update op (-1: none).
 LayerSchedule build_optimizer_step(const ModelSpec& m, const std::vector<double>& params_per_node,
-                                   const std::vector<OpRef>& syncs);
+                                   const std::vector<OpRef>& syncs, std::vector<OpId>* adam = nullptr);
+
+/// Gradient collectives for phase `ph` after `deps`, with fused adds (they run on the reducers, which
+/// a background stream may use); both return the joins of their last steps.
+/// A ring all-reduce of `bytes` held by every member of `ring`: a reduce-scatter of bytes / g per
+/// member, then an all-gather (both ways round the ring from 3 members).
+DepList add_gradient_all_reduce(LayerSchedule& s, int ph, const std::vector<int>& ring, double bytes,
+                                double element_bytes, const DepList& deps);
+/// A ring reduce-scatter: member k ends with the sum over the ring of chunk k (`chunk_bytes[k]`), as
+/// the owner of a piece whose copies computed gradients does.
+DepList add_gradient_reduce_scatter(LayerSchedule& s, int ph, const std::vector<int>& ring,
+                                    const std::vector<double>& chunk_bytes, double element_bytes, const DepList& deps);
 
 }  // namespace nmpsim::mapping

@@ -27,12 +27,7 @@ TEST(CliTrain, BadTrainingRunsAreOneLineErrorsThatWriteNothing) {
            {"chunk_on_train", kRun + " --phase train --prompt-tokens 16 --prefill-chunk 8", 2,
             "prefill_chunk (--prefill-chunk): applies to phase mixed, not train"},
            {"policy_cannot_train", kRun + " --phase train --prompt-tokens 16 --policy moentwine-balancer", 2,
-            "policies (--policy): moentwine-balancer acts on inference steps only (as configured); it cannot run in "
-            "a training step (--phase train)"},
-           {"placement_policy_cannot_train",
-            "run --fidelity flow --no-plots --quiet --out {D}/out --hw wsc-4x4 --attn-tp 4 --strategy hybridep --phase "
-            "train --prompt-tokens 16",
-            2, "phase train (--phase): placement 'hybridep' runs runtime policy hybridep, which acts on inference"},
+            "policies (--policy): moentwine-balancer cannot run in a training step (--phase train): migrate=staged"},
            // By hand, TP of Mixtral-8x7B on 16 PEs: 5.41 GiB of weights per PE (as for inference), as much
            // again of gradients, and 12 B of optimizer state per 2 B weight: 6 x 5.41 = 32.45 GiB.
            {"weights_gradients_and_state_do_not_fit",

@@ -221,6 +221,19 @@ TEST(FluidNetwork, AHopMessageGetsItsInputsTurnBesideFluidFlows) {
   EXPECT_NEAR(at.at(1), 20e-6 + latency(2), 1e-15);
 }
 
+TEST(FluidNetwork, AHopMessageHasTheWholeLinkOnceTheFluidFlowsBesideItFinish) {
+  // As above with a 500 B flow (10 flits, over one buffer: a fluid flow, done at 10 ns at 1 flit per
+  // ns) and an 8-flit hop message 1 -> 2: on the link it has 0.4 flit/ns until 10 ns (4 flits), then
+  // the whole link, 1 flit/ns (4 flits, 4 ns): its tail leaves the link at 14 ns, the ejection port
+  // 3 ns later, delivered at 19 ns. (At its share throughout: 20 ns on the link, delivered at 25 ns.)
+  FluidNetwork net(line_hw(3, 2));
+  net.send(0, 0, 2, 500, 1);
+  net.send(0, 1, 2, 400, 2);
+  const auto at = drain(net);
+  EXPECT_NEAR(at.at(2), 19e-9, 1e-15);
+  EXPECT_NEAR(at.at(1), 10e-9 + latency(2), 1e-15);
+}
+
 TEST(FluidNetwork, SmallMessagesSpreadOverTheNiPortsAsAtCycleLevel) {
   // The centre of a 3x3 mesh sends 64 two-flit messages (100 B), N, S, E, W in turn. Each counts on
   // its queue until its last byte has left, so with four ports message i goes to port i mod 4: 16

@@ -198,7 +198,9 @@ TEST(TrainStep, GradientSyncOfEveryNodeIsARingAllReducesBytes) {
   for (const Op& o : s.ops()) {
     if (o.phase != ph) continue;
     if (o.kind == OpKind::kTransfer) sent[o.node.value()] += o.bytes;
-    if (o.kind == OpKind::kCompute) EXPECT_TRUE(o.reducer);
+    if (o.kind == OpKind::kCompute) {
+      EXPECT_TRUE(o.reducer);
+    }
   }
   // Each node: its attention shard (192 weights / 4 x 2 B = 96 B) over the 4 groups, 2 x 3/4 x 96 = 144,
   // and the gate (16 x 2 B = 32 B) over the 16 homes, 2 x 15/16 x 32 = 60.

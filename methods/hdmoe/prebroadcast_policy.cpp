@@ -5,6 +5,7 @@
 
 #include "nmpsim/mapping/base_names.h"
 #include "nmpsim/mapping/moe_layer.h"
+#include "nmpsim/mapping/train_step.h"
 #include "nmpsim/methods/hdmoe/node_balance.h"
 #include "nmpsim/methods/hdmoe/prebroadcast_admission.h"
 
@@ -72,6 +73,7 @@ nlohmann::json to_json(const PrebroadcastOptions& o) {
 
 void PrebroadcastPolicy::on_step_start(PolicyContext& ctx) {
   pending_.assign(static_cast<size_t>(ctx.model.moe_layers), {});
+  served_.assign(static_cast<size_t>(ctx.model.moe_layers), {});
 }
 
 void PrebroadcastPolicy::before_plan(PolicyContext& ctx, LayerInputs& in) {
@@ -98,6 +100,7 @@ void PrebroadcastPolicy::before_plan(PolicyContext& ctx, LayerInputs& in) {
       continue;
     }
     full_copies[static_cast<size_t>(pd.expert)] = pd.holders;
+    served_[static_cast<size_t>(ml)].emplace_back(pd.expert, pd.holders);
     ++used_;
     spread(load, ctx.shares[ml], unit, pd.expert, pd.holders);
     predicted = pd.saving_s;  // cumulative: the last landed one's is the set's
@@ -129,6 +132,27 @@ void PrebroadcastPolicy::after_phase(PolicyContext& ctx, LayerSchedule& s, uint6
   if (serial != hook_schedule_ || phase != hook_phase_) return;
   hook_phase_ = -1;
   issue(ctx, s, serial, phase);
+}
+
+void PrebroadcastPolicy::before_backward_layer(PolicyContext& ctx, LayerSchedule& s, BackwardLayer& b) {
+  const int ml = ctx.moe_layer();
+  if (ml < 0 || static_cast<size_t>(ml) >= served_.size()) return;
+  const auto& rows = ctx.shares[static_cast<size_t>(ml)];
+  const double P = ctx.model.expert_params(), wb = ctx.model.weight_bytes;
+  for (const auto& [e, holders] : served_[static_cast<size_t>(ml)]) {
+    const std::vector<double>& row = rows[static_cast<size_t>(e)];
+    // Every holder computed the whole expert's gradient for its tokens: piece v (share s_v) goes to v
+    // (gradients as wide as the weights) and is added there on its reducer.
+    for (int t : holders)
+      for (size_t v = 0; v < row.size(); ++v) {
+        if (row[v] <= 0 || static_cast<int>(v) == t) continue;
+        const OpId sent = s.transfer(b.grad_sync_phase, PhysicalNode(t), PhysicalNode(static_cast<int>(v)),
+                                     row[v] * P * wb, b.gradients_done);
+        b.sync_joins->push_back(
+            s.reduction(b.grad_sync_phase, PhysicalNode(static_cast<int>(v)), row[v] * P, {sent}, ReduceMode::kFused));
+        gradient_bytes_ += row[v] * P * wb;
+      }
+  }
 }
 
 std::vector<double> PrebroadcastPolicy::predict(const PolicyContext& ctx, int next) const {
@@ -299,6 +323,7 @@ nlohmann::json PrebroadcastPolicy::stats() const {
           {"experts_used", used_},
           {"experts_cancelled", cancelled_},
           {"bytes", bytes_},
+          {"gradient_bytes_sent", gradient_bytes_},
           {"predicted_saving_us", predicted_s_ * 1e6},
           {"realised_saving_us", realised_s_ * 1e6}};
 }

@@ -49,7 +49,12 @@ class PrebroadcastPolicy : public mapping::RuntimePolicy {
   void before_plan(mapping::PolicyContext& ctx, mapping::LayerInputs& in) override;
   void before_layer(mapping::PolicyContext& ctx, mapping::LayerSchedule& s) override;
   void after_phase(mapping::PolicyContext& ctx, mapping::LayerSchedule& s, uint64_t serial, int phase) override;
+  /// Training: the copies that served in a layer send their gradients of each piece back to the
+  /// piece's owner (the broadcast transposed), which adds them before its update; copies are dropped.
+  void before_backward_layer(mapping::PolicyContext& ctx, mapping::LayerSchedule& s,
+                             mapping::BackwardLayer& b) override;
   nlohmann::json stats() const override;
+  bool trains() const override { return true; }
 
  private:
   struct Pending {
@@ -71,11 +76,13 @@ class PrebroadcastPolicy : public mapping::RuntimePolicy {
   PrebroadcastOptions opt_;
   std::optional<common::ReplicaDispatch> planner_;  ///< the current layer's, when broadcasts landed
   std::vector<std::vector<Pending>> pending_;       ///< per MoE layer of the current step
+  /// Per MoE layer of the current step: the broadcasts that landed and served (expert, holders).
+  std::vector<std::vector<std::pair<int, std::vector<int>>>> served_;
   uint64_t hook_schedule_ = 0;
   int hook_phase_ = -1;  ///< the phase before dispatch: broadcasts start when it ends
   int considered_ = 0, issued_ = 0, used_ = 0, cancelled_ = 0;
   double predicted_s_ = 0, realised_s_ = 0;  ///< savings of the broadcasts that landed, over the run
-  double bytes_ = 0;
+  double bytes_ = 0, gradient_bytes_ = 0;
 };
 
 /// Registers "hdmoe-prebroadcast".

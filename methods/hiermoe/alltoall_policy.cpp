@@ -60,8 +60,13 @@ void AlltoallPolicy::init(const PolicyContext& ctx) {
     throw InputError("policy hiermoe: " + std::to_string(E) + " experts and " + std::to_string(G) +
                      " nodes: one must divide the other");
   costs_ = fitted_costs(ctx.hw, h_);
-  online_ = OnlineSwap(opt_.swap, h_, costs_, ctx.shares, ctx.trace.top_k(), ctx.model.token_bytes(),
-                       ctx.model.expert_bytes(), ctx.hw);
+  // A training step's swap moves each expert with its optimizer state (moments, and the master
+  // weights when the weights are narrower), and saves the all-to-all of both passes.
+  const bool train = ctx.cfg.shape.kind == StepKind::kTrain;
+  moved_bytes_ = train ? ctx.model.expert_params() * (ctx.model.weight_bytes + optimizer_state_bytes(ctx.model))
+                       : ctx.model.expert_bytes();
+  online_ = OnlineSwap(opt_.swap, h_, costs_, ctx.shares, ctx.trace.top_k(), ctx.model.token_bytes(), moved_bytes_,
+                       ctx.hw, train ? 2 : 1);
   dup_sum_.assign(h_.levels.size(), 0.0);
   d_counts_.assign(static_cast<size_t>(ctx.model.moe_layers),
                    std::vector<int>(static_cast<size_t>(h_.dimensions()), 0));
@@ -113,12 +118,27 @@ void AlltoallPolicy::before_plan(PolicyContext& ctx, LayerInputs& in) {
 
 void AlltoallPolicy::before_layer(PolicyContext& ctx, LayerSchedule& s) {
   // The step's swaps move in the background from its first layer on; the run drains them at the
-  // step's end and the layers route by the new positions from the next step.
-  if (ctx.layer != 0 || online_.copies().empty()) return;
+  // step's end and the layers route by the new positions from the next step. A training step moves
+  // them after its optimizer instead (before_optimizer).
+  if (ctx.layer != 0 || online_.copies().empty() || ctx.cfg.shape.kind == StepKind::kTrain) return;
   const int ph = s.phase("migration", PhaseFamily::kOther, /*stream=*/1);
-  const double W = ctx.model.expert_bytes();
+  const double W = moved_bytes_;
   for (const OnlineSwap::Copy& c : online_.copies())
     s.stream(ph, PhysicalNode(c.from), {PhysicalNode(c.to)}, W, std::min(W, 256.0 * 1024), {});
+}
+
+void AlltoallPolicy::before_optimizer(PolicyContext&, LayerSchedule& s, const std::vector<OpId>& adam) {
+  // Each copy leaves once its source has updated the expert, and the step ends when it has landed (in
+  // the foreground: the next step's forward needs the experts where the swap puts them).
+  if (online_.copies().empty()) return;
+  const int ph = s.phase("migration", PhaseFamily::kOther);
+  const double W = moved_bytes_;
+  for (const OnlineSwap::Copy& c : online_.copies()) {
+    DepList after;
+    if (static_cast<size_t>(c.from) < adam.size() && adam[static_cast<size_t>(c.from)] >= 0)
+      after.push_back(adam[static_cast<size_t>(c.from)]);
+    s.stream(ph, PhysicalNode(c.from), {PhysicalNode(c.to)}, W, std::min(W, 256.0 * 1024), after);
+  }
 }
 
 int AlltoallPolicy::fastest_on_flow(const PolicyContext& ctx, const LayerInputs& in) const {

@@ -38,10 +38,13 @@ class AlltoallPolicy : public mapping::RuntimePolicy {
   void on_step_start(mapping::PolicyContext& ctx) override;
   void before_plan(mapping::PolicyContext& ctx, mapping::LayerInputs& in) override;
   void before_layer(mapping::PolicyContext& ctx, mapping::LayerSchedule& s) override;
+  /// Training: the step's swaps move each expert with its optimizer state after the source's update.
+  void before_optimizer(mapping::PolicyContext& ctx, mapping::LayerSchedule& s,
+                        const std::vector<mapping::OpId>& adam) override;
   nlohmann::json stats() const override;
-  /// The hierarchical all-to-all is a plan (its stages mirror in the backward); online swaps move
-  /// weights, which a training step would have to move with their optimizer state: not yet.
-  bool trains() const override { return opt_.swap.every == 0; }
+  /// The hierarchical all-to-all is a plan (its stages mirror in the backward); swaps move after the
+  /// optimizer.
+  bool trains() const override { return true; }
 
  private:
   void init(const mapping::PolicyContext& ctx);
@@ -53,6 +56,7 @@ class AlltoallPolicy : public mapping::RuntimePolicy {
   std::optional<HierarchicalDispatch> planner_;  ///< the current layer's (d > 1)
   HierarchyCosts costs_;
   OnlineSwap online_;            ///< expert slots now, and the online swap rounds
+  double moved_bytes_ = 0;       ///< what one expert's move carries
   std::vector<double> dup_sum_;  ///< per level: duplication rates summed over layers seen
   int layers_seen_ = 0;
   std::vector<std::vector<int>> d_counts_;  ///< [moe layer][d - 1]: how often d was chosen

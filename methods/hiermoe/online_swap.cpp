@@ -42,14 +42,15 @@ std::vector<int> slots_from_rows(const Hierarchy& h, const std::vector<std::vect
 
 OnlineSwap::OnlineSwap(OnlineSwapOptions o, const Hierarchy& h, const HierarchyCosts& c,
                        std::vector<std::vector<std::vector<double>>> rows, int top_k, double token_bytes,
-                       double expert_bytes, const AnalyticalHardware& hw)
+                       double moved_bytes, const AnalyticalHardware& hw, int passes)
     : opt_(o),
       h_(&h),
       costs_(&c),
       hw_(&hw),
       token_bytes_(token_bytes),
-      expert_bytes_(expert_bytes),
+      expert_bytes_(moved_bytes),
       top_k_(top_k),
+      passes_(passes),
       rows_(std::move(rows)) {
   if (opt_.window == 0) opt_.window = opt_.every;
   for (size_t ml = 0; ml < rows_.size(); ++ml)
@@ -106,7 +107,7 @@ void OnlineSwap::plan_round() {
     const auto node_of_slot = [&](int s) { return h_->node_at[static_cast<size_t>(s / per_node)]; };
     std::vector<SwapChoice> made;
     const auto pays = [&](const SwapChoice& c) {
-      const double saving = (c.current_s - c.seconds) / steps;
+      const double saving = passes_ * (c.current_s - c.seconds) / steps;
       const bool ok = saving * opt_.horizon_steps > migration_s(node_of_slot(c.a), node_of_slot(c.b));
       rejected_ += ok ? 0 : 1;
       return ok;
@@ -121,7 +122,7 @@ void OnlineSwap::plan_round() {
       std::swap(expert_at[static_cast<size_t>(c.a)], expert_at[static_cast<size_t>(c.b)]);
       p.node_a = node_of_slot(c.a);
       p.node_b = node_of_slot(c.b);
-      p.saving_s_per_step = (c.current_s - c.seconds) / steps;
+      p.saving_s_per_step = passes_ * (c.current_s - c.seconds) / steps;
       p.migration_s = migration_s(p.node_a, p.node_b);
       saving_s_per_step_ += p.saving_s_per_step;
       migration_s_ += p.migration_s;

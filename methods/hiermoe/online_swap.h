@@ -1,9 +1,10 @@
-// HierMoE's expert swap at inference time (Sec. IV-C adapted; issue 15): the slot of every expert
-// as the layer's shares place it (hierarchical rank order), and the online HierD-ES the runtime
-// policy "hiermoe" runs every `every` steps on the routing of the last `window` steps. A swap is
-// taken only when its predicted all-to-all saving over `horizon_steps` steps exceeds its migration
-// time; its two experts' weights then move as background traffic during the next step and the layer
-// routes by the new positions from the step after. Plain C++. docs/MODEL.md "HierMoE: online swap".
+// HierMoE's online expert swap (Sec. IV-C adapted; issue 15): the slot of every expert as the
+// layer's shares place it (hierarchical rank order), and the online HierD-ES the runtime policy
+// "hiermoe" runs every `every` steps on the routing of the last `window` steps. A swap is taken only
+// when its predicted all-to-all saving over `horizon_steps` steps exceeds its migration time; its two
+// experts' weights then move (inference: as background traffic during the step; training: with their
+// optimizer state after the step's optimizer) and the layer routes by the new positions from the next
+// step. Plain C++. docs/MODEL.md "HierMoE: online swap".
 #pragma once
 
 #include <deque>
@@ -42,9 +43,11 @@ class OnlineSwap {
  public:
   OnlineSwap() = default;
   /// `rows`: the placement's shares [moe layer][expert][node]; experts must be whole on single nodes.
+  /// `moved_bytes`: what one expert's move carries (its weights; in training also its optimizer
+  /// state); `passes`: the layer's all-to-alls per step (training: forward and backward, 2).
   OnlineSwap(OnlineSwapOptions o, const common::Hierarchy& h, const HierarchyCosts& c,
-             std::vector<std::vector<std::vector<double>>> rows, int top_k, double token_bytes, double expert_bytes,
-             const mapping::AnalyticalHardware& hw);
+             std::vector<std::vector<std::vector<double>>> rows, int top_k, double token_bytes, double moved_bytes,
+             const mapping::AnalyticalHardware& hw, int passes = 1);
   bool enabled() const { return opt_.every > 0; }
   /// One step's routing of MoE layer `ml` (expert ids, top_k per token).
   void observe(int ml, const std::vector<uint16_t>& ids);
@@ -70,8 +73,8 @@ class OnlineSwap {
   const common::Hierarchy* h_ = nullptr;
   const HierarchyCosts* costs_ = nullptr;
   const mapping::AnalyticalHardware* hw_ = nullptr;
-  double token_bytes_ = 0, expert_bytes_ = 0;
-  int top_k_ = 0;
+  double token_bytes_ = 0, expert_bytes_ = 0;  ///< expert_bytes_: moved per copy
+  int top_k_ = 0, passes_ = 1;
   std::vector<std::vector<std::vector<double>>> rows_;   ///< [moe layer][expert][node], now
   std::vector<std::vector<int>> slots_;                  ///< [moe layer][expert]
   std::vector<std::deque<std::vector<uint16_t>>> seen_;  ///< [moe layer]: the last `window` steps' ids

@@ -24,6 +24,17 @@ DomainLayout make_layout(const common::Hierarchy& h, const Levels& lv, const std
   return d;
 }
 
+double box_ring_bytes_per_s(const mapping::Topology& t, std::vector<int> box) {
+  std::sort(box.begin(), box.end());
+  double bw = 0;
+  const size_t hops = box.size() < 2 ? 0 : box.size() == 2 ? 1 : box.size();
+  for (size_t k = 0; k < hops; ++k) {
+    const double g = mapping::path_gbytes_per_s(t, box[k], box[(k + 1) % box.size()]) * 1e9;
+    bw = bw > 0 ? std::min(bw, g) : g;
+  }
+  return bw;
+}
+
 std::vector<std::vector<int>> all_seds(const Levels& lv) {
   std::vector<std::vector<int>> out{{}};
   for (int sf : lv.sf) {

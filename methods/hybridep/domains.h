@@ -34,6 +34,9 @@ class ServedDispatch : public mapping::DispatchPlanner {
   const std::vector<int>* serve_;
 };
 
+/// Bytes/s of a ring over `box` in node order: its slowest hop (0 for one member).
+double box_ring_bytes_per_s(const mapping::Topology& t, std::vector<int> box);
+
 /// Every sed with sed[l] dividing SF^l, in lexicographic order (1, ..., 1 first: EP).
 std::vector<std::vector<int>> all_seds(const Levels& lv);
 

@@ -1,10 +1,12 @@
 #include "nmpsim/methods/hybridep/policy.h"
 
 #include <algorithm>
+#include <map>
 #include <memory>
 
 #include "nmpsim/mapping/base_names.h"
 #include "nmpsim/mapping/moe_layer.h"
+#include "nmpsim/mapping/train_step.h"
 #include "nmpsim/methods/common/level_fit.h"
 #include "nmpsim/methods/hybridep/stream_model.h"
 
@@ -84,17 +86,8 @@ const DomainLayout& HybridPolicy::layout(const std::vector<int>& sed) {
 std::vector<double> HybridPolicy::ring_bytes_per_s(const DomainLayout& d) const {
   // The all-gather is a ring over the box in node order: its slowest hop bounds every member's inflow.
   std::vector<double> out(static_cast<size_t>(h_.nodes()), 0.0);
-  for (int v = 0; v < h_.nodes(); ++v) {
-    std::vector<int> box = d.box_of[static_cast<size_t>(v)];
-    std::sort(box.begin(), box.end());
-    double bw = 0;
-    const size_t hops = box.size() < 2 ? 0 : box.size() == 2 ? 1 : box.size();
-    for (size_t k = 0; k < hops; ++k) {
-      const double g = path_gbytes_per_s(topology_, box[k], box[(k + 1) % box.size()]) * 1e9;
-      bw = bw > 0 ? std::min(bw, g) : g;
-    }
-    out[static_cast<size_t>(v)] = bw;
-  }
+  for (int v = 0; v < h_.nodes(); ++v)
+    out[static_cast<size_t>(v)] = box_ring_bytes_per_s(topology_, d.box_of[static_cast<size_t>(v)]);
   return out;
 }
 
@@ -107,6 +100,7 @@ double HybridPolicy::gathered_bytes(int node) const {
 const DomainLayout& HybridPolicy::choose(const PolicyContext& ctx) {
   const DomainLayout* best = nullptr;
   double best_s = 0;
+  const bool train = ctx.cfg.shape.kind == StepKind::kTrain;
   for (const std::vector<int>& sed : all_seds(lv_)) {
     const DomainLayout& d = layout(sed);
     const std::vector<double>& ring = ag_bytes_per_s_.at(sed);
@@ -123,11 +117,17 @@ const DomainLayout& HybridPolicy::choose(const PolicyContext& ctx) {
       // Eq. 8 per worker with its own loads: max(Lat_PE, Lat_AG) + 2 Lat_A2A; the all-gather runs at
       // its ring's link speed. Inference: plus the expert time of the copies the worker serves (Eq. 7
       // hides it behind communication, as training pipelines do; a decode step waits for it).
-      double t = std::max(pre_expert_s_, ag > 0 ? ag / ring[static_cast<size_t>(v)] : 0.0) +
-                 2 * (a2a > 0 ? alpha_s_ + a2a / bytes_per_s_ : 0.0);
-      if (!opt_.paper_model)
-        t += std::max(w.expert_flops[static_cast<size_t>(v)] / peak_flops_,
-                      w.expert_bytes[static_cast<size_t>(v)] / memory_bytes_per_s_);
+      const double ag_s = ag > 0 ? ag / ring[static_cast<size_t>(v)] : 0.0;
+      const double a2a_s = a2a > 0 ? alpha_s_ + a2a / bytes_per_s_ : 0.0;
+      const double expert_s = std::max(w.expert_flops[static_cast<size_t>(v)] / peak_flops_,
+                                       w.expert_bytes[static_cast<size_t>(v)] / memory_bytes_per_s_);
+      double t = std::max(pre_expert_s_, ag_s) + 2 * a2a_s;
+      // Training, ours: the backward runs both all-to-alls again and twice the expert FLOPs, and the
+      // copies' gradients go back over the box (the gather's bytes) beside the backward of the
+      // layer's pre-expert part (twice the forward's). The paper's model leaves the backward out as a
+      // constant (Sec. V), so its choice is the forward's.
+      if (train && !opt_.paper_model) t += std::max(2 * pre_expert_s_, ag_s) + 2 * a2a_s + 2 * expert_s;
+      if (!opt_.paper_model) t += expert_s;
       worst = std::max(worst, t);
       if (d.box == 1) data_sum_ += a2a / h_.nodes();
     }
@@ -157,6 +157,8 @@ void HybridPolicy::before_plan(PolicyContext& ctx, LayerInputs& in) {
   }
   pre_expert_sum_s_ += pre_expert_s_;
   current_ = opt_.stream && opt_.sed.empty() ? &choose(ctx) : &layout(opt_.sed);
+  if (by_layer_.size() <= static_cast<size_t>(ml)) by_layer_.resize(static_cast<size_t>(ml) + 1, nullptr);
+  by_layer_[static_cast<size_t>(ml)] = current_;
   ++chosen_[current_->sed];
   ++layers_seen_;
   if (in.planner != &direct_dispatch())
@@ -200,6 +202,54 @@ void HybridPolicy::before_layer(PolicyContext& ctx, LayerSchedule& s) {
   }
 }
 
+/// The boxes of layout d, each as a ring in node order (the all-gather's order).
+static std::vector<std::vector<int>> boxes(const DomainLayout& d) {
+  std::map<int, std::vector<int>> by_first;
+  for (const std::vector<int>& box : d.box_of) {
+    std::vector<int> sorted = box;
+    std::sort(sorted.begin(), sorted.end());
+    by_first.emplace(sorted.front(), sorted);
+  }
+  std::vector<std::vector<int>> out;
+  for (auto& [first, box] : by_first) out.push_back(std::move(box));
+  return out;
+}
+
+void HybridPolicy::before_backward_layer(PolicyContext& ctx, LayerSchedule& s, BackwardLayer& b) {
+  const int ml = ctx.moe_layer();
+  if (ml < 0 || static_cast<size_t>(ml) >= by_layer_.size() || !by_layer_[static_cast<size_t>(ml)]) return;
+  const DomainLayout& d = *by_layer_[static_cast<size_t>(ml)];
+  if (d.box == 1) return;
+  // Gradients as wide as the weights, uncompressed (SR compresses the forward's gather only).
+  for (const std::vector<int>& ring : boxes(d)) {
+    std::vector<double> chunks;
+    double total = 0;
+    for (int u : ring) {
+      chunks.push_back(native_bytes_[static_cast<size_t>(u)]);
+      total += chunks.back();
+    }
+    if (total <= 0) continue;
+    // Stream: member k ends with the sum of its own pieces' gradients (each other member sends
+    // chunk k once round the ring); resident: every member ends with all of the box's.
+    const DepList j =
+        opt_.stream ? add_gradient_reduce_scatter(s, b.grad_sync_phase, ring, chunks, weight_bytes_, b.gradients_done)
+                    : add_gradient_all_reduce(s, b.grad_sync_phase, ring, total, weight_bytes_, b.gradients_done);
+    b.sync_joins->insert(b.sync_joins->end(), j.begin(), j.end());
+    const double g = static_cast<double>(ring.size());
+    grad_bytes_ += opt_.stream ? total * (g - 1) : 2 * total * (g - 1);
+  }
+}
+
+void HybridPolicy::add_optimizer_parameters(const PolicyContext& ctx, std::vector<double>& params) {
+  if (opt_.stream) return;  // streamed copies are dropped; their owners update the pieces
+  for (const DomainLayout* d : by_layer_) {
+    if (!d) continue;
+    for (size_t v = 0; v < params.size() && v < d->box_of.size(); ++v)
+      for (int u : d->box_of[v])
+        if (static_cast<size_t>(u) != v) params[v] += native_bytes_[static_cast<size_t>(u)] / ctx.model.weight_bytes;
+  }
+}
+
 nlohmann::json HybridPolicy::stats() const {
   nlohmann::json chosen = nlohmann::json::object(), levels = nlohmann::json::array();
   std::vector<int> most;
@@ -220,6 +270,7 @@ nlohmann::json HybridPolicy::stats() const {
                         {"levels", levels},
                         {"sed_chosen", chosen},
                         {"allgather_bytes", ag_bytes_},
+                        {"gradient_bytes_sent", grad_bytes_},
                         {"bytes_per_s", bytes_per_s_},
                         {"alpha_s", alpha_s_},
                         {"pre_expert_us_mean", layers_seen_ ? pre_expert_sum_s_ / layers_seen_ * 1e6 : 0.0}};

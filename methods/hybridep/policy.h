@@ -4,7 +4,8 @@
 // domain's experts are all-gathered on background stream 1 from the layer's start, overlapped with
 // attention, all-reduce and gate, and a node's experts wait for its box's gather; with sed "auto"
 // the domain sizes are chosen per layer and step by the stream model (stream_model.h) on the
-// batch's actual per-worker loads. docs/MODEL.md "HybridEP".
+// batch's actual per-worker loads. In a training step the copies' gradients are reduced over the box
+// in the backward. docs/MODEL.md "HybridEP".
 #pragma once
 
 #include <map>
@@ -35,7 +36,13 @@ class HybridPolicy : public mapping::RuntimePolicy {
   explicit HybridPolicy(HybridOptions o) : opt_(o) {}
   void before_plan(mapping::PolicyContext& ctx, mapping::LayerInputs& in) override;
   void before_layer(mapping::PolicyContext& ctx, mapping::LayerSchedule& s) override;
+  /// Training: the copies' gradients go back to their owners (stream: a reduce-scatter over the box)
+  /// or are all-reduced over the box (resident: every holder updates its copies).
+  void before_backward_layer(mapping::PolicyContext& ctx, mapping::LayerSchedule& s,
+                             mapping::BackwardLayer& b) override;
+  void add_optimizer_parameters(const mapping::PolicyContext& ctx, std::vector<double>& params) override;
   nlohmann::json stats() const override;
+  bool trains() const override { return true; }
 
  private:
   void init(const mapping::PolicyContext& ctx);
@@ -58,11 +65,12 @@ class HybridPolicy : public mapping::RuntimePolicy {
   std::vector<double> native_bytes_;  ///< per physical node: its expert pieces' bytes per MoE layer
   std::map<std::vector<int>, DomainLayout> layouts_;
   const DomainLayout* current_ = nullptr;
-  std::optional<ServedDispatch> planner_;  ///< the current layer's
-  double pre_expert_s_ = 0;                ///< Lat_PE: attention + all-reduce + gate of the previous layer
+  std::vector<const DomainLayout*> by_layer_;  ///< [moe layer]: the step's layout (for its backward)
+  std::optional<ServedDispatch> planner_;      ///< the current layer's
+  double pre_expert_s_ = 0;                    ///< Lat_PE: attention + all-reduce + gate of the previous layer
   // Statistics.
   std::map<std::vector<int>, int> chosen_;
-  double ag_bytes_ = 0, predicted_s_ = 0, pre_expert_sum_s_ = 0, data_sum_ = 0;
+  double ag_bytes_ = 0, predicted_s_ = 0, pre_expert_sum_s_ = 0, data_sum_ = 0, grad_bytes_ = 0;
   int layers_seen_ = 0;
 };
 

@@ -1,7 +1,7 @@
 // HybridEP's strategy and its entry in the registry: "hybridep" places experts by hierarchical rank
 // (EP), sets the expert domain sizes per level (given, or for resident mode chosen offline by
-// enumeration: 2 Lat_A2A + the expert time of the copies on sampled profile batches, within the
-// node's memory), writes the pair counts of Algorithm 1 into the placement's stats and carries the
+// enumeration: 2 Lat_A2A + the expert time of the copies on sampled profile batches, both passes in
+// training, within the node's memory), writes the pair counts of Algorithm 1 into the placement's stats and carries the
 // runtime policy "hybridep" that executes the domains.
 #include <algorithm>
 #include <cstdio>
@@ -19,6 +19,18 @@ using namespace nmpsim::mapping;          // the base layer this method builds o
 using namespace nmpsim::methods::common;  // the pieces methods share
 
 namespace {
+
+/// Memory per byte of one layer's copy of the box's other members' pieces: resident copies stay for
+/// every MoE layer, and in training carry their gradients and optimizer state (each holder updates its
+/// copies, docs/MODEL.md "HybridEP: training"); streamed copies are two layers in flight, or every
+/// layer's until its backward in training.
+double copy_bytes_per_weight_byte(const StrategyContext& ctx) {
+  const bool stream = ctx.options.at("mode") == "stream";
+  const bool train = ctx.shape.kind == StepKind::kTrain;
+  const double L = ctx.model.moe_layers;
+  if (stream) return train ? L : 2.0;
+  return train ? L * (2.0 + optimizer_state_bytes(ctx.model) / ctx.model.weight_bytes) : L;
+}
 
 class HybridStrategy : public PlacementStrategy {
  public:
@@ -107,8 +119,10 @@ Placement HybridStrategy::build(const StrategyContext& ctx) const {
   const double native = ctx.model.expert_bytes() * std::max(1.0, double(ctx.model.experts) / h.nodes()) /
                         std::max(1.0, double(h.nodes()) / ctx.model.experts);
   const double base = memory_demand(p, ctx.model, ctx.attn_tp, ctx.shape).max_bytes;
-  // Copies of the box's other members: every MoE layer (resident), or two layers in flight (stream).
-  const auto memory = [&](int box) { return base + (box - 1) * native * (o.stream ? 2.0 : ctx.model.moe_layers); };
+  const double copy_bytes = copy_bytes_per_weight_byte(ctx);
+  // Copies of the box's other members: every MoE layer (resident), or two layers in flight (stream;
+  // a training step keeps every layer's for its backward).
+  const auto memory = [&](int box) { return base + (box - 1) * native * copy_bytes; };
   nlohmann::json candidates = nlohmann::json::array();
   const std::string given = ctx.options.at("sed").get<std::string>();
   if (given != "auto") {
@@ -151,11 +165,12 @@ std::vector<int> HybridStrategy::choose_resident(const StrategyContext& ctx, con
   const auto shares = physical_shares(p);
   const int samples = static_cast<int>(ctx.options.at("samples").get<long long>());
   const int layers = std::min(ctx.model.moe_layers, 8);  // evenly spaced MoE layers
+  const bool train = ctx.shape.kind == StepKind::kTrain;
   std::vector<int> best;
   double best_s = 0;
   for (const std::vector<int>& sed : all_seds(lv)) {
     const int box = box_size(sed);
-    const double need = base_bytes + (box - 1) * native * ctx.model.moe_layers;
+    const double need = base_bytes + (box - 1) * native * copy_bytes_per_weight_byte(ctx);
     nlohmann::json row = {{"sed", sed_text(sed)}, {"memory_gib", need / double(1ULL << 30)}};
     if (need > ctx.memory_capacity_bytes) {
       row["fits"] = false;
@@ -163,14 +178,27 @@ std::vector<int> HybridStrategy::choose_resident(const StrategyContext& ctx, con
       continue;
     }
     const DomainLayout d = make_layout(h, lv, sed);
-    double total = 0;
+    // Training: each member all-reduces the box's gradients (2 (box - 1) / box of box x native over
+    // the box's ring) and updates the copies (optimizer_dram_bytes per parameter): per layer.
+    double copies_s = 0;
+    if (train && box > 1) {
+      double ring = 0;
+      for (const std::vector<int>& b : d.box_of) {
+        const double bw = box_ring_bytes_per_s(ctx.hw.topology, b);
+        ring = ring > 0 ? std::min(ring, bw) : bw;
+      }
+      copies_s = 2.0 * (box - 1) * native / ring + (box - 1) * native / ctx.model.weight_bytes *
+                                                       optimizer_dram_bytes(ctx.model) / ctx.hw.memory_bytes_per_s;
+    }
+    double total = copies_s * layers * samples;
     for (int k = 0; k < layers; ++k)
       for (int s = 0; s < samples; ++s) {
         const int layer = ctx.model.dense_layers + k * ctx.model.moe_layers / layers;
         const size_t first = static_cast<size_t>(s) * static_cast<size_t>(ctx.batch);
         const ServedDispatch served(d.serve);
         const LayerPlan plan =
-            plan_layer(ctx.model, shares, layer, ctx.profile, first, groups, RunShape{ctx.batch, ctx.context}, &served);
+            plan_layer(ctx.model, shares, layer, ctx.profile, first, groups,
+                       train ? ctx.shape.step(0) : RunShape{ctx.batch, ctx.context}.step(0), &served);
         const WorkerLoads w = loads_of(plan);
         double a2a = 0, expert = 0;
         for (int v = 0; v < h.nodes(); ++v) {
@@ -180,7 +208,10 @@ std::vector<int> HybridStrategy::choose_resident(const StrategyContext& ctx, con
           expert = std::max(expert, std::max(w.expert_flops[static_cast<size_t>(v)] / ctx.hw.peak_flops,
                                              w.expert_bytes[static_cast<size_t>(v)] / ctx.hw.memory_bytes_per_s));
         }
-        total += 2 * a2a + expert;  // dispatch and combine, and the copies' expert time
+        // Dispatch and combine, and the copies' expert time; a training step runs both again in the
+        // backward (transposed, and twice the FLOPs) and all-reduces the copies' gradients in the
+        // background.
+        total += train ? 4 * a2a + 3 * expert : 2 * a2a + expert;
       }
     const double mean = total / (layers * samples);
     row["fits"] = true;

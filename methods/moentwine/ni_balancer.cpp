@@ -5,6 +5,7 @@
 
 #include "nmpsim/mapping/base_names.h"
 #include "nmpsim/mapping/moe_layer.h"
+#include "nmpsim/mapping/train_step.h"
 #include "nmpsim/methods/moentwine/token_domain_dispatch.h"
 
 namespace nmpsim::methods::moentwine {
@@ -73,7 +74,10 @@ void BalancerPolicy::init(const PolicyContext& ctx) {
     native_.push_back(copies_from_shares(ctx.shares[static_cast<size_t>(ml)], opt_.slots,
                                          "policy moentwine-balancer: MoE layer " + std::to_string(ml)));
   serving_ = native_;
-  expert_bytes_ = ctx.model.expert_bytes();
+  // A replica in training is updated by its holder: it needs the expert's optimizer state too.
+  const bool train = ctx.cfg.shape.kind == StepKind::kTrain;
+  expert_bytes_ = train ? ctx.model.expert_params() * (ctx.model.weight_bytes + optimizer_state_bytes(ctx.model))
+                        : ctx.model.expert_bytes();
   predictor_ = LoadPredictor(layers, opt_.window, opt_.ema);
   ready_ = true;
 }
@@ -281,7 +285,7 @@ void BalancerPolicy::close_window(PolicyContext& ctx) {
   // Segments that started go on (a stage stops between segments); the others are cancelled and the
   // stage waits for the next window of its kind.
   const ScheduleTracker& tk = ctx.executor.tracker();
-  const double W = ctx.model.expert_bytes();
+  const double W = expert_bytes_;
   for (Transfer& tr : moving_) {
     double sent = 0;
     for (const OpRef& r : tr.open) {
@@ -311,7 +315,7 @@ void BalancerPolicy::add_paused(PolicyContext& ctx, LayerSchedule& s) {
   for (OpId i = 0; i < s.size(); ++i)
     if (s.op(i).deps.empty() && s.op(i).kind != OpKind::kExternal) roots.push_back(i);
   const int ph = s.phase(kMigrationPhase, PhaseFamily::kOther);
-  const double W = ctx.model.expert_bytes();
+  const double W = expert_bytes_;
   std::vector<Copy> round;
   for (const Transfer& tr : moving_) {
     round.push_back(Copy{tr.from, tr.to, tr.after});
@@ -332,6 +336,29 @@ void BalancerPolicy::add_paused(PolicyContext& ctx, LayerSchedule& s) {
   moving_.clear();
 }
 
+void BalancerPolicy::before_backward_layer(PolicyContext& ctx, LayerSchedule& s, BackwardLayer& b) {
+  const int ml = ctx.moe_layer();
+  if (ml < 0 || static_cast<size_t>(ml) >= serving_.size()) return;
+  const double grad = ctx.model.expert_bytes();  // gradients as wide as the weights
+  for (const std::vector<int>& holders : serving_[static_cast<size_t>(ml)].holders) {
+    if (holders.size() < 2) continue;
+    // Every holder takes part, one that served no token with a zero gradient (as the gate's copies).
+    const DepList j =
+        add_gradient_all_reduce(s, b.grad_sync_phase, holders, grad, ctx.model.weight_bytes, b.gradients_done);
+    b.sync_joins->insert(b.sync_joins->end(), j.begin(), j.end());
+    const double g = static_cast<double>(holders.size());
+    gradient_bytes_ += 2 * (g - 1) * grad;
+  }
+}
+
+void BalancerPolicy::add_optimizer_parameters(const PolicyContext& ctx, std::vector<double>& params) {
+  for (const ExpertCopies& c : serving_)
+    for (const std::vector<int>& holders : c.holders)
+      for (size_t k = 1; k < holders.size(); ++k)
+        if (static_cast<size_t>(holders[k]) < params.size())
+          params[static_cast<size_t>(holders[k])] += ctx.model.expert_params();
+}
+
 nlohmann::json BalancerPolicy::stats() const {
   double mean = 0;
   for (double r : peak_to_mean_) mean += r / static_cast<double>(peak_to_mean_.size());
@@ -343,6 +370,7 @@ nlohmann::json BalancerPolicy::stats() const {
           {"segments", segments_},
           {"segments_cancelled", segments_cancelled_},
           {"replica_bytes", replica_bytes_},
+          {"gradient_bytes_sent", gradient_bytes_},
           {"migration_link_bytes_local", link_bytes_local_},
           {"migration_link_bytes_global", link_bytes_global_},
           {"migration_link_bytes_paused", link_bytes_paused_},

@@ -47,7 +47,19 @@ class BalancerPolicy : public mapping::RuntimePolicy {
   void before_plan(mapping::PolicyContext& ctx, mapping::LayerInputs& in) override;
   void before_layer(mapping::PolicyContext& ctx, mapping::LayerSchedule& s) override;
   void after_phase(mapping::PolicyContext& ctx, mapping::LayerSchedule& s, uint64_t serial, int phase) override;
+  /// Training: replicas are data-parallel copies: their gradients are all-reduced over the holders and
+  /// every holder updates its copy.
+  void before_backward_layer(mapping::PolicyContext& ctx, mapping::LayerSchedule& s,
+                             mapping::BackwardLayer& b) override;
+  void add_optimizer_parameters(const mapping::PolicyContext& ctx, std::vector<double>& params) override;
   nlohmann::json stats() const override;
+  /// Staged windows would copy an expert's optimizer state while the step's update changes it: a
+  /// training step migrates paused (at the step's start) or free.
+  bool trains() const override { return opt_.migrate != Migration::kStaged; }
+  std::string why_not_trains() const override {
+    return "migrate=staged copies an expert's optimizer state while the step's update changes it; set migrate=paused "
+           "or migrate=free";
+  }
 
  private:
   struct Transfer {  ///< one replica on its way
@@ -88,8 +100,9 @@ class BalancerPolicy : public mapping::RuntimePolicy {
   double drain_tail_s_ = 0;                     ///< time migration traffic ran past a step's last layer (in no TBT)
   // Statistics.
   int rounds_ = 0, planned_ = 0, landed_ = 0, evicted_ = 0, segments_ = 0, segments_cancelled_ = 0;
-  double expert_bytes_ = 0;
-  double replica_bytes_ = 0;  ///< expert bytes of every replica copied (staged: once it landed)
+  double expert_bytes_ = 0;    ///< what one replica's copy moves (training: with its optimizer state)
+  double replica_bytes_ = 0;   ///< bytes of every replica copied (staged: once it landed)
+  double gradient_bytes_ = 0;  ///< training: bytes the replicas' gradient all-reduces sent
   /// Bytes x hops of migration traffic: staged stages inside / across domains, and paused copies.
   double link_bytes_local_ = 0, link_bytes_global_ = 0, link_bytes_paused_ = 0;
   std::vector<double> peak_to_mean_;  ///< per step: mean over MoE layers of max / mean device load

@@ -1,0 +1,156 @@
+// The runtime policies in training steps (docs/MODEL.md "Training step: policies"): the copies' gradient
+// collectives, the copies' optimizer updates and the migrations' bytes against hand-computed values,
+// on the tiny models of hardening_util.h (W = 3 x 256 x 512 x 2 B per expert).
+#include <map>
+
+#include "hardening_util.h"
+
+namespace nmpsim {
+namespace {
+
+using namespace nmpsim::hardening;  // NOLINT: scratch directories and check()
+
+constexpr double kP = 3.0 * 256 * 512;  // parameters of one expert of the tiny models
+constexpr double kW = 2 * kP;           // its bytes at 2 B per weight
+/// Bytes one expert's move carries in training: weights and optimizer state (FP32 master and two
+/// moments for 2 B weights: 12 B per parameter; docs/MODEL.md "Training step").
+constexpr double kMoved = kP * (2 + 12);
+
+/// The tiny model with 16 experts: one whole expert per node of a 4x4 chip.
+const std::string kTiny16 =
+    R"({"name": "tiny16", "experts": 16, "top_k": 2, "moe_layers": 2, "hidden": 256, "intermediate": 512,
+        "max_context": 4096, "attention": {"kind": "gqa", "heads": 4, "kv_heads": 2, "head_dim": 64}})";
+
+/// A scratch directory with tiny16.json, and the arguments of a 2-step training run of it on the 4x4
+/// chip (`strategy`, skewed routing) at flow fidelity.
+std::string tiny16_run(const std::string& name, const std::string& strategy, std::string& dir) {
+  dir = scratch_with_tiny_model(name);
+  write(dir + "/tiny16.json", kTiny16);
+  return "--hw nmp-4x4-5t50g --model " + dir +
+         "/tiny16.json --fidelity flow --batch 2 --prompt-tokens 64 --steps 2 --skew 1.2 --strategy " + strategy;
+}
+
+/// One training run's summary.json strategies, or a failed expectation.
+nlohmann::json train(const std::string& dir, const std::string& name, const std::string& args) {
+  const std::string out = dir + "/" + name;
+  const CliRun r = testing::nmpsim("run --phase train --no-plots --quiet --out " + out + " " + args);
+  EXPECT_EQ(r.code, 0) << r.out;
+  return nlohmann::json::parse(testing::read_all(out + "/summary.json"))["strategies"];
+}
+
+double phase_bytes(const nlohmann::json& st, const std::string& name) {
+  for (const auto& p : st["phases"])
+    if (p["name"] == name) return p["bytes"].get<double>();
+  return 0;
+}
+
+double sum(const nlohmann::json& values) {
+  double s = 0;
+  for (const auto& v : values) s += v.get<double>();
+  return s;
+}
+
+TEST(TrainPolicies, HybridEpCopiesReduceTheirGradientsOverTheBoxAndResidentOnesAreUpdatedByEveryHolder) {
+  // 8 experts on 16 nodes: every node holds half an expert (W / 2 per MoE layer); domains of 4 nodes
+  // (4 boxes). Stream: each box reduce-scatters its members' pieces, chunk W / 2 each: (4 - 1) x 4 x
+  // W / 2 = 6 W per box, 24 W per layer, 48 W over the 2 layers. Resident: a ring all-reduce of the
+  // box's 2 W: 2 x 3 x 2 W = 12 W per box, 96 W in all. EP's gradient synchronisation (the gate) is
+  // the same in every run.
+  const std::string dir = scratch_with_tiny_model("train_hybridep");
+  const std::string base = "--hw nmp-4x4-5t50g --model " + dir +
+                           "/tiny.json --fidelity flow --batch 2 --prompt-tokens 64 --steps 1 --strategy ep,hybridep "
+                           "--sed 4 --strategy-opt hybridep.mode=";
+  const nlohmann::json stream = train(dir, "stream", base + "stream");
+  const nlohmann::json resident = train(dir, "resident", base + "resident");
+  const double ep_sync = phase_bytes(stream["ep"], "grad_sync");
+  EXPECT_DOUBLE_EQ(phase_bytes(resident["ep"], "grad_sync"), ep_sync);
+  EXPECT_NEAR(phase_bytes(stream["hybridep"], "grad_sync") - ep_sync, 48 * kW, 1e-6 * kW);
+  EXPECT_NEAR(phase_bytes(resident["hybridep"], "grad_sync") - ep_sync, 96 * kW, 1e-6 * kW);
+  EXPECT_NEAR(stream["hybridep"]["policies"]["hybridep"]["gradient_bytes_sent"].get<double>(), 48 * kW, 1e-6 * kW);
+  // Resident: every node also updates the 3 other members' pieces (3 x P / 2 per layer, 3 P over the
+  // 2 layers) at 16 FLOPs per parameter: 16 nodes x 16 x 3 P more than stream. Everything else is the
+  // same FLOPs in both modes: the same domains route the same tokens, and the all-reduce's
+  // reduce-scatter adds as many elements as the stream's ((g - 1) x the box's elements).
+  const double extra = sum(resident["hybridep"]["node_flops"]) - sum(stream["hybridep"]["node_flops"]);
+  EXPECT_NEAR(extra, 16 * 16 * 3 * kP, 1e-9 * extra);
+}
+
+TEST(TrainPolicies, HierMoeSwapsMoveWeightsAndOptimizerStateAfterTheUpdate) {
+  // One whole expert per node; a swap round at step 1 on step 0's routing (every step, a horizon
+  // that any saving pays back). Every copy carries its expert's weights and optimizer state, in the
+  // foreground phase "migration" of step 1's optimizer schedule.
+  std::string dir;
+  const std::string base = tiny16_run("train_hiermoe_swap", "hiermoe", dir);
+  const nlohmann::json off = train(dir, "off", base);
+  const nlohmann::json on =
+      train(dir, "on", base + " --strategy-opt hiermoe.swap_every=1 --strategy-opt hiermoe.swap_horizon_steps=1000000");
+  const nlohmann::json& swap = on["hiermoe"]["policies"]["hiermoe"]["online_swap"];
+  const double moves = static_cast<double>(swap["moves"].size());
+  ASSERT_GT(moves, 0);
+  EXPECT_NEAR(swap["migration_bytes"].get<double>(), moves * kMoved, 1e-6 * kMoved);
+  EXPECT_NEAR(phase_bytes(on["hiermoe"], "migration"), moves * kMoved, 1e-6 * kMoved);
+  for (const auto& p : on["hiermoe"]["phases"]) {
+    if (p["name"] == "migration") {
+      EXPECT_EQ(p["stream"], 0);
+    }
+  }
+  // The moves are on the step's critical path, after the update: the optimizer's share grows.
+  EXPECT_GT(on["hiermoe"]["optimizer_us"].get<double>(), off["hiermoe"]["optimizer_us"].get<double>());
+}
+
+TEST(TrainPolicies, BalancerReplicasAreAllReducedOverTheirHoldersAndMovedWithTheirState) {
+  // EP with one shadow slot per node; step 0's routing triggers a round at step 1, moved paused
+  // (before step 1's forward) with the optimizer state. In step 1's backward each replicated expert's
+  // gradient is all-reduced over its holders: 2 (g - 1) W for g holders.
+  std::string dir;
+  const std::string base = tiny16_run("train_balancer", "ep", dir);
+  const nlohmann::json off = train(dir, "off", base);
+  const nlohmann::json on =
+      train(dir, "on",
+            base +
+                " --policy moentwine-balancer --policy-opt moentwine-balancer.migrate=paused "
+                "--policy-opt moentwine-balancer.window=1 --policy-opt moentwine-balancer.alpha=0");
+  const nlohmann::json& b = on["ep"]["policies"]["moentwine-balancer"];
+  const double landed = b["replicas_landed"].get<double>();
+  ASSERT_GT(landed, 0);
+  EXPECT_NEAR(phase_bytes(on["ep"], "migration"), landed * kMoved, 1e-6 * kMoved);
+  // One slot per node and layer: each replicated expert has its native holder and its replicas.
+  const double grad = b["gradient_bytes_sent"].get<double>();
+  EXPECT_NEAR(phase_bytes(on["ep"], "grad_sync") - phase_bytes(off["ep"], "grad_sync"), grad, 1e-6 * grad);
+  EXPECT_GE(grad, 2 * landed * kW - 1e-6 * grad);  // g - 1 >= 1 replica per replicated expert
+  EXPECT_LE(grad, 2 * landed * landed * kW);
+}
+
+TEST(TrainPolicies, PrebroadcastCopiesSendEachPiecesGradientToItsOwner) {
+  // Cycle fidelity (the policy's own condition). EP: every expert whole on one node; two experts
+  // broadcast to the 4 least-loaded nodes (none of them the hot expert's owner here), used by the next
+  // layer. In its backward each of the 4 holders sends its whole-expert gradient (W) to the owner:
+  // 2 x 4 x W = 8 W beside EP's gradient synchronisation, which the run without the policy has alone.
+  const std::string dir = scratch_with_tiny_model("train_prebroadcast");
+  write(dir + "/tiny16.json", kTiny16);
+  const std::string base = "--hw nmp-4x4-2.5t75g --model " + dir +
+                           "/tiny16.json --fidelity cycle --batch 4 --prompt-tokens 256 --steps 1 --skew 1.5 "
+                           "--strategy ep";
+  const nlohmann::json off = train(dir, "off", base);
+  const nlohmann::json on = train(dir, "on",
+                                  base +
+                                      " --policy hdmoe-prebroadcast --policy-opt hdmoe-prebroadcast.experts=2 "
+                                      "--policy-opt hdmoe-prebroadcast.predict=trace");
+  const nlohmann::json& pb = on["ep"]["policies"]["hdmoe-prebroadcast"];
+  ASSERT_EQ(pb["experts_used"].get<double>(), 2);
+  EXPECT_DOUBLE_EQ(pb["gradient_bytes_sent"].get<double>(), 8 * kW);
+  EXPECT_DOUBLE_EQ(phase_bytes(on["ep"], "grad_sync") - phase_bytes(off["ep"], "grad_sync"), 8 * kW);
+}
+
+TEST(TrainPolicies, StagedBalancerMigrationCannotTrainAndSaysWhatCan) {
+  check(Case{"staged_balancer",
+             "run --fidelity flow --strategy ep --no-plots --out {D}/out --phase train --prompt-tokens 16 "
+             "--hw wsc-4x4 --attn-tp 4 --policy moentwine-balancer",
+             2,
+             "policies (--policy): moentwine-balancer cannot run in a training step (--phase train): "
+             "migrate=staged copies an expert's optimizer state while the step's update changes it; set "
+             "migrate=paused or migrate=free"});
+}
+
+}  // namespace
+}  // namespace nmpsim

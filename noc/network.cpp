@@ -147,35 +147,6 @@ void Network::activate_router(int node) {
   }
 }
 
-void Network::RouterSink::on_flit(int out_port, const Flit& f) {
-  Network& n = *net;
-  const uint64_t c = n.cycle_;
-  n.last_progress_ = c;
-  if (out_port >= kLocal) {
-    n.schedule_flit(c + 1, f, static_cast<uint32_t>(node), static_cast<uint8_t>(out_port), true);
-    return;
-  }
-  const size_t k = static_cast<size_t>(node) * kNumMeshDirs + static_cast<size_t>(out_port);
-  ++n.flit_link_traversals_;
-  if (n.link_observer_) n.link_observer_(node, out_port, f, c);
-  n.schedule_flit(c + n.flit_cycles_[k], f, static_cast<uint32_t>(n.nb_[k]),
-                  static_cast<uint8_t>(opposite_port(out_port)), false);
-}
-
-void Network::RouterSink::on_credit(int in_port, int vc) {
-  Network& n = *net;
-  const uint64_t c = n.cycle_;
-  if (in_port >= kLocal) {  // to the network interface's credit counter of that port's VC
-    const int ni_vc = (in_port - kLocal) * n.cfg_.vcs + vc;
-    n.schedule_credit(c + 1, static_cast<uint32_t>(node), kLocal, static_cast<uint8_t>(ni_vc), true);
-    return;
-  }
-  // Credits travel back on the reverse wire of the same link, with its latency.
-  const size_t k = static_cast<size_t>(node) * kNumMeshDirs + static_cast<size_t>(in_port);
-  n.schedule_credit(c + n.credit_cycles_[k], static_cast<uint32_t>(n.nb_[k]),
-                    static_cast<uint8_t>(opposite_port(in_port)), static_cast<uint8_t>(vc), false);
-}
-
 void Network::violation(const std::string& what) {
   if (violations_++ == 0) first_violation_ = "cycle " + std::to_string(cycle_) + ": " + what;
 }

@@ -35,24 +35,6 @@ Router::Router(int node, const MeshGeometry& geo, int vcs, int buffer_flits, int
   for (int ivc = 0; ivc < n_ivc_; ++ivc) port_of_[ivc] = static_cast<uint8_t>(ivc / vcs);
 }
 
-bool Router::accept_flit(int port, Flit flit, uint64_t cycle) {
-  const int ivc = ivc_index(port, flit.vc);
-  InputVc& iv = in_[ivc];
-  if (iv.count >= depth_) return false;
-  flit.ready_cycle = cycle + static_cast<uint64_t>(router_delay_ - 1);
-  int slot = iv.head + iv.count;
-  if (slot >= depth_) slot -= depth_;
-  buf_[ivc * depth_ + slot] = flit;
-  if (iv.count++ == 0) {
-    iv.front_ready = flit.ready_cycle;
-    iv.front_dst = flit.dst;
-  }
-  nonempty_ |= uint64_t{1} << ivc;
-  note_occupancy(cycle);
-  if (++buffered_ > peak_) peak_ = buffered_;
-  return true;
-}
-
 void Router::reset_stats(uint64_t cycle) {
   occ_area_ = 0.0;
   occ_last_ = cycle;

@@ -10,6 +10,24 @@
 
 namespace nmpsim::noc {
 
+inline bool Router::accept_flit(int port, Flit flit, uint64_t cycle) {
+  const int ivc = ivc_index(port, flit.vc);
+  InputVc& iv = in_[ivc];
+  if (iv.count >= depth_) return false;
+  flit.ready_cycle = cycle + static_cast<uint64_t>(router_delay_ - 1);
+  int slot = iv.head + iv.count;
+  if (slot >= depth_) slot -= depth_;
+  buf_[ivc * depth_ + slot] = flit;
+  if (iv.count++ == 0) {
+    iv.front_ready = flit.ready_cycle;
+    iv.front_dst = flit.dst;
+  }
+  nonempty_ |= uint64_t{1} << ivc;
+  note_occupancy(cycle);
+  if (++buffered_ > peak_) peak_ = buffered_;
+  return true;
+}
+
 template <class Sink>
 inline void Router::step(uint64_t cycle, Sink& sink) {
   if (buffered_ == 0) return;

@@ -130,6 +130,8 @@ void run_backward(Executor& ex, const RunInputs& in, StrategyResult& r, PolicyCo
         in.model, plans[static_cast<size_t>(l)], ctx.groups, layer_build(in.hw), t, &joins, &b.gradients_done));
     ctx.layer = l;
     ctx.schedule = ex.tracker().next_serial();
+    ctx.layer_start_s = ex.now_s();
+    ctx.previous = &layers.back();  // the schedule that ran last (reserved: the pointer stays valid)
     b.grad_sync_phase = sched->phase(train_phases::kGradSync, PhaseFamily::kAllReduce, 1);
     b.sync_joins = &joins;
     for (auto& named : policies) named.second->before_backward_layer(ctx, *sched, b);
@@ -142,6 +144,8 @@ void run_backward(Executor& ex, const RunInputs& in, StrategyResult& r, PolicyCo
   auto sched = std::make_shared<LayerSchedule>(build_optimizer_step(in.model, params, syncs, &adam));
   ctx.layer = L;  // past the last layer: the optimizer
   ctx.schedule = ex.tracker().next_serial();
+  ctx.layer_start_s = ex.now_s();
+  ctx.previous = &layers.back();
   for (auto& named : policies) named.second->before_optimizer(ctx, *sched, adam);
   run(sched, 2 * L);
 }
@@ -226,7 +230,7 @@ StrategyResult run_placement(Executor& ex, const RunInputs& in, const Placement&
   check_policies(policies, in.cfg, p.strategy);
   for (int step = 0; step < in.cfg.steps; ++step) {
     std::vector<LayerRecord> layers;
-    layers.reserve(static_cast<size_t>(m.layers()));
+    layers.reserve(static_cast<size_t>(train ? 2 * m.layers() + 1 : m.layers()));
     const StepTokens tokens = in.cfg.shape.step(step);
     const std::vector<StepTokens> micro =
         in.cfg.micro_batches > 1 ? split_micro_batches(tokens, in.cfg.micro_batches) : std::vector<StepTokens>{tokens};

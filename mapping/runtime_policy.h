@@ -46,7 +46,7 @@ struct PolicyContext {
   size_t first_token = 0;                    ///< the step's first trace token
   uint64_t schedule = 0;                     ///< serial number of the current layer's schedule (for OpRefs)
   double layer_start_s = 0;                  ///< when the current layer started
-  const LayerRecord* previous = nullptr;     ///< the previous layer of this step (null for the first)
+  const LayerRecord* previous = nullptr;     ///< the record of the step's previous schedule (null for the first)
   const StrategyResult* result = nullptr;    ///< phase table of `previous`
   const DispatchPlanner* planner = nullptr;  ///< the placement's dispatch planner (direct if it has none)
   int moe_layer() const { return layer - model.dense_layers; }

@@ -1,5 +1,6 @@
-// Router::step() and its pipeline stages (route compute, VC allocation, switch allocation, switch and
-// link traversal, credits), inline so that the per-cycle hot path compiles into one function.
+// Router::accept_flit(), Router::step() and its pipeline stages (route compute, VC allocation, switch
+// allocation, switch and link traversal, credits), inline so that the per-cycle hot path compiles into
+// one function with the network's handlers.
 // Included at the end of noc/router.h; include that header, not this one. What each stage reads and
 // writes is documented at its declaration in noc/router.h; the order and the arbitration are those of
 // docs/MODEL.md "Router micro-architecture".

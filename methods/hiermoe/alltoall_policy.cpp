@@ -134,9 +134,11 @@ void AlltoallPolicy::before_optimizer(PolicyContext&, LayerSchedule& s, const st
   const int ph = s.phase("migration", PhaseFamily::kOther);
   const double W = moved_bytes_;
   for (const OnlineSwap::Copy& c : online_.copies()) {
+    // After both ends' updates: the destination's slot holds the expert it sends away until then.
     DepList after;
-    if (static_cast<size_t>(c.from) < adam.size() && adam[static_cast<size_t>(c.from)] >= 0)
-      after.push_back(adam[static_cast<size_t>(c.from)]);
+    for (const int v : {c.from, c.to})
+      if (static_cast<size_t>(v) < adam.size() && adam[static_cast<size_t>(v)] >= 0)
+        after.push_back(adam[static_cast<size_t>(v)]);
     s.stream(ph, PhysicalNode(c.from), {PhysicalNode(c.to)}, W, std::min(W, 256.0 * 1024), after);
   }
 }

@@ -41,6 +41,7 @@ HybridOptions hybrid_options(const nlohmann::json& j, const std::string& where) 
     if (m != "paper" && m != "inference") f.fail("model", "expected paper or inference, got '" + m + "'");
     o.paper_model = m == "paper";
   }
+  o.max_box = static_cast<int>(f.integer("max_box", 0, 1 << 20, o.max_box));
   f.no_unknown_keys();
   if (!o.stream && o.sed.empty())
     f.fail("sed", "resident mode needs the domain sizes (the hybridep strategy chooses them)");
@@ -52,7 +53,8 @@ nlohmann::json to_json(const HybridOptions& o) {
           {"sed", o.sed.empty() ? nlohmann::json("auto") : nlohmann::json(o.sed)},
           {"virtual_levels", o.virtual_levels},
           {"sr_keep", o.sr_keep},
-          {"model", o.paper_model ? "paper" : "inference"}};
+          {"model", o.paper_model ? "paper" : "inference"},
+          {"max_box", o.max_box}};
 }
 
 void HybridPolicy::init(const PolicyContext& ctx) {
@@ -102,6 +104,7 @@ const DomainLayout& HybridPolicy::choose(const PolicyContext& ctx) {
   double best_s = 0;
   const bool train = ctx.cfg.shape.kind == StepKind::kTrain;
   for (const std::vector<int>& sed : all_seds(lv_)) {
+    if (opt_.max_box > 0 && box_size(sed) > opt_.max_box) continue;
     const DomainLayout& d = layout(sed);
     const std::vector<double>& ring = ag_bytes_per_s_.at(sed);
     const ServedDispatch served(d.serve);
@@ -110,9 +113,11 @@ const DomainLayout& HybridPolicy::choose(const PolicyContext& ctx) {
     const WorkerLoads w = loads_of(plan);
     double worst = 0;
     for (int v = 0; v < h_.nodes(); ++v) {
-      double ag = 0;
-      for (size_t k = 1; k < d.box_of[static_cast<size_t>(v)].size(); ++k)
+      double ag = 0, rs = 0;  // the gather's bytes (SR applied) and the gradients' (uncompressed)
+      for (size_t k = 1; k < d.box_of[static_cast<size_t>(v)].size(); ++k) {
         ag += gathered_bytes(d.box_of[static_cast<size_t>(v)][k]);
+        rs += native_bytes_[static_cast<size_t>(d.box_of[static_cast<size_t>(v)][k])];
+      }
       const double a2a = w.a2a_bytes[static_cast<size_t>(v)];
       // Eq. 8 per worker with its own loads: max(Lat_PE, Lat_AG) + 2 Lat_A2A; the all-gather runs at
       // its ring's link speed. Inference: plus the expert time of the copies the worker serves (Eq. 7
@@ -123,10 +128,11 @@ const DomainLayout& HybridPolicy::choose(const PolicyContext& ctx) {
                                        w.expert_bytes[static_cast<size_t>(v)] / memory_bytes_per_s_);
       double t = std::max(pre_expert_s_, ag_s) + 2 * a2a_s;
       // Training, ours: the backward runs both all-to-alls again and twice the expert FLOPs, and the
-      // copies' gradients go back over the box (the gather's bytes) beside the backward of the
+      // copies' gradients go back over the box (the gather's bytes, uncompressed) beside the backward of the
       // layer's pre-expert part (twice the forward's). The paper's model leaves the backward out as a
       // constant (Sec. V), so its choice is the forward's.
-      if (train && !opt_.paper_model) t += std::max(2 * pre_expert_s_, ag_s) + 2 * a2a_s + 2 * expert_s;
+      const double rs_s = rs / ring[static_cast<size_t>(v)];
+      if (train && !opt_.paper_model) t += std::max(2 * pre_expert_s_, rs_s) + 2 * a2a_s + 2 * expert_s;
       if (!opt_.paper_model) t += expert_s;
       worst = std::max(worst, t);
       if (d.box == 1) data_sum_ += a2a / h_.nodes();
@@ -309,7 +315,10 @@ void register_policy(Registry& r) {
       {"sr_keep", "0", "stream: SR compression, share of an expert's residual elements sent (0 = off)"},
       {"model", "inference",
        "stream auto: 'inference' (Eq. 8 plus the expert time of each worker's copies) or 'paper' (Eq. 8 "
-       "as written: expert computation hidden)"}};
+       "as written: expert computation hidden)"},
+      {"max_box", "0",
+       "stream auto: only domain boxes of at most this many nodes (0 = any; the strategy sets the "
+       "largest whose copies fit in memory)"}};
   f.create = [](const nlohmann::json& o, const std::string& where) {
     return std::make_unique<HybridPolicy>(hybrid_options(o, where));
   };

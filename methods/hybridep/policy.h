@@ -27,6 +27,7 @@ struct HybridOptions {
   int virtual_levels = 0;
   double sr_keep = 0;        ///< stream: SR compression, share of residual elements sent (0 = off)
   bool paper_model = false;  ///< stream auto: Eq. 8 as written (experts hidden), not with the copies' expert time
+  int max_box = 0;           ///< stream auto: the largest box whose copies fit in memory (0 = any; set by the strategy)
 };
 HybridOptions hybrid_options(const nlohmann::json& j, const std::string& where);
 nlohmann::json to_json(const HybridOptions& o);

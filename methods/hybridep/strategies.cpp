@@ -130,6 +130,11 @@ Placement HybridStrategy::build(const StrategyContext& ctx) const {
     check_sed(lv, o.sed, ctx.where + ": sed");
   } else if (!o.stream) {
     o.sed = choose_resident(ctx, h, lv, p, base, native, candidates);
+  } else {
+    // Stream auto chooses per layer at run time, among the boxes whose copies fit.
+    for (const std::vector<int>& sed : all_seds(lv))
+      if (memory(box_size(sed)) <= ctx.memory_capacity_bytes) o.max_box = std::max(o.max_box, box_size(sed));
+    if (o.max_box == 0) throw InputError(ctx.where + ": no domain sizes fit in memory, not even EP (1 per level)");
   }
   nlohmann::json levels = nlohmann::json::array();
   if (!o.sed.empty()) {
@@ -194,7 +199,8 @@ std::vector<int> HybridStrategy::choose_resident(const StrategyContext& ctx, con
     for (int k = 0; k < layers; ++k)
       for (int s = 0; s < samples; ++s) {
         const int layer = ctx.model.dense_layers + k * ctx.model.moe_layers / layers;
-        const size_t first = static_cast<size_t>(s) * static_cast<size_t>(ctx.batch);
+        const size_t first =
+            static_cast<size_t>(s) * static_cast<size_t>(train ? ctx.shape.step(0).tokens() : ctx.batch);
         const ServedDispatch served(d.serve);
         const LayerPlan plan =
             plan_layer(ctx.model, shares, layer, ctx.profile, first, groups,

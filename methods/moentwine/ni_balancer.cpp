@@ -340,8 +340,9 @@ void BalancerPolicy::before_backward_layer(PolicyContext& ctx, LayerSchedule& s,
   const int ml = ctx.moe_layer();
   if (ml < 0 || static_cast<size_t>(ml) >= serving_.size()) return;
   const double grad = ctx.model.expert_bytes();  // gradients as wide as the weights
-  for (const std::vector<int>& holders : serving_[static_cast<size_t>(ml)].holders) {
+  for (std::vector<int> holders : serving_[static_cast<size_t>(ml)].holders) {
     if (holders.size() < 2) continue;
+    std::sort(holders.begin(), holders.end());  // the ring in node order
     // Every holder takes part, one that served no token with a zero gradient (as the gate's copies).
     const DepList j =
         add_gradient_all_reduce(s, b.grad_sync_phase, holders, grad, ctx.model.weight_bytes, b.gradients_done);

@@ -123,15 +123,18 @@ void run_backward(Executor& ex, const RunInputs& in, StrategyResult& r, PolicyCo
     if (on_layer) on_layer(step, index);
     return serial;
   };
+  const auto enter = [&](int layer) {  // the next schedule is this layer's (L: the optimizer's)
+    ctx.layer = layer;
+    ctx.schedule = ex.tracker().next_serial();
+    ctx.layer_start_s = ex.now_s();
+    ctx.previous = &layers.back();  // the schedule that ran last (reserved: the pointer stays valid)
+  };
   for (int l = L - 1; l >= 0; --l) {
     std::vector<OpId> joins;
     BackwardLayer b;
     auto sched = std::make_shared<LayerSchedule>(build_moe_layer_backward(
         in.model, plans[static_cast<size_t>(l)], ctx.groups, layer_build(in.hw), t, &joins, &b.gradients_done));
-    ctx.layer = l;
-    ctx.schedule = ex.tracker().next_serial();
-    ctx.layer_start_s = ex.now_s();
-    ctx.previous = &layers.back();  // the schedule that ran last (reserved: the pointer stays valid)
+    enter(l);
     b.grad_sync_phase = sched->phase(train_phases::kGradSync, PhaseFamily::kAllReduce, 1);
     b.sync_joins = &joins;
     for (auto& named : policies) named.second->before_backward_layer(ctx, *sched, b);
@@ -142,10 +145,7 @@ void run_backward(Executor& ex, const RunInputs& in, StrategyResult& r, PolicyCo
   for (auto& named : policies) named.second->add_optimizer_parameters(ctx, params);
   std::vector<OpId> adam;
   auto sched = std::make_shared<LayerSchedule>(build_optimizer_step(in.model, params, syncs, &adam));
-  ctx.layer = L;  // past the last layer: the optimizer
-  ctx.schedule = ex.tracker().next_serial();
-  ctx.layer_start_s = ex.now_s();
-  ctx.previous = &layers.back();
+  enter(L);
   for (auto& named : policies) named.second->before_optimizer(ctx, *sched, adam);
   run(sched, 2 * L);
 }

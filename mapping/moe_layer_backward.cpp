@@ -104,6 +104,19 @@ OpId backward_chain(LayerSchedule& s, const ModelSpec& m, const LayerPlan& plan,
   return chain.barrier();
 }
 
+/// A gradient ring collective: fused adds, both ways round the ring from 3 members.
+GroupCollective gradient_collective(CollectiveKind kind, const std::vector<int>& ring,
+                                    const std::vector<double>& chunk_bytes, double element_bytes) {
+  GroupCollective c;
+  c.kind = kind;
+  c.ring = ring;
+  c.chunk_bytes = chunk_bytes;
+  c.element_bytes = element_bytes;
+  c.reduce = ReduceMode::kFused;
+  c.algorithm = ring.size() >= 3 ? RingAlgorithm::kBidirectional : RingAlgorithm::kOneWay;
+  return c;
+}
+
 /// The layer's gradient synchronisation after `deps` (the chains' ends), on stream 1.
 DepList grad_sync(LayerSchedule& s, const ModelSpec& m, const std::vector<LayerPlan>& plans, const Groups& groups,
                   const BackwardBuild& t, const DepList& deps) {
@@ -132,23 +145,6 @@ DepList grad_sync(LayerSchedule& s, const ModelSpec& m, const std::vector<LayerP
     joins.insert(joins.end(), j.begin(), j.end());
   }
   return joins;
-}
-
-}  // namespace
-
-namespace {
-
-/// A gradient ring collective: fused adds, both ways round the ring from 3 members.
-GroupCollective gradient_collective(CollectiveKind kind, const std::vector<int>& ring,
-                                    const std::vector<double>& chunk_bytes, double element_bytes) {
-  GroupCollective c;
-  c.kind = kind;
-  c.ring = ring;
-  c.chunk_bytes = chunk_bytes;
-  c.element_bytes = element_bytes;
-  c.reduce = ReduceMode::kFused;
-  c.algorithm = ring.size() >= 3 ? RingAlgorithm::kBidirectional : RingAlgorithm::kOneWay;
-  return c;
 }
 
 }  // namespace

@@ -269,6 +269,10 @@ ModelSpec model_preset(const std::string& name) {
 
 double optimizer_state_bytes(const ModelSpec& m) { return m.weight_bytes < 4 ? 12.0 : 8.0; }
 
+double expert_move_bytes(const ModelSpec& m, bool train) {
+  return train ? m.expert_params() * (m.weight_bytes + optimizer_state_bytes(m)) : m.expert_bytes();
+}
+
 double optimizer_dram_bytes(const ModelSpec& m) {
   const double wb = m.weight_bytes;
   return wb < 4 ? 2 * wb + 24 : 3 * wb + 16;

@@ -79,6 +79,9 @@ double optimizer_state_bytes(const ModelSpec& m);
 /// copy, read gradient, master, m, v and write master, m, v, weight (2 wb + 24); without, read weight,
 /// gradient, m, v and write weight, m, v (3 wb + 16).
 double optimizer_dram_bytes(const ModelSpec& m);
+/// Bytes one routed expert's move (a copy to another node) carries: its weights, and in a training step
+/// its optimizer state too, so that its new holder can update it (docs/MODEL.md "Training step: policies").
+double expert_move_bytes(const ModelSpec& m, bool train);
 /// Activation bytes one token keeps per layer for the backward, all of a TP group together: attention
 /// and norms 15 h half-precision bytes (Korthikanti et al. 2022, with FlashAttention keeping no scores)
 /// scaled to activation_bytes, and per routed expert copy (and per shared expert) h + 3 i elements

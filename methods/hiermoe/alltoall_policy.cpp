@@ -63,8 +63,7 @@ void AlltoallPolicy::init(const PolicyContext& ctx) {
   // A training step's swap moves each expert with its optimizer state (moments, and the master
   // weights when the weights are narrower), and saves the all-to-all of both passes.
   const bool train = ctx.cfg.shape.kind == StepKind::kTrain;
-  moved_bytes_ = train ? ctx.model.expert_params() * (ctx.model.weight_bytes + optimizer_state_bytes(ctx.model))
-                       : ctx.model.expert_bytes();
+  moved_bytes_ = expert_move_bytes(ctx.model, train);
   online_ = OnlineSwap(opt_.swap, h_, costs_, ctx.shares, ctx.trace.top_k(), ctx.model.token_bytes(), moved_bytes_,
                        ctx.hw, train ? 2 : 1);
   dup_sum_.assign(h_.levels.size(), 0.0);
@@ -121,20 +120,21 @@ void AlltoallPolicy::before_layer(PolicyContext& ctx, LayerSchedule& s) {
   // step's end and the layers route by the new positions from the next step. A training step moves
   // them after its optimizer instead (before_optimizer).
   if (ctx.layer != 0 || online_.copies().empty() || ctx.cfg.shape.kind == StepKind::kTrain) return;
-  const int ph = s.phase("migration", PhaseFamily::kOther, /*stream=*/1);
-  const double W = moved_bytes_;
-  for (const OnlineSwap::Copy& c : online_.copies())
-    s.stream(ph, PhysicalNode(c.from), {PhysicalNode(c.to)}, W, std::min(W, 256.0 * 1024), {});
+  move_copies(s, s.phase("migration", PhaseFamily::kOther, /*stream=*/1), {});
 }
 
 void AlltoallPolicy::before_optimizer(PolicyContext&, LayerSchedule& s, const std::vector<OpId>& adam) {
   // Each copy leaves once its source has updated the expert, and the step ends when it has landed (in
   // the foreground: the next step's forward needs the experts where the swap puts them).
   if (online_.copies().empty()) return;
-  const int ph = s.phase("migration", PhaseFamily::kOther);
+  move_copies(s, s.phase("migration", PhaseFamily::kOther), adam);
+}
+
+void AlltoallPolicy::move_copies(LayerSchedule& s, int ph, const std::vector<OpId>& adam) const {
   const double W = moved_bytes_;
   for (const OnlineSwap::Copy& c : online_.copies()) {
-    // After both ends' updates: the destination's slot holds the expert it sends away until then.
+    // After both ends' updates (training): the destination's slot holds the expert it sends away
+    // until then.
     DepList after;
     for (const int v : {c.from, c.to})
       if (static_cast<size_t>(v) < adam.size() && adam[static_cast<size_t>(v)] >= 0)

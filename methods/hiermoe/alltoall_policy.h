@@ -48,6 +48,8 @@ class AlltoallPolicy : public mapping::RuntimePolicy {
 
  private:
   void init(const mapping::PolicyContext& ctx);
+  /// The step's copies on phase `ph`, each after its two nodes' updates in `adam` (empty: at once).
+  void move_copies(mapping::LayerSchedule& s, int ph, const std::vector<mapping::OpId>& adam) const;
   /// The d whose layer is fastest when replayed on the flow-level executor.
   int fastest_on_flow(const mapping::PolicyContext& ctx, const mapping::LayerInputs& in) const;
   AlltoallOptions opt_;

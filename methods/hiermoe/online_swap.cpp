@@ -48,7 +48,7 @@ OnlineSwap::OnlineSwap(OnlineSwapOptions o, const Hierarchy& h, const HierarchyC
       costs_(&c),
       hw_(&hw),
       token_bytes_(token_bytes),
-      expert_bytes_(moved_bytes),
+      moved_bytes_(moved_bytes),
       top_k_(top_k),
       passes_(passes),
       rows_(std::move(rows)) {
@@ -87,7 +87,7 @@ double OnlineSwap::migration_s(int a, int b) const {
   // Both copies run at once in opposite directions (full-duplex links): the slower of the path's
   // narrowest link and the DRAM bank's streaming write, on idle links.
   const double link = path_gbytes_per_s(hw_->topology, a, b) * 1e9;
-  return std::max(expert_bytes_ / link, expert_bytes_ / hw_->memory_bytes_per_s);
+  return std::max(moved_bytes_ / link, moved_bytes_ / hw_->memory_bytes_per_s);
 }
 
 void OnlineSwap::plan_round() {
@@ -135,7 +135,7 @@ void OnlineSwap::plan_round() {
       if (from == to) continue;
       copies_.push_back(Copy{static_cast<int>(ml), e, from, to});
       moves_.push_back({{"step", step_}, {"moe_layer", ml}, {"expert", e}, {"from_node", from}, {"to_node", to}});
-      migration_bytes_ += expert_bytes_;
+      migration_bytes_ += moved_bytes_;
     }
   }
 }

@@ -73,7 +73,7 @@ class OnlineSwap {
   const common::Hierarchy* h_ = nullptr;
   const HierarchyCosts* costs_ = nullptr;
   const mapping::AnalyticalHardware* hw_ = nullptr;
-  double token_bytes_ = 0, expert_bytes_ = 0;  ///< expert_bytes_: moved per copy
+  double token_bytes_ = 0, moved_bytes_ = 0;  ///< moved_bytes_: what one copy carries
   int top_k_ = 0, passes_ = 1;
   std::vector<std::vector<std::vector<double>>> rows_;   ///< [moe layer][expert][node], now
   std::vector<std::vector<int>> slots_;                  ///< [moe layer][expert]

@@ -75,9 +75,7 @@ void BalancerPolicy::init(const PolicyContext& ctx) {
                                          "policy moentwine-balancer: MoE layer " + std::to_string(ml)));
   serving_ = native_;
   // A replica in training is updated by its holder: it needs the expert's optimizer state too.
-  const bool train = ctx.cfg.shape.kind == StepKind::kTrain;
-  expert_bytes_ = train ? ctx.model.expert_params() * (ctx.model.weight_bytes + optimizer_state_bytes(ctx.model))
-                        : ctx.model.expert_bytes();
+  expert_bytes_ = expert_move_bytes(ctx.model, ctx.cfg.shape.kind == StepKind::kTrain);
   predictor_ = LoadPredictor(layers, opt_.window, opt_.ema);
   ready_ = true;
 }

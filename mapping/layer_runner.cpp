@@ -93,12 +93,28 @@ double comm_busy(const ScheduleTracker& tr, uint64_t serial) {
   return busy;
 }
 
-/// Records executed schedule `serial` as the step's next entry (index `index` in its timeline, when
-/// RunConfig::timeline covers it).
+/// Schedules whose timeline events wait for the end of their step: (serial, index in the timeline).
+using TimelineWaiting = std::vector<std::pair<uint64_t, int>>;
+
+/// Records executed schedule `serial` as the step's next entry. When RunConfig::timeline covers it
+/// (index `index`), the tracker keeps it for the step's end (flush_timeline): its background ops (a
+/// training step's gradient synchronisation, a pre-broadcast) may still be running, and the timeline
+/// shows an op once it has ended.
 void record_executed(Executor& ex, const RunInputs& in, StrategyResult& r, uint64_t serial, int step, int index,
-                     double step_start_s, std::vector<LayerRecord>& layers) {
+                     std::vector<LayerRecord>& layers, TimelineWaiting& waiting) {
   layers.push_back(record_layer(r, ex.tracker(), serial, r.node_expert_s, &in.hw.topology));
-  if (in.cfg.timeline.covers(step, index)) append_layer_events(r.timeline, ex.tracker(), serial, index, step_start_s);
+  if (!in.cfg.timeline.covers(step, index)) return;
+  waiting.emplace_back(serial, index);
+  ex.tracker().hold(serial);
+}
+
+/// After the step's background work has drained: the timeline events of the step's covered schedules.
+void flush_timeline(Executor& ex, StrategyResult& r, double step_start_s, TimelineWaiting& waiting) {
+  for (const auto& [serial, index] : waiting) {
+    append_layer_events(r.timeline, ex.tracker(), serial, index, step_start_s);
+    ex.tracker().let_go(serial);
+  }
+  waiting.clear();
 }
 
 /// A training step's backward of every layer (the last first, each with its gradient synchronisation
@@ -106,8 +122,8 @@ void record_executed(Executor& ex, const RunInputs& in, StrategyResult& r, uint6
 /// their records are appended to `layers` (the backward of layer l at index 2L - 1 - l, the optimizer
 /// at 2L). docs/MODEL.md "Training step".
 void run_backward(Executor& ex, const RunInputs& in, StrategyResult& r, PolicyContext& ctx, PolicyList& policies,
-                  const std::vector<std::vector<LayerPlan>>& plans, int step, double step_start_s,
-                  std::vector<LayerRecord>& layers, const std::function<void(int, int)>& on_layer) {
+                  const std::vector<std::vector<LayerPlan>>& plans, int step, std::vector<LayerRecord>& layers,
+                  TimelineWaiting& waiting, const std::function<void(int, int)>& on_layer) {
   const int L = static_cast<int>(plans.size());
   BackwardBuild t;
   t.recompute = in.cfg.shape.recompute;
@@ -119,7 +135,7 @@ void run_backward(Executor& ex, const RunInputs& in, StrategyResult& r, PolicyCo
   const auto run = [&](const std::shared_ptr<LayerSchedule>& sched, int index) {
     const uint64_t serial = ex.execute(sched);
     if (serial != ctx.schedule) throw std::logic_error("layer runner: schedule numbering out of step");
-    record_executed(ex, in, r, serial, step, index, step_start_s, layers);
+    record_executed(ex, in, r, serial, step, index, layers, waiting);
     if (on_layer) on_layer(step, index);
     return serial;
   };
@@ -242,6 +258,7 @@ StrategyResult run_placement(Executor& ex, const RunInputs& in, const Placement&
     ctx.previous = nullptr;
     for (auto& named : policies) named.second->on_step_start(ctx);
     std::vector<std::vector<LayerPlan>> kept;  // a training step's plans, for its backward
+    TimelineWaiting waiting;
     for (int l = 0; l < m.layers(); ++l) {
       ctx.layer = l;
       ctx.layer_start_s = ex.now_s();
@@ -262,16 +279,17 @@ StrategyResult run_placement(Executor& ex, const RunInputs& in, const Placement&
       for (auto& named : policies) named.second->before_layer(ctx, *sched);
       const uint64_t serial = ex.execute(sched);
       if (serial != ctx.schedule) throw std::logic_error("layer runner: schedule numbering out of step");
-      record_executed(ex, in, r, serial, step, l, step_start_s, layers);
+      record_executed(ex, in, r, serial, step, l, layers, waiting);
       for (const LayerPlan& plan : plans)
         for (int v = 0; v < n; ++v)
           r.node_token_work[static_cast<size_t>(v)] += plan.routed_token_work[static_cast<size_t>(v)];
       if (on_layer) on_layer(step, l);
       if (train) kept.push_back(std::move(plans));
     }
-    if (train) run_backward(ex, in, r, ctx, policies, kept, step, step_start_s, layers, on_layer);
+    if (train) run_backward(ex, in, r, ctx, policies, kept, step, layers, waiting, on_layer);
     r.steps.push_back(std::move(layers));
     ex.drain();  // background work still running at the end of a step finishes before the next one
+    flush_timeline(ex, r, step_start_s, waiting);
   }
   const std::vector<double> links1 = ex.link_bytes(), flops1 = ex.node_flops(), dram1 = ex.node_dram_bytes();
   r.node_dram_bytes.assign(dram1.size(), 0.0);

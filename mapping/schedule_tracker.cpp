@@ -133,7 +133,7 @@ int ScheduleTracker::background_left() const {
 
 void ScheduleTracker::release_finished(uint64_t keep) {
   for (auto it = live_.begin(); it != live_.end();) {
-    if (it->first < keep && it->second.fg_left == 0 && it->second.bg_left == 0)
+    if (it->first < keep && it->second.fg_left == 0 && it->second.bg_left == 0 && !held_.count(it->first))
       it = live_.erase(it);
     else
       ++it;

@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <unordered_map>
 #include <vector>
 
@@ -59,8 +60,12 @@ class ScheduleTracker {
   const Op& op(OpRef r) const { return live_.at(r.schedule).s->op(r.op); }
   const std::vector<OpTiming>& timings(uint64_t serial) const { return live_.at(serial).t; }
   double start_s(uint64_t serial) const { return live_.at(serial).start_s; }
-  /// Forgets schedules older than `keep` whose ops are all done.
+  /// Forgets schedules older than `keep` whose ops are all done, except those held.
   void release_finished(uint64_t keep);
+  /// Keeps schedule `serial` past release_finished until let_go(serial) (a caller that reads its
+  /// timings once its background ops have ended).
+  void hold(uint64_t serial) { held_.insert(serial); }
+  void let_go(uint64_t serial) { held_.erase(serial); }
 
  private:
   struct Live {
@@ -82,6 +87,7 @@ class ScheduleTracker {
 
   PhaseDone on_phase_done_;
   std::map<uint64_t, Live> live_;
+  std::set<uint64_t> held_;
   uint64_t next_serial_ = 1;
   std::deque<OpRef> ready_;
   std::unordered_map<uint64_t, std::vector<OpRef>> waiters_;  // external ops waiting for an op

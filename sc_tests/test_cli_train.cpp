@@ -116,5 +116,28 @@ TEST(CliTrain, HierMoesHierarchicalAllToAllRunsInBothPasses) {
   EXPECT_DOUBLE_EQ(bytes["bwd_dispatch"] + bytes["bwd_combine"], bytes["dispatch"] + bytes["combine"]);
 }
 
+TEST(CliTrain, TheTimelineShowsTheGradientSynchronisationThatOutlivesItsBackward) {
+  // One attention group of all 16 PEs: the only replicated parameters are the gate's (8 experts x
+  // hidden 256 x 2 B = 4096 B per layer), all-reduced over the 16 nodes' ring: 2 (g - 1) x 4096 B sent
+  // in all per layer. The synchronisation runs in the background, past the end of its layer's
+  // backward, and the timeline (records 2 and 3: the two layers' backward) must still show it.
+  const std::string dir = scratch_with_tiny_model("train_timeline");
+  for (const char* fidelity : {"flow", "cycle"}) {
+    const std::string file = dir + "/" + fidelity + ".json";
+    const CliRun r = testing::nmpsim("run --hw nmp-4x4-5t50g --model " + dir + "/tiny.json --strategy tp " +
+                                     "--attn-tp 16 --phase train --batch 2 --prompt-tokens 64 --steps 1 " +
+                                     "--timeline " + file + " --timeline-layers 2-3 --no-plots --quiet " +
+                                     "--fidelity " + fidelity + " --out " + dir + "/" + fidelity);
+    ASSERT_EQ(r.code, 0) << r.out;
+    const nlohmann::json t = nlohmann::json::parse(testing::read_all(file));
+    std::map<int, double> grad_bytes;  // per layer record
+    for (const auto& e : t["traceEvents"])
+      if (e["ph"] == "X" && e["cat"] == "transfer" && e["name"] == "grad_sync")
+        grad_bytes[e["args"]["layer"].get<int>()] += e["args"]["bytes"].get<double>();
+    EXPECT_EQ(grad_bytes.size(), 2u) << fidelity;
+    for (const auto& [layer, bytes] : grad_bytes) EXPECT_DOUBLE_EQ(bytes, 2.0 * 15 * 4096) << fidelity << layer;
+  }
+}
+
 }  // namespace
 }  // namespace nmpsim

@@ -64,6 +64,8 @@ def collect(events, pid, nodes, rows, phases, boxes):
             if node >= nodes:
                 continue
             label = f"node {node}"
+        elif tid >= 2000000:
+            label = f"background phases {tid - 2000000}"
         else:
             label = f"micro-batch {tid - 1000000}"
         rows.setdefault(label, (0 if e["cat"] == "phase" else 1, tid))

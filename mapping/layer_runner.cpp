@@ -110,10 +110,8 @@ void record_executed(Executor& ex, const RunInputs& in, StrategyResult& r, uint6
 
 /// After the step's background work has drained: the timeline events of the step's covered schedules.
 void flush_timeline(Executor& ex, StrategyResult& r, double step_start_s, TimelineWaiting& waiting) {
-  for (const auto& [serial, index] : waiting) {
-    append_layer_events(r.timeline, ex.tracker(), serial, index, step_start_s);
-    ex.tracker().let_go(serial);
-  }
+  append_step_events(r.timeline, ex.tracker(), waiting, step_start_s);
+  for (const auto& [serial, index] : waiting) ex.tracker().let_go(serial);
   waiting.clear();
 }
 

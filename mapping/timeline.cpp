@@ -4,13 +4,15 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <tuple>
 
 namespace nmpsim::mapping {
 
 namespace {
 
-constexpr int kTidsPerNode = 100;   ///< compute, receive, then up to 98 network lanes
-constexpr int kPhaseTid = 1000000;  ///< + micro-batch: the micro-batch's phases
+constexpr int kTidsPerNode = 100;             ///< compute, receive, then up to 98 network lanes
+constexpr int kPhaseTid = 1000000;            ///< + micro-batch: the micro-batch's phases
+constexpr int kBackgroundPhaseTid = 2000000;  ///< + row: background phases
 constexpr int kMaxLanes = kTidsPerNode - 2;
 
 int compute_tid(int node) { return node * kTidsPerNode; }
@@ -18,6 +20,7 @@ int receive_tid(int node) { return node * kTidsPerNode + 1; }
 int lane_tid(int node, int lane) { return node * kTidsPerNode + 2 + lane; }
 
 std::string thread_name(int tid) {
+  if (tid >= kBackgroundPhaseTid) return "background phases " + std::to_string(tid - kBackgroundPhaseTid);
   if (tid >= kPhaseTid) return "micro-batch " + std::to_string(tid - kPhaseTid) + " phases";
   const int node = tid / kTidsPerNode, k = tid % kTidsPerNode;
   if (k == 0) return "node " + std::to_string(node) + " compute";
@@ -54,74 +57,127 @@ class Lanes {
   std::map<int, std::vector<double>> ends_;
 };
 
+/// A schedule's op that ran, by its start.
+struct Ran {
+  double start_s;
+  size_t schedule;  ///< index into the step's schedules
+  OpId op;
+};
+
+/// The ops that ran (a background op still running: not yet) of every schedule, in order of their
+/// start, so that the lanes fill from the earliest across layers: a layer's background ops may still
+/// run beside the next layer's.
+std::vector<Ran> ran_in_start_order(const ScheduleTracker& tr, const std::vector<std::pair<uint64_t, int>>& schedules) {
+  std::vector<Ran> order;
+  for (size_t k = 0; k < schedules.size(); ++k) {
+    const uint64_t serial = schedules[k].first;
+    const LayerSchedule& s = tr.schedule(serial);
+    const std::vector<OpTiming>& t = tr.timings(serial);
+    for (OpId i = 0; i < s.size(); ++i)
+      if (t[static_cast<size_t>(i)].start_s >= 0 && t[static_cast<size_t>(i)].end_s >= 0 &&
+          !tr.was_cancelled({serial, i}))
+        order.push_back({t[static_cast<size_t>(i)].start_s, k, i});
+  }
+  std::stable_sort(order.begin(), order.end(), [](const Ran& a, const Ran& b) { return a.start_s < b.start_s; });
+  return order;
+}
+
+/// Microseconds from the step's start, to the nanosecond.
+struct StepClock {
+  double origin_s;
+  double operator()(double sec) const { return round_to_ns_us((sec - origin_s) * 1e6); }
+};
+
+/// Per (schedule, micro-batch, phase): the span of its ops.
+using SpanMap = std::map<std::tuple<size_t, int, int>, std::pair<double, double>>;
+
+/// The events of one op that ran: a compute slice, or a transfer or stream slice on one of its
+/// node's lanes, and for a transfer the delivery and the arrow to it.
+void append_op_events(nlohmann::json& events, Lanes& lanes, const Op& o, const OpTiming& ot, const std::string& phase,
+                      int layer, const StepClock& us) {
+  const nlohmann::json common = {{"layer", layer}, {"micro_batch", o.micro_batch}};
+  if (o.kind == OpKind::kCompute) {
+    nlohmann::json args = common;
+    args["flops"] = o.flops;
+    args["dram_bytes"] = o.bytes;
+    // Fused reductions run on the node's reducer, beside its compute: on the receive track.
+    const int tid = o.reducer ? receive_tid(o.node.value()) : compute_tid(o.node.value());
+    events.push_back(slice(phase, "compute", tid, us(ot.start_s), us(ot.end_s) - us(ot.start_s), std::move(args)));
+  } else if (o.kind == OpKind::kTransfer || o.kind == OpKind::kStream) {
+    const int src = o.node.value(), lane = lanes.take(src, ot.start_s, ot.end_s);
+    nlohmann::json args = common;
+    args["bytes"] = o.bytes;
+    if (o.kind == OpKind::kTransfer) args["to"] = o.peer.value();
+    events.push_back(slice(phase, o.kind == OpKind::kTransfer ? "transfer" : "stream", lane_tid(src, lane),
+                           us(ot.start_s), us(ot.end_s) - us(ot.start_s), std::move(args)));
+    if (o.kind != OpKind::kTransfer) return;
+    // A flow arrow from the send to a zero-length slice at the delivery.
+    const int dst = o.peer.value();
+    const uint64_t id = events.size();
+    events.push_back(slice(phase, "receive", receive_tid(dst), us(ot.end_s), 0.0, {{"from", src}, {"layer", layer}}));
+    events.push_back({{"name", "transfer"},
+                      {"cat", "flow"},
+                      {"ph", "s"},
+                      {"id", id},
+                      {"tid", lane_tid(src, lane)},
+                      {"ts", us(ot.start_s)}});
+    events.push_back({{"name", "transfer"},
+                      {"cat", "flow"},
+                      {"ph", "f"},
+                      {"bp", "e"},
+                      {"id", id},
+                      {"tid", receive_tid(dst)},
+                      {"ts", us(ot.end_s)}});
+  }
+}
+
+/// The phases' slices: foreground phases on their micro-batch's row; background phases (stream >= 1:
+/// a gradient synchronisation, a pre-broadcast), which overlap the next layers' phases, on rows of
+/// their own, each on the first row whose last phase has ended.
+void append_phase_events(nlohmann::json& events, const ScheduleTracker& tr,
+                         const std::vector<std::pair<uint64_t, int>>& schedules, const SpanMap& spans,
+                         const StepClock& us) {
+  std::vector<std::tuple<double, double, size_t, int, int>> background;  // start, end, schedule, mb, phase
+  for (const auto& [key, span] : spans) {
+    const auto& [k, mb, ph] = key;
+    if (span.second <= 0 || span.first > span.second) continue;
+    const Phase& phase = tr.schedule(schedules[k].first).phases()[static_cast<size_t>(ph)];
+    if (phase.stream != kForeground)
+      background.emplace_back(span.first, span.second, k, mb, ph);
+    else
+      events.push_back(slice(phase.name, "phase", kPhaseTid + mb, us(span.first), us(span.second) - us(span.first),
+                             {{"layer", schedules[k].second}}));
+  }
+  std::sort(background.begin(), background.end());
+  Lanes rows;
+  for (const auto& [from, to, k, mb, ph] : background)
+    events.push_back(slice(tr.schedule(schedules[k].first).phases()[static_cast<size_t>(ph)].name, "phase",
+                           kBackgroundPhaseTid + rows.take(0, from, to), us(from), us(to) - us(from),
+                           {{"layer", schedules[k].second}, {"micro_batch", mb}}));
+}
+
 }  // namespace
 
-void append_layer_events(nlohmann::json& events, const ScheduleTracker& tr, uint64_t serial, int layer,
-                         double origin_s) {
-  const LayerSchedule& s = tr.schedule(serial);
-  const std::vector<OpTiming>& t = tr.timings(serial);
-  auto us = [origin_s](double sec) { return round_to_ns_us((sec - origin_s) * 1e6); };
-  // Ops in order of their start, so that lanes fill from the earliest.
-  std::vector<OpId> order;
-  for (OpId i = 0; i < s.size(); ++i)  // ops that ran (a background op still running: not yet)
-    if (t[static_cast<size_t>(i)].start_s >= 0 && t[static_cast<size_t>(i)].end_s >= 0 &&
-        !tr.was_cancelled({serial, i}))
-      order.push_back(i);
-  std::stable_sort(order.begin(), order.end(), [&](OpId a, OpId b) {
-    return t[static_cast<size_t>(a)].start_s < t[static_cast<size_t>(b)].start_s;
-  });
+void append_step_events(nlohmann::json& events, const ScheduleTracker& tr,
+                        const std::vector<std::pair<uint64_t, int>>& schedules, double origin_s) {
+  const StepClock us{origin_s};
   Lanes lanes;
-  // Per (micro-batch, phase): the span of its ops.
-  std::map<std::pair<int, int>, std::pair<double, double>> spans;
-  for (OpId i : order) {
-    const Op& o = s.op(i);
-    const OpTiming& ot = t[static_cast<size_t>(i)];
-    const std::string& phase = s.phases()[static_cast<size_t>(o.phase)].name;
-    auto& span =
-        spans.try_emplace({o.micro_batch, o.phase}, std::numeric_limits<double>::infinity(), 0.0).first->second;
+  SpanMap spans;
+  for (const Ran& ran : ran_in_start_order(tr, schedules)) {
+    const uint64_t serial = schedules[ran.schedule].first;
+    const LayerSchedule& s = tr.schedule(serial);
+    const Op& o = s.op(ran.op);
+    const OpTiming& ot = tr.timings(serial)[static_cast<size_t>(ran.op)];
+    auto& span = spans.try_emplace({ran.schedule, o.micro_batch, o.phase}, std::numeric_limits<double>::infinity(), 0.0)
+                     .first->second;
     if (o.kind != OpKind::kJoin && o.kind != OpKind::kExternal) {
       span.first = std::min(span.first, ot.start_s);
       span.second = std::max(span.second, ot.end_s);
     }
-    const nlohmann::json common = {{"layer", layer}, {"micro_batch", o.micro_batch}};
-    if (o.kind == OpKind::kCompute) {
-      nlohmann::json args = common;
-      args["flops"] = o.flops;
-      args["dram_bytes"] = o.bytes;
-      // Fused reductions run on the node's reducer, beside its compute: on the receive track.
-      const int tid = o.reducer ? receive_tid(o.node.value()) : compute_tid(o.node.value());
-      events.push_back(slice(phase, "compute", tid, us(ot.start_s), us(ot.end_s) - us(ot.start_s), std::move(args)));
-    } else if (o.kind == OpKind::kTransfer || o.kind == OpKind::kStream) {
-      const int src = o.node.value(), lane = lanes.take(src, ot.start_s, ot.end_s);
-      nlohmann::json args = common;
-      args["bytes"] = o.bytes;
-      if (o.kind == OpKind::kTransfer) args["to"] = o.peer.value();
-      events.push_back(slice(phase, o.kind == OpKind::kTransfer ? "transfer" : "stream", lane_tid(src, lane),
-                             us(ot.start_s), us(ot.end_s) - us(ot.start_s), std::move(args)));
-      if (o.kind != OpKind::kTransfer) continue;
-      // A flow arrow from the send to a zero-length slice at the delivery.
-      const int dst = o.peer.value();
-      const uint64_t id = events.size();
-      events.push_back(slice(phase, "receive", receive_tid(dst), us(ot.end_s), 0.0, {{"from", src}, {"layer", layer}}));
-      events.push_back({{"name", "transfer"},
-                        {"cat", "flow"},
-                        {"ph", "s"},
-                        {"id", id},
-                        {"tid", lane_tid(src, lane)},
-                        {"ts", us(ot.start_s)}});
-      events.push_back({{"name", "transfer"},
-                        {"cat", "flow"},
-                        {"ph", "f"},
-                        {"bp", "e"},
-                        {"id", id},
-                        {"tid", receive_tid(dst)},
-                        {"ts", us(ot.end_s)}});
-    }
+    append_op_events(events, lanes, o, ot, s.phases()[static_cast<size_t>(o.phase)].name,
+                     schedules[ran.schedule].second, us);
   }
-  for (const auto& [key, span] : spans)
-    if (span.second > 0 && span.first <= span.second)
-      events.push_back(slice(s.phases()[static_cast<size_t>(key.second)].name, "phase", kPhaseTid + key.first,
-                             us(span.first), us(span.second) - us(span.first), {{"layer", layer}}));
+  append_phase_events(events, tr, schedules, spans, us);
 }
 
 nlohmann::json timeline_file(const std::vector<std::pair<std::string, const nlohmann::json*>>& strategies) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "nmpsim/mapping/schedule_tracker.h"
@@ -21,10 +22,12 @@ struct TimelineWindow {
   bool covers(int s, int layer) const { return s == step && layer >= first_layer && layer <= last_layer; }
 };
 
-/// Appends the events of executed layer `layer` (schedule `serial` of `tr`) to `events`, times in
-/// microseconds from `origin_s` (the step's start). Events carry no pid: timeline_file sets it.
-void append_layer_events(nlohmann::json& events, const ScheduleTracker& tr, uint64_t serial, int layer,
-                         double origin_s);
+/// Appends the events of a step's executed schedules (`schedules`: serial in `tr`, layer index in the
+/// timeline), times in microseconds from `origin_s` (the step's start), once the step's background work
+/// has ended: one set of network lanes and background phase rows for all of them, since a layer's
+/// background ops run beside the next layers'. Events carry no pid: timeline_file sets it.
+void append_step_events(nlohmann::json& events, const ScheduleTracker& tr,
+                        const std::vector<std::pair<uint64_t, int>>& schedules, double origin_s);
 
 /// The file: one process per strategy (named), its events, and the names of the threads they use.
 nlohmann::json timeline_file(const std::vector<std::pair<std::string, const nlohmann::json*>>& strategies);

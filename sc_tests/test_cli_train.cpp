@@ -1,6 +1,7 @@
 // `nmpsim run --phase train`: bad training runs are one-line errors that write nothing; a training
 // step's parts add up to it at both fidelities and flow tracks cycle (docs/MODEL.md "Training step",
 // docs/FORMATS.md "summary.json").
+#include <algorithm>
 #include <map>
 
 #include "hardening_util.h"
@@ -116,6 +117,18 @@ TEST(CliTrain, HierMoesHierarchicalAllToAllRunsInBothPasses) {
   EXPECT_DOUBLE_EQ(bytes["bwd_dispatch"] + bytes["bwd_combine"], bytes["dispatch"] + bytes["combine"]);
 }
 
+/// The timeline of the backward of both layers (records 2 and 3) of one training step of the tiny model
+/// on the 4x4 NMP chip, with `options` (strategy, attention groups) at `fidelity`.
+nlohmann::json backward_timeline(const std::string& dir, const std::string& options, const std::string& fidelity) {
+  const std::string file = dir + "/" + fidelity + ".json";
+  const CliRun r = testing::nmpsim("run --hw nmp-4x4-5t50g --model " + dir + "/tiny.json " + options +
+                                   " --phase train --batch 2 --prompt-tokens 64 --steps 1 --timeline " + file +
+                                   " --timeline-layers 2-3 --no-plots --quiet --fidelity " + fidelity + " --out " +
+                                   dir + "/" + fidelity);
+  EXPECT_EQ(r.code, 0) << r.out;
+  return r.code == 0 ? nlohmann::json::parse(testing::read_all(file)) : nlohmann::json::object();
+}
+
 TEST(CliTrain, TheTimelineShowsTheGradientSynchronisationThatOutlivesItsBackward) {
   // One attention group of all 16 PEs: the only replicated parameters are the gate's (8 experts x
   // hidden 256 x 2 B = 4096 B per layer), all-reduced over the 16 nodes' ring: 2 (g - 1) x 4096 B sent
@@ -123,19 +136,40 @@ TEST(CliTrain, TheTimelineShowsTheGradientSynchronisationThatOutlivesItsBackward
   // backward, and the timeline (records 2 and 3: the two layers' backward) must still show it.
   const std::string dir = scratch_with_tiny_model("train_timeline");
   for (const char* fidelity : {"flow", "cycle"}) {
-    const std::string file = dir + "/" + fidelity + ".json";
-    const CliRun r = testing::nmpsim("run --hw nmp-4x4-5t50g --model " + dir + "/tiny.json --strategy tp " +
-                                     "--attn-tp 16 --phase train --batch 2 --prompt-tokens 64 --steps 1 " +
-                                     "--timeline " + file + " --timeline-layers 2-3 --no-plots --quiet " +
-                                     "--fidelity " + fidelity + " --out " + dir + "/" + fidelity);
-    ASSERT_EQ(r.code, 0) << r.out;
-    const nlohmann::json t = nlohmann::json::parse(testing::read_all(file));
+    const nlohmann::json t = backward_timeline(dir, "--strategy tp --attn-tp 16", fidelity);
+    ASSERT_TRUE(t.contains("traceEvents")) << fidelity;
     std::map<int, double> grad_bytes;  // per layer record
     for (const auto& e : t["traceEvents"])
       if (e["ph"] == "X" && e["cat"] == "transfer" && e["name"] == "grad_sync")
         grad_bytes[e["args"]["layer"].get<int>()] += e["args"]["bytes"].get<double>();
     EXPECT_EQ(grad_bytes.size(), 2u) << fidelity;
     for (const auto& [layer, bytes] : grad_bytes) EXPECT_DOUBLE_EQ(bytes, 2.0 * 15 * 4096) << fidelity << layer;
+  }
+}
+
+TEST(CliTrain, BackgroundSlicesKeepTheTimelinesLanesAndRowsFreeOfOverlaps) {
+  // With four attention groups the attention's gradients are all-reduced too, and one layer's
+  // synchronisation runs beside the next layer's backward on the same nodes: every network lane and
+  // phase row must still hold slices that do not overlap (docs/FORMATS.md "Timeline").
+  const std::string dir = scratch_with_tiny_model("train_timeline_lanes");
+  for (const char* fidelity : {"flow", "cycle"}) {
+    const nlohmann::json t = backward_timeline(dir, "--strategy ep --attn-tp 4", fidelity);
+    ASSERT_TRUE(t.contains("traceEvents")) << fidelity;
+    std::map<int, std::vector<std::pair<double, double>>> rows;  // network lanes and phase rows, by tid
+    int background_phases = 0;
+    for (const auto& e : t["traceEvents"]) {
+      if (e["ph"] != "X") continue;
+      const int tid = e["tid"];
+      if (tid < 1000000 && tid % 100 < 2) continue;  // compute and receive tracks
+      if (tid >= 2000000) ++background_phases;
+      rows[tid].emplace_back(e["ts"].get<double>(), e["ts"].get<double>() + e["dur"].get<double>());
+    }
+    EXPECT_GT(background_phases, 0) << fidelity;
+    for (auto& [tid, slices] : rows) {
+      std::sort(slices.begin(), slices.end());
+      for (size_t i = 1; i < slices.size(); ++i)
+        EXPECT_LE(slices[i - 1].second, slices[i].first + 1e-9) << fidelity << " tid " << tid;
+    }
   }
 }
 

@@ -190,6 +190,11 @@ class FluidEngine {
   /// Fixes flow fi's rate at `level` x its weight and takes it off its resources.
   void freeze(size_t fi, double level);
   std::vector<char> frozen_;
+  /// fill's resources for the next rounds: those of live_ whose share is at most the returned
+  /// threshold (every one of them when few are left); saturated ones leave live_.
+  double choose_near();
+  std::vector<int> near_;
+  std::vector<double> scratch_;
 
   // Messages that fit in one VC buffer cross the mesh hop by hop (flow/fluid_hops.cpp): at each
   // resource of their path they wait for the messages ahead of them there, are served at its

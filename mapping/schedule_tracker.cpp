@@ -22,7 +22,8 @@ void ScheduleTracker::index_new_ops(uint64_t serial, double now) {
   const size_t n = ops.size(), first = static_cast<size_t>(L.indexed);
   if (first == n) return;
   L.pending.resize(n, 0);
-  L.next.resize(n);
+  L.head.resize(n, -1);
+  L.tail.resize(n, -1);
   L.done.resize(n, 0);
   L.cancelled.resize(n, 0);
   L.t.resize(n);
@@ -35,14 +36,19 @@ void ScheduleTracker::index_new_ops(uint64_t serial, double now) {
       if (d < 0 || static_cast<size_t>(d) >= n) throw std::logic_error("schedule: dependency on a missing op");
       if (L.done[static_cast<size_t>(d)]) continue;
       ++L.pending[i];
-      L.next[static_cast<size_t>(d)].push_back(static_cast<OpId>(i));
+      const int link = static_cast<int>(L.links.size());
+      L.links.push_back(Live::Link{static_cast<OpId>(i), -1});
+      int& tail = L.tail[static_cast<size_t>(d)];
+      (tail < 0 ? L.head[static_cast<size_t>(d)] : L.links[static_cast<size_t>(tail)].next) = link;
+      tail = link;
     }
   }
   L.indexed = static_cast<int>(n);
-  std::vector<OpRef> instant;
+  std::vector<OpRef> instant = take_scratch();
   for (size_t i = first; i < n; ++i)
     if (L.pending[i] == 0) make_ready(serial, static_cast<OpId>(i), now, instant);
   drain(instant, now);
+  give_back(std::move(instant));
 }
 
 void ScheduleTracker::make_ready(uint64_t serial, OpId op, double t, std::vector<OpRef>& instant) {
@@ -73,8 +79,10 @@ void ScheduleTracker::finish(OpRef r, double t, std::vector<OpRef>& instant) {
   const Op& o = L.s->op(r.op);
   if (--L.phase_left[static_cast<size_t>(o.phase)] == 0) phases_ended_.emplace_back(r.schedule, o.phase);
   --(o.stream == kForeground ? L.fg_left : L.bg_left);
-  for (OpId s : L.next[i])
+  for (int k = L.head[i]; k >= 0; k = L.links[static_cast<size_t>(k)].next) {
+    const OpId s = L.links[static_cast<size_t>(k)].op;
     if (--L.pending[static_cast<size_t>(s)] == 0) make_ready(r.schedule, s, t, instant);
+  }
   const auto w = waiters_.find(op_key(r));
   if (w != waiters_.end()) {
     for (OpRef x : w->second) instant.push_back(x);
@@ -83,8 +91,22 @@ void ScheduleTracker::finish(OpRef r, double t, std::vector<OpRef>& instant) {
 }
 
 void ScheduleTracker::complete(OpRef r, double t) {
-  std::vector<OpRef> instant{r};
+  std::vector<OpRef> instant = take_scratch();
+  instant.push_back(r);
   drain(instant, t);
+  give_back(std::move(instant));
+}
+
+std::vector<OpRef> ScheduleTracker::take_scratch() {
+  if (scratch_.empty()) return {};
+  std::vector<OpRef> v = std::move(scratch_.back());
+  scratch_.pop_back();
+  return v;
+}
+
+void ScheduleTracker::give_back(std::vector<OpRef>&& v) {
+  v.clear();
+  scratch_.push_back(std::move(v));
 }
 
 void ScheduleTracker::drain(std::vector<OpRef>& instant, double t) {

@@ -70,8 +70,15 @@ class ScheduleTracker {
  private:
   struct Live {
     std::shared_ptr<LayerSchedule> s;
-    std::vector<int> pending;             // dependencies not yet done
-    std::vector<std::vector<OpId>> next;  // ops waiting for each op
+    std::vector<int> pending;  // dependencies not yet done
+    // The ops waiting for each op, in the order their dependencies were indexed: a list per op
+    // through one pool of links (head and tail by op; -1 when none), without an allocation per op.
+    struct Link {
+      OpId op;
+      int next;
+    };
+    std::vector<int> head, tail;
+    std::vector<Link> links;
     std::vector<char> done;
     std::vector<char> cancelled;
     std::vector<OpTiming> t;
@@ -84,6 +91,11 @@ class ScheduleTracker {
   void make_ready(uint64_t serial, OpId op, double t, std::vector<OpRef>& instant);
   void finish(OpRef r, double t, std::vector<OpRef>& instant);
   void drain(std::vector<OpRef>& instant, double t);
+  /// Scratch lists of ops that complete at once, reused (complete() can be re-entered from the
+  /// phase hook, so each call takes its own).
+  std::vector<OpRef> take_scratch();
+  void give_back(std::vector<OpRef>&& v);
+  std::vector<std::vector<OpRef>> scratch_;
 
   PhaseDone on_phase_done_;
   std::map<uint64_t, Live> live_;

@@ -4,9 +4,9 @@
 # under /usr/bin/time; then the fitted exponents (least squares of log cost on log size) and, with
 # gnuplot, a log-log plot. A benchmark, not a test.
 # Usage: bench/scale.sh [NMPSIM] [OUT.png] [TIMEOUT_S]
-#   prints TSV: sweep, fidelity, nodes, batch, wall_s, peak_rss_mib, exit (124: stopped at the timeout)
-# About 40 minutes on a 2-core machine with the default timeout of 900 s per run (cycle fidelity at
-# 64x64 is stopped there).
+#   prints TSV: sweep, fidelity, nodes, batch, wall_s, peak_rss_mib, link_gbytes (the bytes all links
+#   carried: the network's work), exit (124: stopped at the timeout)
+# About 5 minutes on a 2-core machine (the slowest run, cycle fidelity at 64x64, about a minute).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-build/apps/nmpsim}
@@ -25,32 +25,37 @@ measure() {  # measure SWEEP FIDELITY MESH BATCH
   timeout "$limit" /usr/bin/time -f "%M %e" -o "$tmp/time" "$bin" run --fidelity "$fid" "${jobs[@]}" --no-plots \
     --quiet --steps 1 --no-cache --hw nmp-8x8-5t50g --set mesh.width="$m" --set mesh.height="$m" --model "$model" \
     --attn-tp 16 --batch "$b" --strategy ep --out "$tmp/o" > /dev/null 2> "$tmp/err"
-  local code=$? kb=0 sec=$limit
+  local code=$? kb=0 sec=$limit gb=0
   if [ "$code" -ne 124 ]; then read -r kb sec < <(tail -1 "$tmp/time"); fi
-  printf '%s\t%s\t%d\t%d\t%s\t%.1f\t%d\n' "$sweep" "$fid" $((m * m)) "$b" "$sec" "$(echo "$kb / 1024" | bc -l)" \
-    "$code" | tee -a "$out"
+  if [ "$code" -eq 0 ]; then
+    gb=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; ++i) if ($i == "bytes") c = i; next } { s += $c } END { print s / 1e9 }' \
+      "$tmp/o/links.csv")
+  fi
+  printf '%s\t%s\t%d\t%d\t%s\t%.1f\t%.3f\t%d\n' "$sweep" "$fid" $((m * m)) "$b" "$sec" "$(echo "$kb / 1024" | bc -l)" \
+    "$gb" "$code" | tee -a "$out"
 }
-printf 'sweep\tfidelity\tnodes\tbatch\twall_s\tpeak_rss_mib\texit\n'
+printf 'sweep\tfidelity\tnodes\tbatch\twall_s\tpeak_rss_mib\tlink_gbytes\texit\n'
 for fid in flow cycle; do
   for m in 8 16 32 64; do measure nodes "$fid" "$m" 256; done
-  for b in 64 1024; do measure batch "$fid" 32 "$b"; done
+  for b in 64 1024 4096; do measure batch "$fid" 32 "$b"; done
 done
 # The batch sweep shares the 32x32 batch-256 point of the nodes sweep.
-awk -F'\t' '$1 == "nodes" && $3 == 1024 { print "batch\t" $2 "\t" $3 "\t" $4 "\t" $5 "\t" $6 "\t" $7 }' "$out" >> "$out"
+awk -F'\t' -v OFS='\t' '$1 == "nodes" && $3 == 1024 { $1 = "batch"; print }' "$out" >> "$out"
 python3 - "$out" <<'PY'
 import math, sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
 for sweep, col in (("nodes", 2), ("batch", 3)):
     for fid in ("flow", "cycle"):
-        pts = [(float(r[col]), float(r[4]), float(r[5])) for r in rows if r[0] == sweep and r[1] == fid and r[6] == "0"]
+        pts = [(float(r[col]), float(r[4]), float(r[5]), float(r[6])) for r in rows
+               if r[0] == sweep and r[1] == fid and r[7] == "0"]
         if len(pts) < 2:
             continue
         def slope(i):
             xs = [math.log(p[0]) for p in pts]; ys = [math.log(p[i]) for p in pts]
             mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
             return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
-        print(f"# {fid} against {sweep}: time ~ {sweep}^{slope(1):.2f}, peak memory ~ {sweep}^{slope(2):.2f} "
-              f"({len(pts)} points)")
+        print(f"# {fid} against {sweep}: time ~ {sweep}^{slope(1):.2f}, peak memory ~ {sweep}^{slope(2):.2f}, "
+              f"link bytes ~ {sweep}^{slope(3):.2f} ({len(pts)} points)")
 PY
 if [ -n "$png" ] && command -v gnuplot > /dev/null; then
   # gnuplot sees no user string: it reads and writes fixed names in the scratch directory.
@@ -59,7 +64,7 @@ import sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
 for sweep, col in (("nodes", 2), ("batch", 3)):
     for fid in ("flow", "cycle"):
-        pts = sorted((r for r in rows if r[0] == sweep and r[1] == fid and r[6] == "0"), key=lambda r: int(r[col]))
+        pts = sorted((r for r in rows if r[0] == sweep and r[1] == fid and r[7] == "0"), key=lambda r: int(r[col]))
         with open(f"{sys.argv[2]}/{sweep}_{fid}.dat", "w") as f:
             f.writelines("\t".join(r) + "\n" for r in pts)
 PY

@@ -40,32 +40,33 @@ void FluidEngine::index_flows() {
   const size_t nf = active_.size();
   glob_.clear();
   lpath_begin_.resize(nf + 1);
-  lpath_.clear();
+  lpath_.resize(live_path_len_);
+  size_t at = 0;
   for (size_t i = 0; i < nf; ++i) {
     const Flow& f = flows_[static_cast<size_t>(active_[i])];
-    lpath_begin_[i] = static_cast<int>(lpath_.size());
+    lpath_begin_[i] = static_cast<int>(at);
     for (uint32_t k = 0; k < f.path_len; ++k) {
       const size_t r = static_cast<size_t>(paths_[f.path_begin + k]);
       if (local_[r] < 0) {
         local_[r] = static_cast<int>(glob_.size());
         glob_.push_back(static_cast<int>(r));
       }
-      lpath_.push_back(local_[r]);
+      lpath_[at++] = local_[r];
     }
   }
-  lpath_begin_[nf] = static_cast<int>(lpath_.size());
+  lpath_begin_[nf] = static_cast<int>(at);
+  // Flows by resource (CSR); crossing_now_ already counts the flows on each resource.
   const size_t nr = glob_.size();
-  crossing_.assign(nr, 0);
-  for (int l : lpath_) ++crossing_[static_cast<size_t>(l)];
-  // Flows by resource (CSR).
+  crossing_.resize(nr);
   list_begin_.resize(nr + 1);
+  list_fill_.resize(nr);
   int offset = 0;
   for (size_t l = 0; l < nr; ++l) {
-    list_begin_[l] = offset;
+    crossing_[l] = crossing_now_[static_cast<size_t>(glob_[l])];
+    list_begin_[l] = list_fill_[l] = offset;
     offset += crossing_[l];
   }
   list_begin_[nr] = offset;
-  list_fill_.assign(list_begin_.begin(), list_begin_.end() - 1);
   list_.resize(static_cast<size_t>(offset));
   for (size_t i = 0; i < nf; ++i)
     for (int k = lpath_begin_[i]; k < lpath_begin_[i + 1]; ++k) {

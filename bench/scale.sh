@@ -47,7 +47,7 @@ rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
 for sweep, col in (("nodes", 2), ("batch", 3)):
     for fid in ("flow", "cycle"):
         pts = [(float(r[col]), float(r[4]), float(r[5]), float(r[6])) for r in rows
-               if r[0] == sweep and r[1] == fid and r[7] == "0"]
+               if r[0] == sweep and r[1] == fid and r[7] == "0" and min(map(float, r[4:7])) > 0]
         if len(pts) < 2:
             continue
         def slope(i):
@@ -87,4 +87,8 @@ plot "batch_flow.dat" u 4:5 w lp t "flow: time", "batch_cycle.dat" u 4:5 w lp t 
 unset multiplot
 GP
   cp "$tmp/scale.png" "$png"
+fi
+if awk -F'\t' '$8 != 0 && $8 != 124 { bad = 1 } END { exit !bad }' "$out"; then
+  echo "scale.sh: a run failed (exit column)" >&2
+  exit 1
 fi

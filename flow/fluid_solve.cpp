@@ -122,7 +122,7 @@ void FluidEngine::fill() {
   while (unfrozen_flows > 0 && !live_.empty()) {
     double level = kNever;
     for (int l : near_) level = std::min(level, share_[static_cast<size_t>(l)]);
-    if (level == kNever || level > threshold) {
+    if (near_.empty() || level > threshold) {
       threshold = choose_near();
       continue;
     }
@@ -152,7 +152,7 @@ double FluidEngine::choose_near() {
   live_.resize(keep);
   near_.clear();
   if (live_.empty()) return kNever;
-  constexpr size_t kNear = 128;  // 32 to 512 all within 7% on the 32x32 benchmark
+  const size_t kNear = near_size_;
   double threshold = kNever;
   if (live_.size() > kNear) {
     scratch_.clear();

@@ -25,11 +25,12 @@ AnalyticalHardware line_hw(int nodes, int ni_queues) {
   return hw;
 }
 
-/// Runs the network until idle; delivery time by cookie.
-std::map<uint64_t, double> drain(FluidNetwork& net) {
+/// Runs the network (a FluidNetwork or a bare FluidEngine) until idle; delivery time by cookie.
+template <class Net>
+std::map<uint64_t, double> drain(Net& net, int max_steps = 10000) {
   std::map<uint64_t, double> at;
-  std::vector<FluidNetwork::Delivery> got;
-  for (int guard = 0; !net.idle() && guard < 10000; ++guard) {
+  std::vector<FluidEngine::Delivery> got;
+  for (int guard = 0; !net.idle() && guard < max_steps; ++guard) {
     net.advance(net.next_event_s(), got);
     for (const auto& d : got) at[d.cookie] = d.time_s;
     got.clear();
@@ -292,15 +293,7 @@ TEST(FluidNetwork, TheFillingsNearResourcesGiveTheRatesOfAScanOfEveryResource) {
         const int src = static_cast<int>(next() % 36), dst = static_cast<int>(next() % 36);
         net.send(0, src, dst, 1000.0 * static_cast<double>(1 + next() % 300), i);
       }
-      std::map<uint64_t, double> at;
-      std::vector<FluidEngine::Delivery> got;
-      for (int guard = 0; !net.idle() && guard < 100000; ++guard) {
-        net.advance(net.next_event_s(), got);
-        for (const auto& d : got) at[d.cookie] = d.time_s;
-        got.clear();
-      }
-      EXPECT_TRUE(net.idle());
-      return at;
+      return drain(net, 100000);
     };
     const auto all = run(100000);
     ASSERT_EQ(all.size(), 600u);

@@ -195,7 +195,8 @@ class FluidEngine {
   void freeze(size_t fi, double level);
   std::vector<char> frozen_;
   /// fill's resources for the next rounds: those of live_ whose share is at most the returned
-  /// threshold (every one of them when few are left); saturated ones leave live_.
+  /// threshold, plus a rounding slack of 2e-12 (every one of them when few are left); saturated ones
+  /// leave live_.
   double choose_near();
   std::vector<int> near_;
   std::vector<double> scratch_;

@@ -145,20 +145,20 @@ void FluidEngine::fill() {
 }
 
 double FluidEngine::choose_near() {
-  // The unsaturated resources, and among them the kNear lowest shares (all of them when few).
+  // The unsaturated resources, and among them the near_size_ lowest shares (all of them when few).
   size_t keep = 0;
   for (int l : live_)
     if (unfrozen_[static_cast<size_t>(l)] > 0) live_[keep++] = l;
   live_.resize(keep);
   near_.clear();
   if (live_.empty()) return kNever;
-  const size_t kNear = near_size_;
+  const size_t want = near_size_;
   double threshold = kNever;
-  if (live_.size() > kNear) {
+  if (live_.size() > want) {
     scratch_.clear();
     for (int l : live_) scratch_.push_back(share_[static_cast<size_t>(l)]);
-    std::nth_element(scratch_.begin(), scratch_.begin() + kNear - 1, scratch_.end());
-    threshold = scratch_[kNear - 1];
+    std::nth_element(scratch_.begin(), scratch_.begin() + static_cast<long>(want) - 1, scratch_.end());
+    threshold = scratch_[want - 1];
   }
   // Also those within a round's rounding of the threshold, so that a round at a level up to it
   // finds every resource it saturates in near_.

@@ -41,13 +41,16 @@ for fid in flow cycle; do
 done
 # The batch sweep shares the 32x32 batch-256 point of the nodes sweep.
 awk -F'\t' -v OFS='\t' '$1 == "nodes" && $3 == 1024 { $1 = "batch"; print }' "$out" >> "$out"
-python3 - "$out" <<'PY'
+python3 - "$out" "$tmp" <<'PY'
+# The fitted exponents, and each sweep's points in order of size for the plot ($tmp/SWEEP_FID.dat).
 import math, sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
 for sweep, col in (("nodes", 2), ("batch", 3)):
     for fid in ("flow", "cycle"):
-        pts = [(float(r[col]), float(r[4]), float(r[5]), float(r[6])) for r in rows
-               if r[0] == sweep and r[1] == fid and r[7] == "0" and min(map(float, r[4:7])) > 0]
+        done = sorted((r for r in rows if r[0] == sweep and r[1] == fid and r[7] == "0"), key=lambda r: int(r[col]))
+        with open(f"{sys.argv[2]}/{sweep}_{fid}.dat", "w") as f:
+            f.writelines("\t".join(r) + "\n" for r in done)
+        pts = [(float(r[col]), float(r[4]), float(r[5]), float(r[6])) for r in done if min(map(float, r[4:7])) > 0]
         if len(pts) < 2:
             continue
         def slope(i):
@@ -59,15 +62,6 @@ for sweep, col in (("nodes", 2), ("batch", 3)):
 PY
 if [ -n "$png" ] && command -v gnuplot > /dev/null; then
   # gnuplot sees no user string: it reads and writes fixed names in the scratch directory.
-  python3 - "$out" "$tmp" <<'PY'
-import sys
-rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
-for sweep, col in (("nodes", 2), ("batch", 3)):
-    for fid in ("flow", "cycle"):
-        pts = sorted((r for r in rows if r[0] == sweep and r[1] == fid and r[7] == "0"), key=lambda r: int(r[col]))
-        with open(f"{sys.argv[2]}/{sweep}_{fid}.dat", "w") as f:
-            f.writelines("\t".join(r) + "\n" for r in pts)
-PY
   (cd "$tmp" && gnuplot) <<'GP'
 set terminal pngcairo noenhanced size 1100,450 font ",11"
 set output "scale.png"

@@ -115,7 +115,7 @@ void FluidEngine::fill() {
   // threshold when it was set, as long as the round's level stays below it: the rounds scan that
   // subset (`near_`, in the order of `live_`, so that the rates are the same to the bit as with a
   // scan of every resource), and it is chosen again, from the resources still unsaturated, when the
-  // level passes the threshold (docs/PERFORMANCE.md "Scale").
+  // level passes the threshold (docs/PERFORMANCE.md "Scale"; a heap of shares was slower there).
   size_t unfrozen_flows = nf;
   double threshold = -kNever;
   near_.clear();

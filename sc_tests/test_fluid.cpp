@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <random>
 
 #include "mapping_test_util.h"
 #include "nmpsim/flow/fluid_replay.h"
@@ -287,11 +288,11 @@ TEST(FluidNetwork, TheFillingsNearResourcesGiveTheRatesOfAScanOfEveryResource) {
     const auto run = [&](size_t near) {
       FluidEngine net(hw);
       net.set_near_size(near);
-      uint64_t seed = 12345;
-      const auto next = [&seed] { return (seed = seed * 6364136223846793005ULL + 1442695040888963407ULL) >> 33; };
+      std::mt19937_64 rng(12345);
+      std::uniform_int_distribution<int> node(0, 35), kbytes(1, 300);
       for (uint64_t i = 0; i < 600; ++i) {
-        const int src = static_cast<int>(next() % 36), dst = static_cast<int>(next() % 36);
-        net.send(0, src, dst, 1000.0 * static_cast<double>(1 + next() % 300), i);
+        const int src = node(rng), dst = node(rng);
+        net.send(0, src, dst, 1000.0 * kbytes(rng), i);
       }
       return drain(net, 100000);
     };

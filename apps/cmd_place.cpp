@@ -97,7 +97,7 @@ int build_placement(const mapping::Registry& registry, const std::string& name, 
 int cmd_place(const std::vector<std::string>& args) {
   mapping::Registry registry;
   methods::register_all(registry);
-  std::string out = "placement.json";
+  std::string out = "placement.json", cache_dir;
   SpecOptions so;
   po::options_description desc(
       "nmpsim place: build a placement file for nmpsim run --strategy FILE\n\n"
@@ -107,6 +107,9 @@ int cmd_place(const std::vector<std::string>& args) {
   desc.add_options()
     ("help", "show this help")
     ("out", po::value(&out)->default_value(out), "placement JSON to write (format in docs/FORMATS.md)")
+    ("cache-dir", po::value(&cache_dir),
+     "reuse solved placements from DIR and keep new ones there, as nmpsim run does (default: none, place always "
+     "solves); hdmoe then reuses hdmoe-node's solve")
     ("quiet", "print nothing but errors (and a tool's result)");
   // clang-format on
   std::map<std::string, std::string> tool_values;
@@ -145,9 +148,13 @@ int cmd_place(const std::vector<std::string>& args) {
   so.apply(vm, spec, registry);
   ExperimentOptions opt;
   opt.registry = &registry;
-  mapping::PlacementCache memory("");  // within this command only: `place` always solves
-  opt.cache = &memory;
   const bool quiet = vm.count("quiet") > 0;
+  if (vm.count("cache-dir") && cache_dir.empty()) throw UsageError("--cache-dir: empty value");
+  // Without --cache-dir, within this command only: `place` always solves.
+  mapping::PlacementCache memory(cache_dir, [quiet](const std::string& w) {
+    if (!quiet) std::fprintf(stderr, "%s\n", w.c_str());
+  });
+  opt.cache = &memory;
   opt.note = [quiet](const std::string& line) {
     if (!quiet) std::fprintf(stderr, "%s\n", line.c_str());
   };

@@ -22,11 +22,25 @@ REF = os.path.join(os.path.dirname(__file__), "..", "data", "reference", "hdmoe"
 MODELS = {"mixtral": "mixtral-8x7b", "ds": "deepseek-v2-lite", "qwen": "qwen2-57b-a14b"}
 
 
+def die(message):
+    """A one-line error and exit code 2, as every nmpsim command."""
+    print("error: " + message, file=sys.stderr)
+    sys.exit(2)
+
+
+def number_list(text, cast, flag):
+    """`1,4,30` as numbers, or a one-line error naming the flag."""
+    try:
+        return [cast(x) for x in text.split(",")]
+    except ValueError:
+        die("%s: expected numbers separated by commas, got '%s'" % (flag, text))
+
+
 def preset(cfg):
     def num(x):
         return ("%g" % x)
     x, y = cfg["mesh_shape"]
-    return "hdmoe-%dx%d-%st%sg" % (x, y, num(cfg["comp_TFLOPS"]), num(cfg["BW_GBPS"]))
+    return "nmp-%dx%d-%st%sg" % (x, y, num(cfg["comp_TFLOPS"]), num(cfg["BW_GBPS"]))
 
 
 def account(binary, out, cfg, strategies, seed=1, extra=()):
@@ -155,7 +169,7 @@ def main():
     ap.add_argument("--hdmoe", action="store_true")
     a = ap.parse_args()
     if not os.access(a.bin, os.X_OK):
-        sys.exit("error: %s is not an executable (build first, or pass --bin)" % a.bin)
+        die("%s is not an executable (build first, or pass --bin)" % a.bin)
     with open(REF) as f:
         ref = json.load(f)
     tmp = a.out or tempfile.mkdtemp(prefix="hdmoe-authors-")
@@ -169,4 +183,7 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except subprocess.CalledProcessError as e:  # nmpsim printed its one-line error above
+        die("%s exited with %d" % (" ".join(str(x) for x in e.cmd[:2]), e.returncode))

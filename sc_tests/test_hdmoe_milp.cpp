@@ -97,6 +97,31 @@ TEST(HdmoeWrap, FillsNodesInOrderAndSplitsAtTheirEnds) {
   for (size_t j = 0; j < want.size(); ++j) EXPECT_NEAR(P[j], want[j], 1e-12) << j;
 }
 
+TEST(HdmoeApportion, GivesEachFurtherNodeToTheBusiestExpertPerNode) {
+  NodeBalanceProblem pb = tiny();
+  pb.nodes = 6;
+  // One node each; then per node 0.5 > 0.3 > 0.2: expert 0 gets a second node (0.25 per node); then
+  // 0.3 > 0.25: expert 1 a second (0.15); then 0.25 > 0.2: expert 0 a third.
+  pb.freq = {0.5, 0.3, 0.2};
+  const std::vector<double> P = apportioned_start(pb);
+  const std::vector<double> want = {1. / 3, 1. / 3, 1. / 3, 0,   0,   0,  // expert 0 on nodes 0-2
+                                    0,      0,      0,      0.5, 0.5, 0,  // expert 1 on nodes 3-4
+                                    0,      0,      0,      0,   0,   1};
+  for (size_t j = 0; j < want.size(); ++j) EXPECT_NEAR(P[j], want[j], 1e-12) << j;
+}
+
+TEST(HdmoeApportion, PacksWholeExpertsHeaviestFirstWhenNodesAreFewer) {
+  NodeBalanceProblem pb = tiny();
+  pb.experts = 4;
+  pb.freq = {0.1, 0.4, 0.2, 0.3};  // heaviest first: 0.4 -> node 0, 0.3 -> node 1, 0.2 -> node 1, 0.1 -> node 0
+  pb.max_shares_per_node = 4;
+  const std::vector<double> P = apportioned_start(pb);
+  const std::vector<double> want = {1, 0, 1, 0, 0, 1, 0, 1};
+  for (size_t j = 0; j < want.size(); ++j) EXPECT_NEAR(P[j], want[j], 1e-12) << j;
+  pb.max_shares_per_node = 1;  // four whole experts do not fit on two nodes of one share each
+  EXPECT_TRUE(apportioned_start(pb).empty());
+}
+
 TEST(HdmoeWrap, BalancesTheMeanBatchWithFewerThanDSplits) {
   const NodeBalanceProblem pb = layer_problem(model_preset("qwen2-57b-a14b"), 0.6, 0);
   const std::vector<double> P = wrap_around_split(pb);

@@ -21,12 +21,27 @@
 
 namespace nmpsim::methods::hdmoe {
 
+/// The authors' assumptions, each of which can be switched to nmpsim's hardware model one at a time to
+/// measure how much of their gain it carries (docs/MODEL.md "The authors' accounting: toggles").
+/// Defaults are theirs.
+struct AuthorsToggles {
+  int matrices = 1;             ///< FLOPs of this many h x IS matrices per token and expert (SwiGLU: 3)
+  double tp_bytes = 4;          ///< bytes per element of TP's exchange (theirs 4; FP16 activations 2)
+  int sampled_batches = 0;      ///< 0: expected loads of the whole trace; N: the mean over N batches of the trace
+  bool shared_experts = false;  ///< the model's shared experts' FLOPs (and weights), split evenly over the nodes
+  /// Per node max(FLOPs / F, weight bytes of its shares / DRAM bandwidth) with the model's matrices and
+  /// weight bytes, and no expert weights in C (theirs: FLOPs only, and two matrices of every expert read
+  /// at 625 GB/s split perfectly over the nodes inside C).
+  bool dram = false;
+};
+
 struct AuthorsConfig {
   int batch = 16;             ///< B
   int context = 1024;         ///< L
   int eval_intermediate = 0;  ///< IS when evaluating (0: the model's; their Qwen2 runs use 18944)
   bool random_mesh = false;   ///< a new random device-to-cell map per layer (their EP baseline)
   uint64_t seed = 1;          ///< aggregator choices and random meshes
+  AuthorsToggles toggles;
 };
 
 /// f_{l,i} over the whole trace: (tokens choosing i + [l >= E]) / tokens (their old line adds one count
@@ -39,10 +54,13 @@ struct AuthorsGroups {
   std::vector<double> phi;
 };
 AuthorsGroups authors_groups(const mapping::RoutingTrace& t, int layer);
+/// The same over the tokens [first, first + count).
+AuthorsGroups authors_groups(const mapping::RoutingTrace& t, int layer, size_t first, size_t count);
 
-/// The constant per-layer term C, seconds (D nodes, F FLOP/s per node).
+/// The constant per-layer term C, seconds (D nodes, F FLOP/s per node); without the read of the
+/// experts' weights when `expert_weights` is false.
 double authors_constant_s(const mapping::ModelSpec& m, int intermediate, int batch, int context, int nodes,
-                          double flops);
+                          double flops, bool expert_weights = true);
 /// t_comp of one layer: P as [expert * nodes + node].
 double authors_compute_s(const std::vector<double>& P, int nodes, const std::vector<double>& f, int batch, int hidden,
                          int intermediate, double flops);

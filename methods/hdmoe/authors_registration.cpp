@@ -11,8 +11,16 @@ namespace {
 
 nlohmann::json resolve(const nlohmann::json& given, const std::string& where) {
   const JsonFields f(given, where, "");
+  const std::string loads = f.string("loads", "expected");
+  if (loads != "expected" && loads != "sampled") f.fail("loads", "expected expected or sampled");
   nlohmann::json o = {{"eval_intermediate", f.integer("eval_intermediate", 0, 1 << 24, 0)},
-                      {"random_mesh_for", f.string("random_mesh_for", "ep")}};
+                      {"random_mesh_for", f.string("random_mesh_for", "ep")},
+                      {"matrices", f.integer("matrices", 1, 3, 1)},
+                      {"tp_bytes", f.number_in("tp_bytes", 0.125, 8, 4.0, "bytes")},
+                      {"loads", loads},
+                      {"sampled_batches", f.integer("sampled_batches", 1, 1024, 8)},
+                      {"shared_experts", f.boolean("shared_experts", false)},
+                      {"dram", f.boolean("dram", false)}};
   f.no_unknown_keys();
   return o;
 }
@@ -25,6 +33,11 @@ StrategyResult account(const Placement& p, const AccountingInputs& in, const nlo
   cfg.eval_intermediate = o.at("eval_intermediate").get<int>();
   cfg.random_mesh = o.at("random_mesh_for").get<std::string>() == p.strategy;
   cfg.seed = in.seed;
+  cfg.toggles.matrices = o.at("matrices").get<int>();
+  cfg.toggles.tp_bytes = o.at("tp_bytes").get<double>();
+  cfg.toggles.sampled_batches = o.at("loads").get<std::string>() == "sampled" ? o.at("sampled_batches").get<int>() : 0;
+  cfg.toggles.shared_experts = o.at("shared_experts").get<bool>();
+  cfg.toggles.dram = o.at("dram").get<bool>();
   const AuthorsResult a = authors_account(p, in.model, in.hw, in.trace, cfg);
   StrategyResult r(p.strategy, Fidelity::kFlow, in.hw.topology.nodes());
   const int expert = r.phase_index(Phase{"expert", PhaseFamily::kMoeCompute});
@@ -51,7 +64,16 @@ void register_authors_accounting(Registry& r) {
       "mesh at 1 B/element with aggregators, constant C per layer; data/reference/hdmoe/ACCOUNTING.md)",
       {{"eval_intermediate", "0", "expert intermediate size when evaluating (0: the model's; their Qwen2 runs: 18944)"},
        {"random_mesh_for", "ep",
-        "the strategy of the run whose devices get a new random mesh cell per layer (their EP), or none"}},
+        "the strategy of the run whose devices get a new random mesh cell per layer (their EP), or none"},
+       // Their assumptions, each switchable to nmpsim's model (docs/MODEL.md "The authors' accounting: toggles").
+       {"matrices", "1", "expert matrices in the FLOPs: 1 (theirs) .. 3 (SwiGLU)"},
+       {"tp_bytes", "4", "bytes per element of TP's exchange (theirs 4; FP16 2)"},
+       {"loads", "expected",
+        "expected (the whole trace's loads, theirs) | sampled (the mean over batches of the trace)"},
+       {"sampled_batches", "8", "loads=sampled: batches spread evenly over the trace"},
+       {"shared_experts", "false", "charge the model's shared experts, split evenly over the nodes (theirs: ignored)"},
+       {"dram", "false",
+        "per node max(FLOPs, its shares' weights / DRAM bandwidth), expert weights out of C (theirs: FLOPs only)"}},
       resolve,
       account,
       {"random_mesh_for"}});

@@ -221,26 +221,37 @@ MappingResult link_balance(const Placement& node_balanced, const ModelSpec& m, c
 Placement with_link_balance(Placement p, const MappingResult& mr, const ModelSpec& m, const AnalyticalHardware& hw,
                             const RoutingTrace& profile, const HdmoeOptions& opt) {
   p.strategy = "hdmoe";
-  const Placement identity = p;
+  Placement identity = p;
   for (size_t n = 0; n < mr.node_map.size(); ++n) p.node_map[n] = mapping::PhysicalNode(mr.node_map[n]);
-  nlohmann::json lb = {{"method", mr.method},
-                       {"evaluations", mr.best_by_evaluation.size()},
-                       {"identity_cost_us", mr.identity_cost * 1e6},
-                       {"best_cost_us", mr.cost * 1e6},
-                       {"seconds", mr.seconds}};
+  p.solver["link_balance"] = {{"method", mr.method},
+                              {"cost", "flow"},
+                              {"evaluations", mr.best_by_evaluation.size()},
+                              {"identity_cost_us", mr.identity_cost * 1e6},
+                              {"best_cost_us", mr.cost * 1e6},
+                              {"seconds", mr.seconds}};
+  return kept_if_faster(std::move(p), std::move(identity), m, hw, profile, opt);
+}
+
+Placement kept_if_faster(Placement linked, Placement identity, const ModelSpec& m, const AnalyticalHardware& hw,
+                         const RoutingTrace& profile, const HdmoeOptions& opt) {
+  nlohmann::json& lb = linked.solver["link_balance"];
   const HeldOut h = held_out(opt, profile);
   if (!h.first_tokens.empty()) {
-    // The search's cost is the link-load bound of dispatch and combine; keep its map only if the
-    // layers run faster with it on the held-out batches.
-    const double with = held_out_total_s(p, m, hw, profile, h), without = held_out_total_s(identity, m, hw, profile, h);
+    // The search's cost is a model (the link-load bound, or the authors' store-and-forward); keep its
+    // map only if the layers run faster with it on the held-out batches.
+    const double with = held_out_total_s(linked, m, hw, profile, h),
+                 without = held_out_total_s(identity, m, hw, profile, h);
     lb["held_out_moe_us"] = with * 1e6;
     lb["held_out_moe_us_identity"] = without * 1e6;
     lb["kept"] = with <= without;
-    if (with > without) p.node_map = identity.node_map;
+    if (with > without) {
+      identity.strategy = linked.strategy;
+      identity.solver = linked.solver;
+      linked = std::move(identity);
+    }
   }
-  p.solver["link_balance"] = lb;
-  p.validate("hdmoe");
-  return p;
+  linked.validate("hdmoe");
+  return linked;
 }
 
 Placement make_hdmoe(const ModelSpec& m, const AnalyticalHardware& hw, const RoutingTrace& profile,

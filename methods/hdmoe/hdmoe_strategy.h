@@ -35,6 +35,10 @@ struct HdmoeOptions {
   /// our solver with theirs under their accounting (docs/MODEL.md).
   bool authors_objective = false;
   Mapper mapper = Mapper::kBayesian;
+  /// Link balance's cost: false, one node map for the model against the flow-level link load of sampled
+  /// batches (link_balance.h); true, a map per layer against the authors' store-and-forward simulation
+  /// (authors_link_balance.h).
+  bool authors_link_cost = false;
   int evaluations = 150;    ///< mapping cost evaluations
   int mapping_samples = 4;  ///< sampled batches (layers) in the mapping cost
   uint64_t seed = 1;
@@ -58,6 +62,11 @@ MappingResult link_balance(const Placement& node_balanced, const ModelSpec& m, c
 /// With opt.selection_batches, the map is kept only if the held-out batches run faster with it.
 Placement with_link_balance(Placement node_balanced, const MappingResult& mr, const ModelSpec& m,
                             const AnalyticalHardware& hw, const RoutingTrace& profile, const HdmoeOptions& opt);
+/// `linked` (a link-balanced placement with solver["link_balance"]) or, when opt.selection_batches > 0
+/// and the held-out batches run slower with it, `identity` (its node-balance input) under linked's name
+/// and solver record, with the held-out times and `kept` recorded.
+Placement kept_if_faster(Placement linked, Placement identity, const ModelSpec& m, const AnalyticalHardware& hw,
+                         const RoutingTrace& profile, const HdmoeOptions& opt);
 /// The held-out batches of opt (empty first_tokens when opt.selection_batches is 0).
 HeldOut held_out(const HdmoeOptions& opt, const RoutingTrace& profile);
 /// Node balance, then link balance.

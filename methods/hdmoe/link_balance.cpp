@@ -42,29 +42,28 @@ struct Tracker {
 };
 }  // namespace
 
-MappingCost::MappingCost(const AnalyticalHardware& hw, const std::vector<LayerPlan>& plans)
-    : hw_(hw), model_(hw), n_(hw.topology.nodes()) {
-  for (const LayerPlan& p : plans) dispatch_.push_back(p.dispatch);
-}
-
-double MappingCost::operator()(const std::vector<int>& map) const {
-  double total = 0;
-  std::vector<double> phys(static_cast<size_t>(n_) * n_), back(static_cast<size_t>(n_) * n_);
-  for (const auto& d : dispatch_) {
-    std::fill(phys.begin(), phys.end(), 0.0);
-    std::fill(back.begin(), back.end(), 0.0);
-    for (int h = 0; h < n_; ++h)
-      for (int c = 0; c < n_; ++c) {
-        const double b = d[static_cast<size_t>(h) * n_ + c];
-        if (b <= 0) continue;
-        const int p = map[c];
-        if (p == h) continue;  // after mapping, the expert node may be the home itself
-        phys[static_cast<size_t>(h) * n_ + p] += b;
-        back[static_cast<size_t>(p) * n_ + h] += b;
-      }
-    total += model_.seconds_matrix(phys) + model_.seconds_matrix(back);
-  }
-  return total;
+MappingCost::MappingCost(const AnalyticalHardware& hw, const std::vector<LayerPlan>& plans) : n_(hw.topology.nodes()) {
+  std::vector<std::vector<double>> dispatch;  // [sample][home * n + logical]
+  for (const LayerPlan& p : plans) dispatch.push_back(p.dispatch);
+  f_ = [model = flow::LinkLoadModel(hw), n = n_, dispatch = std::move(dispatch)](const std::vector<int>& map) {
+    double total = 0;
+    std::vector<double> phys(static_cast<size_t>(n) * n), back(static_cast<size_t>(n) * n);
+    for (const auto& d : dispatch) {
+      std::fill(phys.begin(), phys.end(), 0.0);
+      std::fill(back.begin(), back.end(), 0.0);
+      for (int h = 0; h < n; ++h)
+        for (int c = 0; c < n; ++c) {
+          const double b = d[static_cast<size_t>(h) * n + c];
+          if (b <= 0) continue;
+          const int p = map[c];
+          if (p == h) continue;  // after mapping, the expert node may be the home itself
+          phys[static_cast<size_t>(h) * n + p] += b;
+          back[static_cast<size_t>(p) * n + h] += b;
+        }
+      total += model.seconds_matrix(phys) + model.seconds_matrix(back);
+    }
+    return total;
+  };
 }
 
 MappingResult map_random(const MappingCost& cost, int evaluations, uint64_t seed) {

@@ -18,20 +18,22 @@ using mapping::AnalyticalHardware;
 using mapping::LayerPlan;
 using mapping::Topology;
 
-/// Traffic of sampled batches, with destinations (dispatch) / sources (combine) as logical nodes.
+/// The cost of a node map (logical -> physical), seconds. By default the flow-level traffic of sampled
+/// batches, with destinations (dispatch) / sources (combine) as logical nodes.
 class MappingCost {
  public:
+  using Function = std::function<double(const std::vector<int>& node_map)>;
   /// `plans` were made with the identity node map, so their expert-side nodes are logical ids.
   MappingCost(const AnalyticalHardware& hw, const std::vector<LayerPlan>& plans);
+  /// Any cost over maps of `nodes` nodes (the authors' per-layer cost: authors_link_balance.h).
+  MappingCost(int nodes, Function f) : n_(nodes), f_(std::move(f)) {}
   /// Flow-level dispatch + combine seconds, summed over the samples, under `node_map` (logical -> physical).
-  double operator()(const std::vector<int>& node_map) const;
+  double operator()(const std::vector<int>& node_map) const { return f_(node_map); }
   int nodes() const { return n_; }
 
  private:
-  AnalyticalHardware hw_;
-  flow::LinkLoadModel model_;
   int n_;
-  std::vector<std::vector<double>> dispatch_;  // [sample][home * n + logical]
+  Function f_;
 };
 
 struct MappingResult {

@@ -285,6 +285,39 @@ std::vector<double> wrap_around_split(const NodeBalanceProblem& pb) {
   return P;
 }
 
+std::vector<double> apportioned_start(const NodeBalanceProblem& pb) {
+  const int E = pb.experts, D = pb.nodes;
+  const std::vector<double> w = mean_unit_times(pb);
+  std::vector<double> P(static_cast<size_t>(E) * D, 0.0);
+  if (D >= E) {
+    std::vector<int> n(static_cast<size_t>(E), 1);  // nodes per expert: one each, then to the busiest per node
+    for (int extra = D - E; extra > 0; --extra) {
+      int most = 0;
+      for (int i = 1; i < E; ++i)
+        if (w[i] / n[i] > w[most] / n[most]) most = i;
+      ++n[most];
+    }
+    for (int i = 0, c = 0; i < E; ++i)
+      for (int k = 0; k < n[i]; ++k) P[static_cast<size_t>(i) * D + c++] = 1.0 / n[i];
+    return P;
+  }
+  std::vector<int> order(static_cast<size_t>(E));  // whole experts, heaviest first, to the least-loaded node
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return w[a] > w[b]; });
+  std::vector<double> load(static_cast<size_t>(D), 0.0);
+  std::vector<int> held(static_cast<size_t>(D), 0);
+  for (int i : order) {
+    int to = -1;
+    for (int c = 0; c < D; ++c)
+      if (held[c] + 1 <= pb.max_shares_per_node + 1e-9 && (to < 0 || load[c] < load[to])) to = c;
+    if (to < 0) return {};  // no room: memory allows no whole-expert packing
+    P[static_cast<size_t>(i) * D + to] = 1.0;
+    load[to] += w[i];
+    ++held[to];
+  }
+  return P;
+}
+
 bool within_limits(const NodeBalanceProblem& pb, const std::vector<double>& P, double cap) {
   const int E = pb.experts, D = pb.nodes;
   for (int i = 0; i < E; ++i) {
@@ -312,11 +345,13 @@ NodeBalanceResult solve_node_balance(const NodeBalanceProblem& pb, const std::ve
     const NodeBalanceEval ev = evaluate(pb, P);
     cands.push_back(Candidate{name, std::move(P), ev});
   };
-  // Start points: EP and the wrap-around split (if within the limits).
+  // Start points: EP, the wrap-around split and the apportionment (each if within the limits).
   add("ep", warm);
   res.warm_objective = cands[0].eval.objective;
   if (std::vector<double> wrap = wrap_around_split(pb); within_limits(pb, wrap, res.workload_cap))
     add("wrap", std::move(wrap));
+  if (std::vector<double> ap = apportioned_start(pb); !ap.empty() && within_limits(pb, ap, res.workload_cap))
+    add("apportion", std::move(ap));
   const milp::Columns k(pb, static_cast<int>(sc.size()),
                         allowed_pairs(pb, static_cast<int>(sc.size()), cands, cands[best_of(cands)].P));
   OsiClpSolverInterface si;

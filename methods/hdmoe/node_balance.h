@@ -96,6 +96,13 @@ double averaging_bound(const NodeBalanceProblem& pb);
 /// balanced to the bound with at most D - 1 split experts. Experts no token chose go to the nodes with
 /// the fewest shares.
 std::vector<double> wrap_around_split(const NodeBalanceProblem& pb);
+/// Every node holds one expert's share (D >= E) or whole experts only (D < E): with D >= E each expert
+/// gets one node, and each further node goes to the expert with the largest mean time per node (the
+/// greedy apportionment that minimises the largest time per node), experts in index order on
+/// consecutive nodes, each split evenly over its nodes; with D < E the experts, heaviest first, go
+/// whole to the least-loaded node with room (LPT). Empty if memory leaves no room. As few holders as EP
+/// (no node touches two experts' groups when D >= E) with the compute nearly balanced.
+std::vector<double> apportioned_start(const NodeBalanceProblem& pb);
 /// Whether shares P respect (6) the row sums, (9) the workload `cap` (if enabled) and memory.
 bool within_limits(const NodeBalanceProblem& pb, const std::vector<double>& P, double cap);
 

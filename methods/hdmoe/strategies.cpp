@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "nmpsim/mapping/base_names.h"
+#include "nmpsim/methods/hdmoe/authors_link_balance.h"
 #include "nmpsim/methods/hdmoe/gamma_fit.h"
 #include "nmpsim/methods/hdmoe/hdmoe_strategy.h"
 
@@ -31,7 +32,10 @@ std::vector<OptionDoc> node_option_docs() {
 std::vector<OptionDoc> link_option_docs() {
   return {{"mapper", "bo", "link-balance search: bo (Bayesian optimisation), sa (annealing), random"},
           {"evaluations", "150", "link balance: mapping-cost evaluations"},
-          {"mapping_samples", "4", "link balance: sampled batches in the mapping cost"}};
+          {"mapping_samples", "4", "link balance: sampled batches in the mapping cost"},
+          {"link_cost", "flow",
+           "flow (one node map for the model; cost: flow-level link load of sampled batches) | authors (a map per "
+           "layer; cost: the authors' store-and-forward simulation of the layer, as their released code)"}};
 }
 
 std::vector<FlagAlias> node_flags() {
@@ -43,9 +47,11 @@ std::vector<FlagAlias> node_flags() {
 }
 
 std::vector<FlagAlias> link_flags() {
-  return {{"mapper", "mapper", "hdmoe: link balance by bo (Bayesian optimisation) | sa | random (default bo)"},
-          {"evaluations", "evaluations", "hdmoe: link-balance cost evaluations (default 150)"},
-          {"mapping-samples", "mapping_samples", "hdmoe: sampled batches in the link-balance cost (default 4)"}};
+  return {
+      {"mapper", "mapper", "hdmoe: link balance by bo (Bayesian optimisation) | sa | random (default bo)"},
+      {"evaluations", "evaluations", "hdmoe: link-balance cost evaluations (default 150)"},
+      {"mapping-samples", "mapping_samples", "hdmoe: sampled batches in the link-balance cost (default 4)"},
+      {"link-cost", "link_cost", "hdmoe: link-balance cost, flow (one map) | authors (a map per layer; default flow)"}};
 }
 
 /// Reads the node-balance options of `f` into a resolved JSON object.
@@ -77,6 +83,7 @@ HdmoeOptions to_options(const nlohmann::json& o, const StrategyContext& ctx) {
     opt.mapper = parse_mapper(o.at("mapper").get<std::string>(), "mapper");
     opt.evaluations = o.at("evaluations").get<int>();
     opt.mapping_samples = o.at("mapping_samples").get<int>();
+    opt.authors_link_cost = o.value("link_cost", "flow") == "authors";
   }
   opt.seed = ctx.seed;
   opt.memory_capacity_bytes = ctx.memory_capacity_bytes;
@@ -129,10 +136,11 @@ std::vector<std::string> solver_summary(const Placement& p) {
   }
   if (s.contains("link_balance")) {
     const nlohmann::json& lb = s["link_balance"];
-    std::snprintf(buf, sizeof buf,
-                  "link balance (%s, %d evaluations): communication %.2f us -> %.2f us over the sampled batches",
-                  lb["method"].get<std::string>().c_str(), lb["evaluations"].get<int>(),
-                  lb["identity_cost_us"].get<double>(), lb["best_cost_us"].get<double>());
+    const bool per_layer = lb.value("cost", "flow") == "authors";
+    std::snprintf(buf, sizeof buf, "link balance (%s, %d evaluations%s): communication %.2f us -> %.2f us %s",
+                  lb["method"].get<std::string>().c_str(), lb["evaluations"].get<int>(), per_layer ? " a layer" : "",
+                  lb["identity_cost_us"].get<double>(), lb["best_cost_us"].get<double>(),
+                  per_layer ? "summed over the layers it searched" : "over the sampled batches");
     lines.push_back(buf);
     if (lb.contains("kept") && !lb["kept"].get<bool>()) {
       std::snprintf(buf, sizeof buf,
@@ -182,16 +190,24 @@ class HdmoeStrategy : public PlacementStrategy {
     o["mapper"] = mapper_name(parse_mapper(f.string("mapper", "bo"), where + ": mapper"));
     o["evaluations"] = f.integer("evaluations", 1, 1 << 20, 150);
     o["mapping_samples"] = f.integer("mapping_samples", 1, 1024, 4);
+    const std::string cost = f.string("link_cost", "flow");
+    if (cost != "flow" && cost != "authors") f.fail("link_cost", "expected flow or authors");
+    // Absent at the default so that placements cached before the option keep their key.
+    if (cost != "flow") o["link_cost"] = cost;
     f.no_unknown_keys();
     return o;
   }
   Placement build(const StrategyContext& ctx) const override {
     nlohmann::json node_opts = ctx.options;
-    for (const char* k : {"mapper", "evaluations", "mapping_samples"}) node_opts.erase(k);
+    for (const char* k : {"mapper", "evaluations", "mapping_samples", "link_cost"}) node_opts.erase(k);
     const Placement node = solved_node_balance(ctx, node_opts);
-    ctx.say("hdmoe: link balance (" + ctx.options.at("mapper").get<std::string>() + ", " +
-            ctx.options.at("evaluations").dump() + " evaluations)");
     const HdmoeOptions opt = to_options(ctx.options, ctx);
+    ctx.say("hdmoe: link balance (" + ctx.options.at("mapper").get<std::string>() + ", " +
+            ctx.options.at("evaluations").dump() + " evaluations" +
+            (opt.authors_link_cost ? " per layer, the authors' store-and-forward cost)" : ")"));
+    if (opt.authors_link_cost)
+      return kept_if_faster(with_authors_link_balance(node, ctx.model, ctx.hw, ctx.profile, opt), node, ctx.model,
+                            ctx.hw, ctx.profile, opt);
     return with_link_balance(node, link_balance(node, ctx.model, ctx.hw, ctx.profile, opt), ctx.model, ctx.hw,
                              ctx.profile, opt);
   }

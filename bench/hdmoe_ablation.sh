@@ -6,11 +6,15 @@
 #     (synthetic seed 1, or the MT-Bench 'math' category) and evaluated on others: static against
 #     the paper's admission (Eq. 17 window) and ours (what pays on the flow model of the layer);
 #     then the same on an EP placement, where imbalance is large;
-#  4. a Mixtral placement built on one MT-Bench category, evaluated on others.
+#  4. a Mixtral placement built on one MT-Bench category, evaluated on others;
+#  5. dynamic pre-broadcast of 2 and 5 experts on a non-TP placement (the MILP's own answer), copies
+#     to every node, the paper's setting (DeepSeek-V2-Lite, 2.5 TFLOP/s, 75 GB/s, batch 512);
+#  6. the compute tail of EP and of node balance, DeepSeek-V2-Lite on the five hardware points (the
+#     paper's Fig. 11), flow fidelity.
 # Usage: bench/hdmoe_ablation.sh [path/to/nmpsim] [SECTIONS, e.g. 3 or 1,2,4; default all]
 set -euo pipefail
 BIN=${1:-build/apps/nmpsim}
-SECTIONS=",${2:-1,2,3,4},"
+SECTIONS=",${2:-1,2,3,4,5,6},"
 want() { [[ "$SECTIONS" == *",$1,"* ]]; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -83,5 +87,46 @@ for cat in math coding writing; do
     --strategy "tp,ep,$tmp/mx.json" --batch 64 --steps 2 --prebroadcast 2 --no-plots --quiet --out "$tmp/m"
   printf '%-8s TBT us: tp %.0f  ep %.0f  hdmoe(math)+dynamic %.0f\n' "$cat" "$(col "$tmp/m" tp mean_tbt_us)" \
     "$(col "$tmp/m" ep mean_tbt_us)" "$(col "$tmp/m" hdmoe mean_tbt_us)"
+done
+fi
+
+if want 5; then
+echo
+echo "== 5. dynamic pre-broadcast on the MILP's own placement (no held-out selection), copies to every node,"
+echo "   deepseek-v2-lite, nmp-4x8-2.5t75g, batch 512, built on seed 1, evaluated on seed 2, cycle, 1 step"
+echo "| experts | predictor | static TBT us | window admission / static | flow admission / static |"
+echo "|---|---|---|---|---|"
+"$BIN" place --hw nmp-4x8-2.5t75g --model deepseek-v2-lite --strategy hdmoe-node --batch 512 --seed 1 \
+  --strategy-opt hdmoe-node.selection_batches=0 --quiet --out "$tmp/milp.json"
+dyn() {  # dyn EXPERTS PREDICT ADMIT: TBT
+  local extra=()
+  [ "$1" != 0 ] && extra=(--prebroadcast "$1" --prebroadcast-targets 0 --predict "$2" --prebroadcast-admit "$3")
+  "$BIN" run --hw nmp-4x8-2.5t75g --model deepseek-v2-lite --seed 2 --strategy "$tmp/milp.json" --batch 512 \
+    --steps 1 "${extra[@]}" --no-plots --quiet --out "$tmp/dy" > /dev/null
+  col "$tmp/dy" hdmoe-node mean_tbt_us
+}
+static=$(dyn 0 trace flow)
+for pb in 2 5; do
+  for pred in trace previous; do
+    w=$(dyn "$pb" "$pred" window)
+    f=$(dyn "$pb" "$pred" flow)
+    awk -v pb="$pb" -v p="$pred" -v s="$static" -v w="$w" -v f="$f" \
+      'BEGIN { printf "| %d | %s | %.0f | %.3f | %.3f |\n", pb, p, s, w / s, f / s }'
+  done
+done
+fi
+
+if want 6; then
+echo
+echo "== 6. compute tail (slowest node's expert time minus the mean over nodes with expert work, per step),"
+echo "   deepseek-v2-lite, batch 64, 2 steps, flow fidelity (the paper's Fig. 11: node balance cuts EP's 2.0x)"
+echo "| hardware | EP tail us | node balance tail us | EP / node | EP moe compute us | node moe compute us |"
+echo "|---|---|---|---|---|---|"
+for hw in nmp-4x8-2.5t75g nmp-4x8-5t50g nmp-4x8-10t25g nmp-4x4-5t50g nmp-8x8-5t50g; do
+  "$BIN" run --hw "$hw" --model deepseek-v2-lite --strategy ep,hdmoe-node --batch 64 --steps 2 --fidelity flow \
+    --no-plots --quiet --out "$tmp/ct"
+  awk -v hw="$hw" -v et="$(col "$tmp/ct" ep expert_imbalance_us)" -v nt="$(col "$tmp/ct" hdmoe-node expert_imbalance_us)" \
+    -v ec="$(col "$tmp/ct" ep moe_compute_us)" -v nc="$(col "$tmp/ct" hdmoe-node moe_compute_us)" \
+    'BEGIN { printf "| %s | %.0f | %.0f | %s | %.0f | %.0f |\n", hw, et, nt, nt > 0 ? sprintf("%.2f", et / nt) : "inf", ec, nc }'
 done
 fi

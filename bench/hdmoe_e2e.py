@@ -37,6 +37,8 @@ CYCLE_ROWS = [("deepseek-v2-lite", "nmp-4x8-10t25g", 64), ("qwen2-57b-a14b", "nm
               ("mixtral-8x7b", "nmp-4x8-10t25g", 64), ("deepseek-v2-lite", "nmp-8x8-5t50g", 32),
               ("mixtral-8x7b", "nmp-4x8-5t50g", 16), ("qwen2-57b-a14b", "nmp-4x8-2.5t75g", 128)]
 NAMES = ["tp", "ep", "cb", "hdmoe-milp", "hdmoe-node", "hdmoe"]
+# MT-Bench categories other than the one Mixtral's placements are built on (reasoning).
+CATEGORIES = ["math", "coding", "writing", "roleplay", "stem", "humanities", "extraction"]
 
 
 def run(args):
@@ -75,6 +77,18 @@ def simulate(job):
     if not os.path.exists(os.path.join(d, "summary.csv")):
         run([binary, "run", "--hw", point, "--model", model, "--batch", str(batch), "--steps", "2", "--fidelity",
              fidelity, "--strategy", ",".join(strategies), "--no-plots", "--quiet", "--out", d] + TRACE[model] + extra)
+    with open(os.path.join(d, "summary.csv")) as f:
+        return {r["strategy"]: float(r["mean_tbt_us"]) for r in csv.DictReader(f)}
+
+
+def cross_category(job):
+    """Mixtral's placements (built on reasoning) run on another category, B = 64, flow: {strategy: TBT us}."""
+    binary, out, point, category, files = job
+    d = os.path.join(out, "runs", "mixtral-8x7b-%s-64-%s" % (point, category))
+    if not os.path.exists(os.path.join(d, "summary.csv")):
+        run([binary, "run", "--hw", point, "--model", "mixtral-8x7b", "--batch", "64", "--steps", "2", "--fidelity",
+             "flow", "--trace", "mtbench-" + category, "--strategy",
+             ",".join(["tp", "ep", "cb"] + [files[n] for n in NAMES[3:]]), "--no-plots", "--quiet", "--out", d])
     with open(os.path.join(d, "summary.csv")) as f:
         return {r["strategy"]: float(r["mean_tbt_us"]) for r in csv.DictReader(f)}
 
@@ -127,7 +141,27 @@ def main():
                                                      for m, p, b in checks])))
         dyn = dict(zip(checks, pool.map(simulate, [(binary, out, m, p, b, "cycle", placed[(m, p)], True)
                                                    for m, p, b in checks])))
+        cats = [(p, c) for p in points for c in CATEGORIES] if "mixtral-8x7b" in models else []
+        cross = dict(zip(cats, pool.map(cross_category, [(binary, out, p, c, placed[("mixtral-8x7b", p)])
+                                                         for p, c in cats])))
     report(out, rows, flow, checks, cycle, dyn, ref)
+    report_cross(cross)
+
+
+def report_cross(cross):
+    if not cross:
+        return
+    print("\nMixtral's placements built on MT-Bench reasoning, run on the other categories (B = 64, flow): HD-MoE"
+          " against the best of TP, EP and CB (CB built on the category itself)\n")
+    print("| hardware | category | best of TP/EP/CB | node / best | node+link / best |")
+    print("|---|---|---|---|---|")
+    worst = []
+    for (p, c), t in cross.items():
+        best = min(t["tp"], t["ep"], t["cb"])
+        name = min(("tp", "ep", "cb"), key=lambda k: t[k])
+        worst.append(min(best / t["hdmoe-node"], best / t["hdmoe"]))
+        print("| %s | %s | %s | %.3f | %.3f |" % (p, c, name, best / t["hdmoe-node"], best / t["hdmoe"]))
+    print("\nHD-MoE against the best of TP, EP and CB across these %d runs: worst %.3f" % (len(worst), min(worst)))
 
 
 def report(out, rows, flow, checks, cycle, dyn, ref):

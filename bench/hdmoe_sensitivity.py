@@ -48,10 +48,10 @@ def place(binary, out, model, trace, point, gamma, limit):
     return path
 
 
-def speedup(binary, out, tag, model, trace, point, batch, placement, extra):
+def speedup(binary, out, tag, model, trace, point, batch, placement, extra, steps=1):
     d = os.path.join(out, "runs", tag)
     if not os.path.exists(os.path.join(d, "summary.csv")):
-        subprocess.run([binary, "run", "--hw", point, "--model", model, "--batch", str(batch), "--steps", "1",
+        subprocess.run([binary, "run", "--hw", point, "--model", model, "--batch", str(batch), "--steps", str(steps),
                         "--strategy", "tp," + placement, "--no-plots", "--quiet", "--out", d] + trace + extra,
                        check=True)
     with open(os.path.join(d, "summary.csv")) as f:
@@ -98,7 +98,7 @@ def main():
                              acc)))
         rows.append((case, "nmpsim's hardware model (flow fidelity), the same placement",
                      speedup(binary, out, "%s-%s-%d-flow" % (model, point, batch), model, trace, point, batch, p05,
-                             ["--fidelity", "flow", "--steps", "2"])))
+                             ["--fidelity", "flow"], steps=2)))
         rows.append((case, "paper (their table)", paper(ref, model, point, batch)))
     with open(os.path.join(out, "sensitivity.csv"), "w", newline="") as f:
         w = csv.writer(f)

@@ -4,9 +4,9 @@ the node-balance MILP's time per layer and the link-balance cost (issue 35, deli
 
 For each hardware point: the node-balance MILP with the authors' coefficients (objective=authors, no
 held-out selection, gamma 0.5; placed at B = 128 on the Mixtral MT-Bench reasoning trace, as theirs) at
-each time limit per layer; then, on the longest limit's node balance, link balance with our cost (one map,
-flow-level link load) and with theirs (a map per layer, their store-and-forward simulation, 70 calls as
-their skopt run). Every placement is accounted with `nmpsim run --accounting hdmoe-authors` at the
+each time limit per layer, alone and with link balance as theirs (a map per layer, their store-and-forward
+simulation, 70 calls as their skopt run; and 300 calls on the shortest limit); then, on the longest
+limit's node balance, link balance with our cost (one map, flow-level link load). Every placement is accounted with `nmpsim run --accounting hdmoe-authors` at the
 batches of their table (data/reference/hdmoe/result3_e2e.json) beside their HD-MoE row.
 
 Usage: bench/hdmoe_solver_study.py [--bin PATH] [--out DIR] [--points P,...] [--limits S,...] [--jobs N]
@@ -14,7 +14,7 @@ Usage: bench/hdmoe_solver_study.py [--bin PATH] [--out DIR] [--points P,...] [--
   --limits  seconds per layer (default 1,4,30; the issue's 120 costs 64 min per point, pass it to add it)
 Writes DIR/solver_study.csv (one row per point, placement and batch) and a report to stdout. The time
 limit is wall-clock: the points run in parallel (--jobs, default 2), each on its own core; run it on an
-otherwise idle machine, or the long limits reach less. Limits 1,4,30: about 20 minutes on two cores.
+otherwise idle machine, or the long limits reach less. Limits 1,4,30: about 17 minutes on two cores.
 """
 import argparse
 import csv
@@ -84,10 +84,13 @@ def study_point(job):
              "%-28s %9s %9s %9s %5s %5s %7s  %s" % ("placement", "objective", "bound", "gap", "opt", "cbc", "place s",
                                                     "speed-up over TP at B = 8..128: ours / theirs (share of gain)")]
     rows = []
-    variants = [("node %gs" % L, "hdmoe-node", L, ()) for L in limits]
-    variants += [("node+link flow %gs" % limits[-1], "hdmoe", limits[-1], ("--strategy-opt", "hdmoe.link_cost=flow")),
-                 ("node+link authors %gs" % limits[-1], "hdmoe:authors", limits[-1],
-                  ("--strategy-opt", "hdmoe.link_cost=authors", "--evaluations", "70"))]
+    authors_link = ("--strategy-opt", "hdmoe.link_cost=authors", "--evaluations")
+    variants = []
+    for L in limits:
+        variants += [("node %gs" % L, "hdmoe-node", L, ()),
+                     ("node+link authors %gs" % L, "hdmoe:authors", L, authors_link + ("70",))]
+    variants += [("node+link authors %gs x300" % limits[0], "hdmoe:authors300", limits[0], authors_link + ("300",)),
+                 ("node+link flow %gs" % limits[-1], "hdmoe", limits[-1], ("--strategy-opt", "hdmoe.link_cost=flow"))]
     for label, strategy, limit, extra in variants:
         path, solver, secs = place(binary, out, point, strategy, limit, extra)
         st = solver_stats(solver)

@@ -16,6 +16,8 @@ TEST(HdmoeSelection, HeldOutBatchesLieMidwayBetweenTheSampledOnes) {
   EXPECT_EQ(held_out_offsets(4096, 64, 4, 4), (std::vector<size_t>{512, 1536, 2560, 3584}));
   // Two held out over 4096 tokens, eight sampled (every 512): 256 and 2304.
   EXPECT_EQ(held_out_offsets(4096, 64, 8, 2), (std::vector<size_t>{256, 2304}));
+  // Eight held out, four sampled (0, 1024, 2048, 3072): every 512 from 256, none on the sampled grid.
+  EXPECT_EQ(held_out_offsets(4096, 64, 4, 8), (std::vector<size_t>{256, 768, 1280, 1792, 2304, 2816, 3328, 3840}));
   // A short profile: every batch starts where a whole batch still fits (100 - 64 = 36), or at 0.
   for (size_t first : held_out_offsets(100, 64, 4, 3)) EXPECT_LE(first, 36u);
   EXPECT_EQ(held_out_offsets(32, 64, 4, 2), (std::vector<size_t>{0, 0}));
@@ -54,6 +56,37 @@ TEST(HdmoeSelection, EveryLayerRunsAsFastAsItsBestCandidate) {
   for (double t : totals) EXPECT_LE(total, t * (1 + 1e-9));
   const nlohmann::json j = sel.to_json(cands);
   for (size_t c = 0; c < cands.size(); ++c) EXPECT_EQ(j["layers_chosen"][cands[c].name].get<int>(), used[c]);
+}
+
+TEST(HdmoeSelection, AChallengerMustBeatTheReferenceByMoreThanTheNoise) {
+  // Paired differences 1, 1, 1, 1: mean 1, no spread, so any z passes.
+  EXPECT_TRUE(clearly_faster({9, 9, 9, 9}, {10, 10, 10, 10}, 2.0));
+  // Differences 4, -2, 4, -2: mean 1, sample sd sqrt(12) = 3.46, standard error 1.73: 1 < 2 * 1.73.
+  EXPECT_FALSE(clearly_faster({6, 12, 6, 12}, {10, 10, 10, 10}, 2.0));
+  // Differences 4, 2, 4, 2: mean 3, sd 1.15, standard error 0.58: passes at z = 2 (1.15 < 3), not at 6.
+  EXPECT_TRUE(clearly_faster({6, 8, 6, 8}, {10, 10, 10, 10}, 2.0));
+  EXPECT_FALSE(clearly_faster({6, 8, 6, 8}, {10, 10, 10, 10}, 6.0));
+  // Slower on average never passes; one batch passes when faster at all.
+  EXPECT_FALSE(clearly_faster({11, 11}, {10, 10}, 0.0));
+  EXPECT_TRUE(clearly_faster({9.999}, {10}, 2.0));
+  EXPECT_FALSE(clearly_faster({}, {}, 2.0));
+  // A steady gain of 1 in 100 (1%) is not more than a 1% floor; 2 in 100 is.
+  EXPECT_FALSE(clearly_faster({99, 99, 99}, {100, 100, 100}, 2.0, 0.01));
+  EXPECT_TRUE(clearly_faster({98, 98, 98}, {100, 100, 100}, 2.0, 0.01));
+}
+
+TEST(HdmoeSelection, TheReferenceStaysUnlessAnotherCandidateIsClearlyFaster) {
+  // Candidate 2 has the least total (31.7 against 40) and wins every batch, but its gain swings:
+  // differences 4, 0.2, 4, 0.1: mean 2.075, sd 2.22, standard error 1.11: 2.075 < 2 * 1.11. The
+  // reference 1 stays.
+  const std::vector<std::vector<double>> noisy{{11, 11, 11, 11}, {10, 10, 10, 10}, {6, 9.8, 6, 9.9}};
+  EXPECT_EQ(choose_candidate(noisy, 1, 2.0), 1);
+  EXPECT_EQ(choose_candidate(noisy, -1, 2.0), 2);  // no reference: the least total
+  // A steady gain of 1 per batch replaces it.
+  const std::vector<std::vector<double>> steady{{11, 11, 11, 11}, {10, 10, 10, 10}, {9, 9, 9, 9}};
+  EXPECT_EQ(choose_candidate(steady, 1, 2.0), 2);
+  // The reference itself fastest: kept.
+  EXPECT_EQ(choose_candidate({{11, 11}, {10, 10}}, 1, 2.0), 1);
 }
 
 }  // namespace

@@ -141,11 +141,12 @@ double AuthorsResult::comm_s() const {
   return s;
 }
 
-namespace {
-bool tp_shaped(const std::vector<double>& P, int nodes) {
+bool authors_tp_shaped(const std::vector<double>& P, int nodes) {
   const double share = 1.0 / nodes;
   return std::all_of(P.begin(), P.end(), [&](double x) { return std::abs(x - share) < 1e-12; });
 }
+
+namespace {
 
 /// t_comp of one layer under the toggles (with none, authors_compute_s).
 double toggled_compute_s(const std::vector<double>& P, int nodes, const std::vector<double>& f, const ModelSpec& m,
@@ -204,7 +205,7 @@ AuthorsResult authors_account(const Placement& p, const ModelSpec& m, const Anal
       std::copy(row.begin(), row.end(), P.begin() + static_cast<long>(e) * D);
     }
     AuthorsLayer a;
-    a.analytic_tp = tp_shaped(P, D);
+    a.analytic_tp = authors_tp_shaped(P, D);
     std::vector<int> where(static_cast<size_t>(D));
     std::iota(where.begin(), where.end(), 0);  // P is on physical nodes already
     if (!a.analytic_tp && cfg.random_mesh)

@@ -65,6 +65,9 @@ double authors_constant_s(const mapping::ModelSpec& m, int intermediate, int bat
 double authors_compute_s(const std::vector<double>& P, int nodes, const std::vector<double>& f, int batch, int hidden,
                          int intermediate, double flops);
 
+/// Whether layer shares P ([expert * nodes + node]) are TP's (every share 1/D): charged analytically.
+bool authors_tp_shaped(const std::vector<double>& P, int nodes);
+
 /// One message of the mesh simulation: whole bytes from cell src to cell dst.
 struct AuthorsMessage {
   int src = 0, dst = 0;

@@ -21,10 +21,6 @@ std::vector<double> moved(const std::vector<double>& P, const std::vector<int>& 
   return out;
 }
 
-bool tp_shaped(const std::vector<double>& P, int nodes) {
-  return std::all_of(P.begin(), P.end(), [&](double x) { return std::abs(x - 1.0 / nodes) < 1e-12; });
-}
-
 double layer_comm_s(const std::vector<double>& P, const std::vector<int>& map, const AuthorsGroups& groups,
                     const ModelSpec& m, const AnalyticalHardware& hw, int l, const HdmoeOptions& opt) {
   const int D = hw.topology.nodes();
@@ -59,7 +55,7 @@ Placement with_authors_link_balance(Placement p, const ModelSpec& m, const Analy
   int searched = 0;
   for (int l = 0; l < m.moe_layers; ++l) {
     const std::vector<double> P = p.share[static_cast<size_t>(l)];
-    if (tp_shaped(P, D)) {
+    if (authors_tp_shaped(P, D)) {
       layers.push_back({{"layer", l}, {"tp", true}});
       continue;
     }

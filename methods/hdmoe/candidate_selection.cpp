@@ -1,6 +1,7 @@
 #include "nmpsim/methods/hdmoe/candidate_selection.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "nmpsim/flow/flow_executor.h"
 #include "nmpsim/mapping/layer_runner.h"
@@ -14,18 +15,22 @@ std::vector<size_t> held_out_offsets(size_t profile_tokens, int batch, int train
   const size_t b = static_cast<size_t>(std::max(1, batch));
   const size_t last = profile_tokens > b ? profile_tokens - b : 0;  // the last batch that fits whole
   const double step = static_cast<double>(profile_tokens) / std::max(1, count);
-  const double half = static_cast<double>(profile_tokens) / (2.0 * std::max(1, trained));
+  // Half the finer of the two grids: when one count divides the other (4 and 8, 8 and 2), every
+  // held-out offset (2h M / count + 1) T / 2M has an odd numerator over 2M, every sampled one
+  // (2k M / trained) T / 2M an even one, so none coincide.
+  const double half = static_cast<double>(profile_tokens) / (2.0 * std::max({1, trained, count}));
   for (int h = 0; h < count; ++h) {
-    // Midway between two of the MILP's batches, then spread: offset h * step + half.
+    // Between two of the MILP's batches, then spread: offset h * step + half.
     const auto at = static_cast<size_t>(h * step + half);
     out.push_back(std::min(at, last));
   }
   return out;
 }
 
-std::vector<double> held_out_layer_seconds(const Placement& p, const ModelSpec& m, const AnalyticalHardware& hw,
-                                           const RoutingTrace& profile, const HeldOut& h) {
-  std::vector<double> s(static_cast<size_t>(m.moe_layers), 0.0);
+std::vector<std::vector<double>> held_out_batch_layer_seconds(const Placement& p, const ModelSpec& m,
+                                                              const AnalyticalHardware& hw, const RoutingTrace& profile,
+                                                              const HeldOut& h) {
+  std::vector<std::vector<double>> s;
   for (size_t first : h.first_tokens) {
     RunConfig cfg;
     cfg.shape = {h.batch, h.context};
@@ -34,23 +39,77 @@ std::vector<double> held_out_layer_seconds(const Placement& p, const ModelSpec& 
     cfg.first_token = first;
     const StrategyResult r = flow::run_flow(hw, m, profile, p, cfg);
     const std::vector<LayerRecord>& layers = r.steps.at(0);
+    std::vector<double> row(static_cast<size_t>(m.moe_layers), 0.0);
     for (int l = 0; l < m.moe_layers; ++l)
-      s[static_cast<size_t>(l)] += layers.at(static_cast<size_t>(m.dense_layers + l)).total_s();
+      row[static_cast<size_t>(l)] = layers.at(static_cast<size_t>(m.dense_layers + l)).total_s();
+    s.push_back(std::move(row));
   }
   return s;
 }
 
+std::vector<double> held_out_layer_seconds(const Placement& p, const ModelSpec& m, const AnalyticalHardware& hw,
+                                           const RoutingTrace& profile, const HeldOut& h) {
+  std::vector<double> s(static_cast<size_t>(m.moe_layers), 0.0);
+  for (const std::vector<double>& row : held_out_batch_layer_seconds(p, m, hw, profile, h))
+    for (size_t l = 0; l < row.size(); ++l) s[l] += row[l];
+  return s;
+}
+
+bool clearly_faster(const std::vector<double>& challenger_s, const std::vector<double>& reference_s, double z,
+                    double min_gain) {
+  const size_t n = std::min(challenger_s.size(), reference_s.size());
+  if (n == 0) return false;
+  double mean = 0, reference_mean = 0;
+  for (size_t b = 0; b < n; ++b) {
+    mean += reference_s[b] - challenger_s[b];
+    reference_mean += reference_s[b];
+  }
+  mean /= static_cast<double>(n);
+  reference_mean /= static_cast<double>(n);
+  if (mean <= 0 || mean <= min_gain * reference_mean) return false;
+  if (n == 1) return true;  // one batch: no spread to test against
+  double var = 0;
+  for (size_t b = 0; b < n; ++b) {
+    const double d = reference_s[b] - challenger_s[b] - mean;
+    var += d * d;
+  }
+  const double standard_error = std::sqrt(var / static_cast<double>(n - 1) / static_cast<double>(n));
+  return mean > z * standard_error;
+}
+
+int choose_candidate(const std::vector<std::vector<double>>& per_batch_s, int reference, double z, double min_gain) {
+  // per_batch_s[c][b]: candidate c's seconds on held-out batch b.
+  auto total = [&](size_t c) {
+    double t = 0;
+    for (double x : per_batch_s[c]) t += x;
+    return t;
+  };
+  size_t best = 0;
+  for (size_t c = 1; c < per_batch_s.size(); ++c)
+    if (total(c) < total(best)) best = c;
+  if (reference < 0 || static_cast<size_t>(reference) == best) return static_cast<int>(best);
+  const auto ref = static_cast<size_t>(reference);
+  return clearly_faster(per_batch_s[best], per_batch_s[ref], z, min_gain) ? static_cast<int>(best) : reference;
+}
+
 Selection select_per_layer(const std::vector<Candidate>& candidates, const ModelSpec& m, const AnalyticalHardware& hw,
-                           const RoutingTrace& profile, const HeldOut& h, const std::string& name) {
+                           const RoutingTrace& profile, const HeldOut& h, const std::string& name, int reference) {
   Selection sel;
-  for (const Candidate& c : candidates) sel.layer_s.push_back(held_out_layer_seconds(*c.placement, m, hw, profile, h));
+  std::vector<std::vector<std::vector<double>>> runs;  // [candidate][batch][layer]
+  for (const Candidate& c : candidates) {
+    runs.push_back(held_out_batch_layer_seconds(*c.placement, m, hw, profile, h));
+    std::vector<double> sum(static_cast<size_t>(m.moe_layers), 0.0);
+    for (const std::vector<double>& row : runs.back())
+      for (size_t l = 0; l < row.size(); ++l) sum[l] += row[l];
+    sel.layer_s.push_back(std::move(sum));
+  }
   const int nodes = hw.topology.nodes();
   sel.placement = Placement(name, m.experts, nodes, m.moe_layers);
   for (int l = 0; l < m.moe_layers; ++l) {
-    int best = 0;
-    for (size_t c = 1; c < candidates.size(); ++c)
-      if (sel.layer_s[c][static_cast<size_t>(l)] < sel.layer_s[static_cast<size_t>(best)][static_cast<size_t>(l)])
-        best = static_cast<int>(c);
+    std::vector<std::vector<double>> per_batch(candidates.size());
+    for (size_t c = 0; c < candidates.size(); ++c)
+      for (const std::vector<double>& row : runs[c]) per_batch[c].push_back(row[static_cast<size_t>(l)]);
+    const int best = choose_candidate(per_batch, reference, kSelectionZ, kSelectionMinGain);
     sel.choice.push_back(best);
     const Placement& from = *candidates[static_cast<size_t>(best)].placement;
     for (int e = 0; e < m.experts; ++e) {

@@ -104,7 +104,8 @@ HeldOut held_out(const HdmoeOptions& opt, const RoutingTrace& profile) {
 }
 
 namespace {
-/// Per layer, the fastest of the node balance, TP, EP and CB on the held-out batches.
+/// Per layer, the fastest of the node balance, TP, EP and CB on the held-out batches, TP unless
+/// another is clearly faster (choose_candidate).
 Placement select_candidates(const Placement& node, const ModelSpec& m, const AnalyticalHardware& hw,
                             const RoutingTrace& profile, const HdmoeOptions& opt) {
   const int D = hw.topology.nodes();
@@ -112,10 +113,14 @@ Placement select_candidates(const Placement& node, const ModelSpec& m, const Ana
   const Placement cb = make_cb(m, hw.topology, profile, default_cb_regions(m, hw.topology));
   const std::vector<Candidate> cands{{"milp", &node}, {"tp", &tp}, {"ep", &ep}, {"cb", &cb}};
   const HeldOut h = held_out(opt, profile);
-  Selection sel = select_per_layer(cands, m, hw, profile, h, node.strategy);
+  // TP is the reference: the other candidates replace it in a layer only when clearly faster there.
+  Selection sel = select_per_layer(cands, m, hw, profile, h, node.strategy, 1);
   sel.placement.solver = node.solver;
   nlohmann::json s = sel.to_json(cands);
   s["first_tokens"] = h.first_tokens;
+  s["reference"] = "tp";
+  s["clearly_faster_z"] = kSelectionZ;
+  s["clearly_faster_min_gain"] = kSelectionMinGain;
   sel.placement.solver["selection"] = s;
   sel.placement.validate(node.strategy);
   return sel.placement;

@@ -29,7 +29,7 @@ struct HdmoeOptions {
   int sampled_batches = 4;    ///< t_comp over this many batches of the profile (1: average frequencies)
   /// Held-out batches of the profile on which each layer picks among the MILP's placement, TP, EP and
   /// CB, and on which link balance must beat the identity map (flow fidelity; 0: the paper's rule only).
-  int selection_batches = 4;
+  int selection_batches = 16;
   /// The MILP's coefficients as the authors' code sets them (FLOPs only with one matrix per expert,
   /// 4 bytes per element of traffic, expected loads of the whole profile) instead of ours: to compare
   /// our solver with theirs under their accounting (docs/MODEL.md).

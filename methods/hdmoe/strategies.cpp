@@ -16,17 +16,18 @@ using namespace nmpsim::mapping;  // the base layer this method builds on
 namespace {
 
 std::vector<OptionDoc> node_option_docs() {
-  return {{"batch", "the run's batch", "batch size the placement is optimised for (tokens)"},
-          {"gamma", "1", "Eq. 3 scaling of the communication estimate"},
-          {"time_limit_s", "1", "time per layer for the MILP (relaxation and CBC), seconds"},
-          {"max_groups", "32", "co-activation groups kept exactly per layer (the rest folded into per-expert terms)"},
-          {"sampled_batches", "4", "t_comp is the mean over this many batches of the profile (1: average frequencies)"},
-          {"selection_batches", "4",
-           "held-out batches of the profile on which each layer keeps the fastest of the MILP's placement, TP, EP "
-           "and CB, and link balance must beat the identity map (flow fidelity; 0: off)"},
-          {"objective", "nmpsim",
-           "nmpsim (roofline compute, our token bytes, sampled batches) | authors (their released code's MILP "
-           "coefficients: FLOPs only, one matrix, 4 bytes per element, expected loads)"}};
+  return {
+      {"batch", "the run's batch", "batch size the placement is optimised for (tokens)"},
+      {"gamma", "1", "Eq. 3 scaling of the communication estimate"},
+      {"time_limit_s", "1", "time per layer for the MILP (relaxation and CBC), seconds"},
+      {"max_groups", "32", "co-activation groups kept exactly per layer (the rest folded into per-expert terms)"},
+      {"sampled_batches", "4", "t_comp is the mean over this many batches of the profile (1: average frequencies)"},
+      {"selection_batches", "16",
+       "held-out batches of the profile on which each layer keeps TP unless the MILP's placement, EP or CB "
+       "is clearly faster (by 2 standard errors), and link balance must beat the identity map (flow fidelity; 0: off)"},
+      {"objective", "nmpsim",
+       "nmpsim (roofline compute, our token bytes, sampled batches) | authors (their released code's MILP "
+       "coefficients: FLOPs only, one matrix, 4 bytes per element, expected loads)"}};
 }
 
 std::vector<OptionDoc> link_option_docs() {
@@ -66,7 +67,7 @@ nlohmann::json node_options(const JsonFields& f, const StrategyContext& ctx) {
           {"time_limit_s", limit},
           {"max_groups", f.integer("max_groups", 1, 1 << 20, 32)},
           {"sampled_batches", f.integer("sampled_batches", 1, 1024, 4)},
-          {"selection_batches", f.integer("selection_batches", 0, 1024, 4)},
+          {"selection_batches", f.integer("selection_batches", 0, 1024, 16)},
           {"objective", objective}};
 }
 

@@ -127,6 +127,6 @@ for hw in nmp-4x8-2.5t75g nmp-4x8-5t50g nmp-4x8-10t25g nmp-4x4-5t50g nmp-8x8-5t5
     --no-plots --quiet --out "$tmp/ct"
   awk -v hw="$hw" -v et="$(col "$tmp/ct" ep expert_imbalance_us)" -v nt="$(col "$tmp/ct" hdmoe-node expert_imbalance_us)" \
     -v ec="$(col "$tmp/ct" ep moe_compute_us)" -v nc="$(col "$tmp/ct" hdmoe-node moe_compute_us)" \
-    'BEGIN { printf "| %s | %.0f | %.0f | %s | %.0f | %.0f |\n", hw, et, nt, nt > 0 ? sprintf("%.2f", et / nt) : "inf", ec, nc }'
+    'BEGIN { r = (nt > 0) ? sprintf("%.2f", et / nt) : "inf"; printf "| %s | %.0f | %.0f | %s | %.0f | %.0f |\n", hw, et, nt, r, ec, nc }'
 done
 fi

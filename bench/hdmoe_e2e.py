@@ -2,12 +2,13 @@
 """HD-MoE in the paper's regime (issue 35, deliverable 2): decode TBT over TP at B = 8, 16, 32, 64, 128 for
 the three models and five hardware points, at flow fidelity, with the authors' table beside each row
 (data/reference/hdmoe/result3_e2e.json, their accounting; the paper's Fig. 10 plots it), and a check at
-cycle fidelity (with the dynamic pre-broadcast) on a few rows.
+cycle fidelity (with the dynamic pre-broadcast) on a few rows; Mixtral's placements run on the other
+MT-Bench categories; and one prefill step per model and point (TTFT, flow, the same placements).
 
 Placements are built once per model and hardware at B = 128 and reused at every batch, as the authors do
 (data/reference/hdmoe/ACCOUNTING.md): MILP-only (`hdmoe-node` with selection_batches=0: the MILP's answer
-or TP, whichever its model rates better), node (`hdmoe-node`: then per layer the fastest of that, TP, EP
-and CB on held-out batches) and node+link (`hdmoe`). Traces: Mixtral the MT-Bench `reasoning` trace
+or TP, whichever its model rates better), node (`hdmoe-node`: then per layer TP unless that, EP or CB
+is clearly faster on held-out batches) and node+link (`hdmoe`). Traces: Mixtral the MT-Bench `reasoning` trace
 (the authors'), DeepSeek-V2-Lite and Qwen2 calibrated synthetic ones (skew 0.3 and 0.6, docs/RESULTS.md).
 
 Usage: bench/hdmoe_e2e.py [--bin PATH] [--out DIR] [--jobs N] [--models M,...] [--points P,...]
@@ -38,6 +39,8 @@ CYCLE_ROWS = [("deepseek-v2-lite", "nmp-4x8-10t25g", 64), ("qwen2-57b-a14b", "nm
               ("mixtral-8x7b", "nmp-4x8-5t50g", 16), ("qwen2-57b-a14b", "nmp-4x8-2.5t75g", 128)]
 NAMES = ["tp", "ep", "cb", "hdmoe-milp", "hdmoe-node", "hdmoe"]
 # MT-Bench categories other than the one Mixtral's placements are built on (reasoning).
+# Prefill rows: one step of this many sequences of this many prompt tokens (4096 tokens).
+PREFILL_SEQUENCES, PREFILL_PROMPT = 8, 512
 CATEGORIES = ["math", "coding", "writing", "roleplay", "stem", "humanities", "extraction"]
 
 
@@ -93,6 +96,34 @@ def cross_category(job):
         return {r["strategy"]: float(r["mean_tbt_us"]) for r in csv.DictReader(f)}
 
 
+def prefill(job):
+    """{strategy: TTFT us} of one prefill step (PREFILL_SEQUENCES x PREFILL_PROMPT tokens), flow, with the
+    decode-built placements."""
+    binary, out, model, point, files = job
+    d = os.path.join(out, "runs", "%s-%s-prefill" % (model, point))
+    if not os.path.exists(os.path.join(d, "summary.csv")):
+        run([binary, "run", "--hw", point, "--model", model, "--phase", "prefill", "--batch", str(PREFILL_SEQUENCES),
+             "--prompt-tokens", str(PREFILL_PROMPT), "--steps", "1", "--fidelity", "flow", "--strategy",
+             ",".join(["tp", "ep", "cb"] + [files[n] for n in NAMES[3:]]), "--no-plots", "--quiet", "--out", d]
+            + TRACE[model])
+    with open(os.path.join(d, "summary.csv")) as f:
+        return {r["strategy"]: float(r["ttft_us"]) for r in csv.DictReader(f)}
+
+
+def report_prefill(pre):
+    if not pre:
+        return
+    print("\nPrefill: TTFT over TP (higher is better), %d sequences x %d prompt tokens, one step, flow fidelity,"
+          " the decode placements built at B = 128 (the paper has no prefill numbers)\n" % (PREFILL_SEQUENCES,
+                                                                                           PREFILL_PROMPT))
+    print("| model | hardware | EP | CB | MILP-only | node | node+link | node+link / best of TP, EP, CB |")
+    print("|---|---|---|---|---|---|---|---|")
+    for (m, p), t in pre.items():
+        best = min(t["tp"], t["ep"], t["cb"])
+        print("| %s | %s | %s | %.3f |" % (m, p, " | ".join("%.2f" % (t["tp"] / t[n]) for n in NAMES[1:]),
+                                          best / t["hdmoe"]))
+
+
 def paper_row(ref, model, point, batch):
     for r in ref:
         c = r["config"]
@@ -144,8 +175,10 @@ def main():
         cats = [(p, c) for p in points for c in CATEGORIES] if "mixtral-8x7b" in models else []
         cross = dict(zip(cats, pool.map(cross_category, [(binary, out, p, c, placed[("mixtral-8x7b", p)])
                                                          for p, c in cats])))
+        pre = dict(zip(pairs, pool.map(prefill, [(binary, out, m, p, placed[(m, p)]) for m, p in pairs])))
     report(out, rows, flow, checks, cycle, dyn, ref)
     report_cross(cross)
+    report_prefill(pre)
 
 
 def report_cross(cross):

@@ -148,6 +148,8 @@ def main():
     ap.add_argument("--batches", default="8,16,32,64,128")
     ap.add_argument("--cycle-rows", type=int, default=len(CYCLE_ROWS))
     a = ap.parse_args()
+    if a.jobs < 1:
+        ha.die("--jobs: expected a positive number, got %d" % a.jobs)
     if not os.access(a.bin, os.X_OK):
         ha.die("%s is not an executable (build first, or pass --bin)" % a.bin)
     batches = ha.number_list(a.batches, int, "--batches")

@@ -115,6 +115,8 @@ def main():
     ap.add_argument("--limits", default="1,4,30")
     ap.add_argument("--jobs", type=int, default=2, help="points solved at once (one per idle core)")
     a = ap.parse_args()
+    if a.jobs < 1:
+        ha.die("--jobs: expected a positive number, got %d" % a.jobs)
     if not os.access(a.bin, os.X_OK):
         ha.die("%s is not an executable (build first, or pass --bin)" % a.bin)
     limits = ha.number_list(a.limits, float, "--limits")

@@ -18,6 +18,9 @@ TEST(HdmoeSelection, HeldOutBatchesLieMidwayBetweenTheSampledOnes) {
   EXPECT_EQ(held_out_offsets(4096, 64, 8, 2), (std::vector<size_t>{256, 2304}));
   // Eight held out, four sampled (0, 1024, 2048, 3072): every 512 from 256, none on the sampled grid.
   EXPECT_EQ(held_out_offsets(4096, 64, 4, 8), (std::vector<size_t>{256, 768, 1280, 1792, 2304, 2816, 3328, 3840}));
+  // Six held out, four sampled (0, 1024, 2048, 3072): lcm 12, offsets from 4096 / 24 = 170.7 every
+  // 682.7, none on the sampled grid (the old half-of-the-finer-grid rule put two on it).
+  for (size_t first : held_out_offsets(4096, 64, 4, 6)) EXPECT_NE(first % 1024, 0u) << first;
   // A short profile: every batch starts where a whole batch still fits (100 - 64 = 36), or at 0.
   for (size_t first : held_out_offsets(100, 64, 4, 3)) EXPECT_LE(first, 36u);
   EXPECT_EQ(held_out_offsets(32, 64, 4, 2), (std::vector<size_t>{0, 0}));
@@ -85,6 +88,15 @@ TEST(HdmoeSelection, TheReferenceStaysUnlessAnotherCandidateIsClearlyFaster) {
   // A steady gain of 1 per batch replaces it.
   const std::vector<std::vector<double>> steady{{11, 11, 11, 11}, {10, 10, 10, 10}, {9, 9, 9, 9}};
   EXPECT_EQ(choose_candidate(steady, 1, 2.0), 2);
+  // Two clearly faster: the faster of them; a 1% floor keeps the reference against a 0.5% gain.
+  // Only the fastest is tested: candidate 2 (least total, noisy) is not clearly faster, and candidate
+  // 0, steadily 1% faster, is not considered, so the reference stays.
+  EXPECT_EQ(choose_candidate({{9.9, 9.9, 9.9, 9.9}, {10, 10, 10, 10}, {6, 9.8, 6, 9.9}}, 1, 2.0), 1);
+  EXPECT_EQ(choose_candidate({{9, 9, 9}, {10, 10, 10}, {8, 8, 8}}, 1, 2.0), 2);
+  EXPECT_EQ(choose_candidate({{99.5, 99.5}, {100, 100}}, 1, 2.0, 0.01), 1);
+  EXPECT_EQ(choose_candidate({{99.5, 99.5}, {100, 100}}, 1, 2.0, 0.0), 0);
+  // A reference beyond the candidates is an error, not a read out of bounds.
+  EXPECT_THROW(choose_candidate({{1}, {2}}, 2, 2.0), std::invalid_argument);
   // The reference itself fastest: kept.
   EXPECT_EQ(choose_candidate({{11, 11}, {10, 10}}, 1, 2.0), 1);
 }

@@ -57,13 +57,20 @@ def e2e_claims(e2e):
     regime = "decode, B = 8-128, 3 models x 5 hardware points, flow fidelity, placements built at B = 128"
     cmd = "`python3 bench/hdmoe_e2e.py`"
     why = "; what carries the gap: the sensitivity rows below"
-    small = ("; below it at B <= 32, where a placement built at B = 128 keeps TP's split and EP would win"
-             " (docs/RESULTS.md, 'HD-MoE in its own regime')")
+    def behind(ratios):
+        """Where HD-MoE is behind a baseline: how many rows, at which batches."""
+        rows = [r for r, x in zip(flow, ratios) if x < 0.995]  # baseline TBT / HD-MoE TBT
+        if not rows:
+            return ""
+        batches = sorted({int(r["batch"]) for r in rows})
+        return ("; behind it on %d of %d rows (B = %s): placements built at B = 128 run at other batches"
+                " (docs/RESULTS.md, 'HD-MoE in its own regime')" % (len(rows), len(flow),
+                                                                     ", ".join(map(str, batches))))
     return [("HD-MoE 1.1-1.8x over TP", "abstract; Sec. V-B, Fig. 8-9", "1.1-1.8x (authors' table: %s)" % rng(paper_tp),
              rng(tp), regime, cmd, verdict(tp, 1.1, 1.8) + why),
-            ("HD-MoE 1.1-1.5x over EP", "abstract; Sec. V-B", "1.1-1.5x", rng(ep), regime, cmd, verdict(ep, 1.1, 1.5) + small),
+            ("HD-MoE 1.1-1.5x over EP", "abstract; Sec. V-B", "1.1-1.5x", rng(ep), regime, cmd, verdict(ep, 1.1, 1.5) + behind(ep)),
             ("HD-MoE 1.0-1.4x over hybrid compute-balanced", "abstract; Sec. V-B", "1.0-1.4x", rng(cb), regime, cmd,
-             verdict(cb, 1.0, 1.4) + small)]
+             verdict(cb, 1.0, 1.4) + behind(cb))]
 
 
 def solver_claims(solver):
@@ -143,7 +150,7 @@ def ablation_claims(tables, gamma):
     cmd = "`bash bench/hdmoe_ablation.sh build/apps/nmpsim 1,5,6`"
     rows = []
     tail = [r for r in tables.get("6", []) if len(r) >= 6]
-    comp = [float(r[4]) / float(r[5]) for r in tail if floats(r[4:6]) and float(r[5]) > 0]
+    comp = [float(r[4]) / float(r[5]) for r in tail if len(floats(r[4:6])) == 2 and float(r[5]) > 0]
     if comp:
         mean = sum(comp) / len(comp)
         ep_tail, node_tail = sum(floats(r[1] for r in tail)), sum(floats(r[2] for r in tail))
@@ -171,7 +178,7 @@ def ablation_claims(tables, gamma):
                          "%s with %s (window and flow admission), mean %.2fx" % (rng(speed, "%.3f"), note,
                                                                                   sum(speed) / len(speed)),
                          "decode, DeepSeek-V2-Lite, 2.5/75, B = 512, cycle, non-TP placement", cmd,
-                         "reproduced on average (mean at or above the paper's)" if sum(speed) / len(speed) >= paper - 0.05
+                         "reproduced on average (mean above the paper's, or within 0.05 below it)" if sum(speed) / len(speed) >= paper - 0.05
                          else verdict(speed, paper - 0.05, paper + 0.05, 0) + why))
     if gamma:
         r2 = [float(x) for x in gamma]
@@ -186,11 +193,12 @@ def ablation_claims(tables, gamma):
 def sensitivity_claims(sens):
     rows = []
     for case in dict.fromkeys(r["case"] for r in sens):
-        cr = {r["assumption"]: float(r["hdmoe_speedup_over_tp"]) for r in sens if r["case"] == case}
+        cr = {r["assumption"]: x for r in sens if r["case"] == case
+              for x in floats([r.get("hdmoe_speedup_over_tp", "")])}
         base = cr.get("theirs (all assumptions as their code)")
-        if base is None:
-            continue
         single = {k: v for k, v in cr.items() if not k.startswith(("theirs", "all five", "gamma", "nmpsim", "paper"))}
+        if base is None or not single:
+            continue
         worst = min(single, key=single.get)
         rows.append(("HD-MoE over TP, %s, under their accounting" % case, "authors' table",
                      "%.2fx" % cr.get("paper (their table)", float("nan")),
@@ -213,7 +221,18 @@ def read_gamma(path):
 
 
 def main():
-    out, target, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
+    if len(sys.argv) != 4:
+        print("error: usage: hdmoe_section.py OUTDIR REPRODUCTION.md SECONDS", file=sys.stderr)
+        sys.exit(2)
+    out, target = sys.argv[1], sys.argv[2]
+    try:
+        seconds = float(sys.argv[3])
+    except ValueError:
+        print("error: SECONDS: expected a number, got '%s'" % sys.argv[3], file=sys.stderr)
+        sys.exit(2)
+    if not os.path.isdir(out):
+        print("error: OUTDIR: %s is not a directory" % out, file=sys.stderr)
+        sys.exit(2)
     e2e = read_csv(os.path.join(out, "e2e", "e2e.csv"))
     solver = read_csv(os.path.join(out, "solver", "solver_study.csv"))
     sens = read_csv(os.path.join(out, "sensitivity", "sensitivity.csv"))

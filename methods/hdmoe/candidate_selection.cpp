@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
+#include <stdexcept>
 
 #include "nmpsim/flow/flow_executor.h"
 #include "nmpsim/mapping/layer_runner.h"
@@ -15,10 +17,11 @@ std::vector<size_t> held_out_offsets(size_t profile_tokens, int batch, int train
   const size_t b = static_cast<size_t>(std::max(1, batch));
   const size_t last = profile_tokens > b ? profile_tokens - b : 0;  // the last batch that fits whole
   const double step = static_cast<double>(profile_tokens) / std::max(1, count);
-  // Half the finer of the two grids: when one count divides the other (4 and 8, 8 and 2), every
-  // held-out offset (2h M / count + 1) T / 2M has an odd numerator over 2M, every sampled one
-  // (2k M / trained) T / 2M an even one, so none coincide.
-  const double half = static_cast<double>(profile_tokens) / (2.0 * std::max({1, trained, count}));
+  // Half the grid of the least common multiple L of the two counts: every held-out offset
+  // (2h L / count + 1) T / 2L has an odd numerator over 2L, every sampled one (2k L / trained) T / 2L
+  // an even one, so none coincide (4 and 4: T / 8; 4 and 8: T / 16; 4 and 6: T / 24).
+  const long grid = std::lcm(static_cast<long>(std::max(1, trained)), static_cast<long>(std::max(1, count)));
+  const double half = static_cast<double>(profile_tokens) / (2.0 * static_cast<double>(grid));
   for (int h = 0; h < count; ++h) {
     // Between two of the MILP's batches, then spread: offset h * step + half.
     const auto at = static_cast<size_t>(h * step + half);
@@ -84,10 +87,15 @@ int choose_candidate(const std::vector<std::vector<double>>& per_batch_s, int re
     for (double x : per_batch_s[c]) t += x;
     return t;
   };
+  if (reference >= static_cast<int>(per_batch_s.size()))
+    throw std::invalid_argument("choose_candidate: reference " + std::to_string(reference) + " of " +
+                                std::to_string(per_batch_s.size()) + " candidates");
   size_t best = 0;
   for (size_t c = 1; c < per_batch_s.size(); ++c)
     if (total(c) < total(best)) best = c;
   if (reference < 0 || static_cast<size_t>(reference) == best) return static_cast<int>(best);
+  // Only the fastest is tested against the reference: a slower candidate that is also clearly
+  // faster than the reference is not taken (the measured placements were made with this rule).
   const auto ref = static_cast<size_t>(reference);
   return clearly_faster(per_batch_s[best], per_batch_s[ref], z, min_gain) ? static_cast<int>(best) : reference;
 }

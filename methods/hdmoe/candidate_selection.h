@@ -62,11 +62,13 @@ constexpr double kSelectionMinGain = 0.01;
 bool clearly_faster(const std::vector<double>& challenger_s, const std::vector<double>& reference_s, double z,
                     double min_gain = 0);
 
-/// Index of the candidate a layer keeps, from per_batch_s[candidate][batch]: the one with the least
-/// total, unless `reference` (>= 0) is not clearly slower than it (clearly_faster), then `reference`.
+/// Index of the candidate a layer keeps, from per_batch_s[candidate][batch]. reference < 0: the one
+/// with the least total (ties: the earlier). Otherwise that one if it is clearly faster than
+/// `reference` (clearly_faster), else `reference` (a slower candidate is never tested); a reference
+/// beyond the candidates throws.
 int choose_candidate(const std::vector<std::vector<double>>& per_batch_s, int reference, double z, double min_gain = 0);
 
-/// Per MoE layer, choose_candidate over the held-out batches (ties: the earlier candidate).
+/// Per MoE layer, choose_candidate over the held-out batches with kSelectionZ and kSelectionMinGain.
 /// reference < 0: the least total time, whatever the spread.
 Selection select_per_layer(const std::vector<Candidate>& candidates, const mapping::ModelSpec& m,
                            const mapping::AnalyticalHardware& hw, const mapping::RoutingTrace& profile,

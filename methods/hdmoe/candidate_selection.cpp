@@ -50,12 +50,19 @@ std::vector<std::vector<double>> held_out_batch_layer_seconds(const Placement& p
   return s;
 }
 
-std::vector<double> held_out_layer_seconds(const Placement& p, const ModelSpec& m, const AnalyticalHardware& hw,
-                                           const RoutingTrace& profile, const HeldOut& h) {
-  std::vector<double> s(static_cast<size_t>(m.moe_layers), 0.0);
-  for (const std::vector<double>& row : held_out_batch_layer_seconds(p, m, hw, profile, h))
+namespace {
+/// Per layer, the sum over batches of rows[batch][layer].
+std::vector<double> summed_over_batches(const std::vector<std::vector<double>>& rows, int layers) {
+  std::vector<double> s(static_cast<size_t>(layers), 0.0);
+  for (const std::vector<double>& row : rows)
     for (size_t l = 0; l < row.size(); ++l) s[l] += row[l];
   return s;
+}
+}  // namespace
+
+std::vector<double> held_out_layer_seconds(const Placement& p, const ModelSpec& m, const AnalyticalHardware& hw,
+                                           const RoutingTrace& profile, const HeldOut& h) {
+  return summed_over_batches(held_out_batch_layer_seconds(p, m, hw, profile, h), m.moe_layers);
 }
 
 bool clearly_faster(const std::vector<double>& challenger_s, const std::vector<double>& reference_s, double z,
@@ -106,10 +113,7 @@ Selection select_per_layer(const std::vector<Candidate>& candidates, const Model
   std::vector<std::vector<std::vector<double>>> runs;  // [candidate][batch][layer]
   for (const Candidate& c : candidates) {
     runs.push_back(held_out_batch_layer_seconds(*c.placement, m, hw, profile, h));
-    std::vector<double> sum(static_cast<size_t>(m.moe_layers), 0.0);
-    for (const std::vector<double>& row : runs.back())
-      for (size_t l = 0; l < row.size(); ++l) sum[l] += row[l];
-    sel.layer_s.push_back(std::move(sum));
+    sel.layer_s.push_back(summed_over_batches(runs.back(), m.moe_layers));
   }
   const int nodes = hw.topology.nodes();
   sel.placement = Placement(name, m.experts, nodes, m.moe_layers);

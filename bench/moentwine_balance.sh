@@ -14,11 +14,19 @@
 # ER on a 4x2 wafer (one expert per die, TP 2) on the real MT-Bench traces of four categories one after
 # the other (math, coding, writing, roleplay: the paper's mixed scenario), decode only, 44 steps.
 # Prints a markdown table and draws the per-step peak / mean device load (decode) to
-# docs/moentwine_balance.png (if gnuplot is installed). Not a test. About 20 minutes.
-# Usage: bench/moentwine_balance.sh [path/to/nmpsim] [steps]
+# docs/moentwine_balance.png (if gnuplot is installed; OUT_PNG overrides the path). Not a test. About 15
+# minutes per slot count. SLOTS is the shadow slots per die and MoE layer of every balancer but `none`
+# (default 1). The 4x4 system also runs a hybrid regime (`--phase mixed`: its decode tokens plus one
+# 2048-token prompt chunk per step, the paper's hybrid scheduling). With BAL_CSV set, the rows are also
+# written there as CSV (bench/reproduce/moentwine_section.py reads it).
+# Usage: bench/moentwine_balance.sh [path/to/nmpsim] [steps] [SLOTS]
 set -euo pipefail
 BIN=${1:-build/apps/nmpsim}
 STEPS=${2:-32}
+SLOTS=${3:-1}
+[[ "$STEPS" =~ ^[1-9][0-9]*$ ]] || { echo "error: steps: '$STEPS' is not a positive integer" >&2; exit 2; }
+[[ "$SLOTS" =~ ^[1-9][0-9]*$ ]] || { echo "error: SLOTS: '$SLOTS' is not a positive integer" >&2; exit 2; }
+[ -x "$BIN" ] || { echo "error: $BIN is not an executable (build first, or pass it)" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
 P=moentwine-balancer
@@ -53,7 +61,7 @@ json.dump(out, open(sys.argv[2], "w"))
 EOF
 # system:hardware:TP:strategy:model:dies:trace:steps:regimes. Zipf skews chosen so that without
 # balancing the busiest die has 2.3-2.8x the mean load (the paper's Fig. 15 shows about 3x).
-setups="4x4:wsc-4x4:4:moentwine-er:deepseek-v2:16:skew=1.0:$STEPS:decode,prefill
+setups="4x4:wsc-4x4:4:moentwine-er:deepseek-v2:16:skew=1.0:$STEPS:decode,prefill,hybrid
 4wafer:wsc-4wafer-8x8:16:moentwine-her:$tmp/v3.json:256:skew=0.3:$STEPS:decode,prefill
 mixtral:$tmp/wsc-4x2.json:2:moentwine-er:mixtral-8x7b:8:$tmp/mixed.json:44:decode"
 while IFS=: read -r sys hw tp strategy model dies trace steps regimes; do
@@ -61,26 +69,30 @@ while IFS=: read -r sys hw tp strategy model dies trace steps regimes; do
     per_group=256
     [ "$name" = prefill ] && per_group=2048
     batch=$((per_group * dies / tp))
+    phase=() chunk=0
+    [ "$name" = hybrid ] && phase=(--phase mixed --prompt-tokens 2048 --prefill-chunk 2048) chunk=2048
     targs=(--trace "$trace")
     [ "${trace#skew=}" != "$trace" ] &&
-      targs=(--synthetic-tokens $((batch * steps)) --scenarios 4 --drift 0.5 --skew "${trace#skew=}")
+      targs=(--synthetic-tokens $(((batch + chunk) * steps)) --scenarios 4 --drift 0.5 --skew "${trace#skew=}")
     for b in $order; do
       args=()
+      [ "$b" != none ] && args+=(--policy-opt "$P.slots=$SLOTS")
       for o in ${opts[$b]}; do args+=(--policy-opt "$P.$o"); done
       "$BIN" run --hw "$hw" --attn-tp "$tp" --model "$model" --weight-bytes 1 --batch "$batch" --steps "$steps" \
-        "${targs[@]}" --fidelity flow --strategy "$strategy" --policy "$P" "${args[@]}" --no-plots --quiet \
+        "${phase[@]}" "${targs[@]}" --fidelity flow --strategy "$strategy" --policy "$P" "${args[@]}" --no-plots --quiet \
         --out "$tmp/$sys-$name-$b" < /dev/null
     done
   done
 done <<< "$setups"
-python3 - "$tmp" "$(sed 's/:.*//' <<< "$setups" | tr '\n' ' ')" $order <<'EOF'
-import json, os, sys
-tmp, systems, order = sys.argv[1], sys.argv[2].split(), sys.argv[3:]
+python3 - "$tmp" "$(sed 's/:.*//' <<< "$setups" | tr '\n' ' ')" "$SLOTS" $order <<'EOF'
+import csv, json, os, sys
+tmp, systems, slots, order = sys.argv[1], sys.argv[2].split(), sys.argv[3], sys.argv[4:]
+rows = []
 print("| system | regime | balancer | peak/mean load | MoE compute us | MoE comm us | all-reduce us | TBT us | "
       "exposed migration us | replicas landed (GB) | migration GB x hops: staged local + global / paused |")
 print("|---|---|---|---|---|---|---|---|---|---|---|")
 for system in systems:
-    for regime in ("decode", "prefill"):
+    for regime in ("decode", "prefill", "hybrid"):
         if not os.path.exists("%s/%s-%s-none/summary.json" % (tmp, system, regime)):
             continue
         runs = {}
@@ -99,15 +111,28 @@ for system in systems:
             # step's last layer, per step; in brackets also the MoE communication's change, which mixes
             # migration traffic with the (worse) balance of replicas that land later.
             exposed = "%.0f" % r.get("other_us", 0)
+            low = high = r.get("other_us", 0)
             if p["options"]["migrate"] == "staged" and p["segments"] > 0:
                 steps = len(p["peak_to_mean_load_per_step"])
                 low = r["allreduce_us"] - free["allreduce_us"] + p["drain_tail_us"] / max(1, steps - 1)
-                exposed = "%.0f (%.0f)" % (low, low + r["moe_comm_us"] - free["moe_comm_us"])
+                high = low + r["moe_comm_us"] - free["moe_comm_us"]
+                exposed = "%.0f (%.0f)" % (low, high)
+            rows.append(dict(system=system, regime=regime, balancer=b, slots=0 if b == "none" else slots,
+                             peak_to_mean=p["mean_peak_to_mean_load"], moe_compute_us=r["moe_compute_us"],
+                             moe_comm_us=r["moe_comm_us"], allreduce_us=r["allreduce_us"], tbt_us=r["mean_tbt_us"],
+                             exposed_us=low, exposed_with_comm_us=high, replicas=p["replicas_landed"],
+                             migration_gb_hops=(p["migration_link_bytes_local"] + p["migration_link_bytes_global"] +
+                                                p["migration_link_bytes_paused"]) / 1e9))
             print("| %s | %s | %s | %.2f | %.0f | %.0f | %.0f | %.0f | %s | %d (%.1f) | %.0f + %.0f / %.0f |" % (
                 system, regime, b, p["mean_peak_to_mean_load"], r["moe_compute_us"], r["moe_comm_us"],
                 r["allreduce_us"], r["mean_tbt_us"], exposed, p["replicas_landed"], p["replica_bytes"] / 1e9,
                 p["migration_link_bytes_local"] / 1e9, p["migration_link_bytes_global"] / 1e9,
                 p["migration_link_bytes_paused"] / 1e9))
+if os.environ.get("BAL_CSV"):
+    with open(os.environ["BAL_CSV"], "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
 EOF
 if command -v gnuplot > /dev/null; then
   out=${OUT_PNG:-docs/moentwine_balance.png}

@@ -85,6 +85,23 @@ TEST(MoentwineDomains, FourByFourWithTpFourAsComputedByHand) {
   expect_stats(ftd_stats(t, er), 4, 4.0 / 3, false, 2, 2);
 }
 
+TEST(MoentwineDomains, SixBySixWithTpFourAsComputedByHand) {
+  const mapping::Topology t = mesh(6, 6);
+  // Baseline: 9 TP groups, each a 2x2 block, the blocks in a 3x3 grid; FTD j = offset j of every block:
+  // a 3x3 lattice of stride 2, a 5x5 box. On a 3x3 lattice the ordered pairs of distinct points (72) sum
+  // to 144 lattice steps (per axis: 8 over the 9 ordered pairs of {0,1,2}, times 9 for the other axis),
+  // 2 steps on average: 4 hops at stride 2. Rings are 1-hop.
+  const TokenDomains base = token_domains(t, 4, Mapping::kBaseline);
+  expect_partition(t, base, 4);
+  expect_stats(ftd_stats(t, base), 25, 4.0, true, -1, 1);
+  // ER: FTDs are 3x3 blocks of 9 (one member of each group), 2 hops on average by the same count at
+  // stride 1, disjoint; TP group j = offset j of each of the 4 blocks, a ring through the 2x2 block grid:
+  // 3-hop steps.
+  const TokenDomains er = token_domains(t, 4, Mapping::kEntwined);
+  expect_partition(t, er, 4);
+  expect_stats(ftd_stats(t, er), 9, 2.0, false, -1, 3);
+}
+
 TEST(MoentwineDomains, EightByEightWithTpSixteen) {
   const mapping::Topology t = mesh(8, 8);
   // Baseline: TP blocks 4x4 in a 2x2 grid; an FTD's members are 4 apart: a 5x5 box, 4, 4, 8 hops.

@@ -6,13 +6,7 @@
 # limits are wall-clock: run it on an idle machine). Not a test.
 # Usage: bash bench/reproduce/hdmoe.sh [path/to/nmpsim] [OUTDIR]   (OUTDIR keeps every run; default a temp dir)
 set -euo pipefail
-BIN=${1:-build/apps/nmpsim}
-OUT=${2:-$(mktemp -d)}
-[ -x "$BIN" ] || { echo "error: $BIN is not an executable (build first, or pass it)" >&2; exit 2; }
-mkdir -p "$OUT"
-here=$(cd "$(dirname "$0")/.." && pwd)
-start=$(date +%s)
-step() { echo "[$(( $(date +%s) - start )) s] $*" >&2; }
+source "$(dirname "$0")/common.sh"
 step "the authors' accounting (TP rows, EP draws)"
 python3 "$here/hdmoe_authors.py" --bin "$BIN" --seeds 10 --out "$OUT/authors" > "$OUT/authors.txt"
 step "solver time and link cost under their accounting (about 20 minutes)"

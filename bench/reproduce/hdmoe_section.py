@@ -5,25 +5,11 @@ between the section's markers; creates the file with a header if it does not exi
 
 Usage: hdmoe_section.py OUTDIR REPRODUCTION.md SECONDS
 """
-import csv
 import os
-import sys
+
+from section_lib import parse_args, read_csv, replace_section
 
 BEGIN, END = "<!-- hdmoe:begin -->", "<!-- hdmoe:end -->"
-HEADER = """# Reproductions
-
-Each paper's claims beside nmpsim's numbers: the claim, where the paper makes it, the paper's number,
-ours, the regime, the command, and a verdict (reproduced within a stated band, direction only, or
-contradicted, with the assumption that carries the gap named and measured). Sections are regenerated
-by the scripts under `bench/reproduce/`, which replace only their own section.
-"""
-
-
-def read_csv(path):
-    if not os.path.exists(path):
-        return []
-    with open(path) as f:
-        return list(csv.DictReader(f))
 
 
 def rng(values, fmt="%.2f"):
@@ -221,18 +207,7 @@ def read_gamma(path):
 
 
 def main():
-    if len(sys.argv) != 4:
-        print("error: usage: hdmoe_section.py OUTDIR REPRODUCTION.md SECONDS", file=sys.stderr)
-        sys.exit(2)
-    out, target = sys.argv[1], sys.argv[2]
-    try:
-        seconds = float(sys.argv[3])
-    except ValueError:
-        print("error: SECONDS: expected a number, got '%s'" % sys.argv[3], file=sys.stderr)
-        sys.exit(2)
-    if not os.path.isdir(out):
-        print("error: OUTDIR: %s is not a directory" % out, file=sys.stderr)
-        sys.exit(2)
+    out, target, seconds = parse_args("hdmoe_section.py OUTDIR REPRODUCTION.md SECONDS")
     e2e = read_csv(os.path.join(out, "e2e", "e2e.csv"))
     solver = read_csv(os.path.join(out, "solver", "solver_study.csv"))
     sens = read_csv(os.path.join(out, "sensitivity", "sensitivity.csv"))
@@ -263,16 +238,7 @@ def main():
             fence = "" if body.lstrip().startswith("|") or "\n|" in body else "```"
             lines += ["", "### " + title, ""] + ([fence] if fence else []) + [body] + ([fence] if fence else [])
     lines.append(END)
-    text = open(target).read() if os.path.exists(target) else HEADER
-    if BEGIN in text and END in text:
-        text = text[:text.index(BEGIN)] + "\n".join(lines) + text[text.index(END) + len(END):]
-    else:
-        text = text.rstrip() + "\n\n" + "\n".join(lines) + "\n"
-    tmp = target + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(text)
-    os.replace(tmp, target)
-
+    replace_section(target, BEGIN, END, lines)
 
 if __name__ == "__main__":
     main()

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Regenerates docs/REPRODUCTION.md's MoEntwine section (issue 36) and its figures: communication as the
+# paper reports it (Fig. 13), the token sweep (docs/moentwine_comm_sweep.png), step times for decode, prefill
+# and hybrid steps with and without overlap, the sensitivity of the verdicts to each assumption, cycle-
+# fidelity checks, the link heatmaps (docs/moentwine_links.png, Fig. 9) and the balancer with 1, 2 and 4
+# shadow slots on drifting traces (Fig. 15-16; docs/moentwine_balance.png is the 1-slot run). Runs the
+# balancer beside the rest (both cores). Not a test.
+# Usage: bash bench/reproduce/moentwine.sh [path/to/nmpsim] [OUTDIR]   (OUTDIR keeps every run; default a temp dir)
+set -euo pipefail
+source "$(dirname "$0")/common.sh"
+docs="$here/../docs"
+step "balancer with 1, 2 and 4 shadow slots (background, about 45 minutes)"
+(
+  for s in 1 2 4; do
+    png="$OUT/moentwine_balance_slots$s.png"
+    [ "$s" = 1 ] && png="$docs/moentwine_balance.png"
+    BAL_CSV="$OUT/balance_slots$s.csv" OUT_PNG="$png" bash "$here/moentwine_balance.sh" "$BIN" 32 "$s" \
+      > "$OUT/balance_slots$s.md"
+  done
+) &
+balancer=$!
+step "communication, token sweep, sensitivity, cycle checks, step times"
+python3 "$here/moentwine_repro.py" --bin "$BIN" --out "$OUT" --sections comm,ftd,sweep,sens,cycle,e2e
+step "link heatmaps"
+OUT_PNG="$docs/moentwine_links.png" bash "$here/moentwine_links.sh" "$BIN" > "$OUT/links.md"
+if command -v gnuplot > /dev/null; then
+  python3 - "$OUT" <<'PY'
+import csv, sys
+out = sys.argv[1]
+rows = list(csv.DictReader(open(out + "/sweep.csv")))
+for system in dict.fromkeys(r["system"] for r in rows):
+    for s in ("moentwine-baseline", "moentwine-er"):
+        with open("%s/sweep-%s-%s.dat" % (out, system, s), "w") as f:
+            for r in rows:
+                if r["system"] == system and r["strategy"] == s:
+                    f.write("%s %s %s %s\n" % (r["tokens_per_group"], r["moe_comm_us"], r["allreduce_us"], r["comm_us"]))
+PY
+  gnuplot -e "set terminal pngcairo size 1000,450 font 'sans,10' noenhanced; set output '$docs/moentwine_comm_sweep.png';
+    set multiplot layout 1,2; set logscale xy; set xlabel 'tokens per TP group'; set ylabel 'us per decode step';
+    set grid; set key top left;
+    set title 'DeepSeek-V3, 6x6 wafer, TP 4';
+    plot for [s in 'moentwine-baseline moentwine-er'] '$OUT/sweep-6x6-'.s.'.dat' using 1:4 with linespoints title s.' all-to-all + all-reduce',
+         for [s in 'moentwine-baseline moentwine-er'] '$OUT/sweep-6x6-'.s.'.dat' using 1:2 with lines dashtype 2 title s.' all-to-all';
+    set title 'Qwen3-235B, 8x8 wafer, TP 16';
+    plot for [s in 'moentwine-baseline moentwine-er'] '$OUT/sweep-8x8-'.s.'.dat' using 1:4 with linespoints title s.' all-to-all + all-reduce',
+         for [s in 'moentwine-baseline moentwine-er'] '$OUT/sweep-8x8-'.s.'.dat' using 1:2 with lines dashtype 2 title s.' all-to-all';
+    unset multiplot"
+fi
+step "waiting for the balancer"
+wait "$balancer"
+python3 "$here/reproduce/moentwine_section.py" "$OUT" "$docs/REPRODUCTION.md" $(( $(date +%s) - start ))
+step "done: docs/REPRODUCTION.md, outputs in $OUT"

@@ -26,7 +26,7 @@ STEPS=${2:-32}
 SLOTS=${3:-1}
 [[ "$STEPS" =~ ^[1-9][0-9]*$ ]] || { echo "error: steps: '$STEPS' is not a positive integer" >&2; exit 2; }
 [[ "$SLOTS" =~ ^[1-9][0-9]*$ ]] || { echo "error: SLOTS: '$SLOTS' is not a positive integer" >&2; exit 2; }
-[ -x "$BIN" ] || { echo "error: $BIN is not an executable (build first, or pass it)" >&2; exit 2; }
+[ -f "$BIN" ] && [ -x "$BIN" ] || { echo "error: $BIN is not an executable (build first, or pass it)" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
 P=moentwine-balancer
@@ -128,12 +128,16 @@ for system in systems:
                 r["allreduce_us"], r["mean_tbt_us"], exposed, p["replicas_landed"], p["replica_bytes"] / 1e9,
                 p["migration_link_bytes_local"] / 1e9, p["migration_link_bytes_global"] / 1e9,
                 p["migration_link_bytes_paused"] / 1e9))
-if os.environ.get("BAL_CSV"):
-    with open(os.environ["BAL_CSV"], "w", newline="") as f:
+if rows:
+    with open(os.path.join(tmp, "rows.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
 EOF
+if [ -n "${BAL_CSV:-}" ]; then
+  [ -f "$tmp/rows.csv" ] || { echo "error: no balancer rows to write to $BAL_CSV" >&2; exit 2; }
+  publish "$tmp/rows.csv" "$BAL_CSV"
+fi
 if command -v gnuplot > /dev/null; then
   out=${OUT_PNG:-docs/moentwine_balance.png}
   plot() {  # the decode runs of one system
@@ -141,7 +145,7 @@ if command -v gnuplot > /dev/null; then
     for b in none greedy invasive non-invasive; do p+="'$tmp/$1-decode-$b.dat' with linespoints title '$b',"; done
     echo "${p%,}"
   }
-  gnuplot -e "set terminal pngcairo size 1000,1100 font 'sans,10' noenhanced; set output '$out';
+  gnuplot -e "set terminal pngcairo size 1000,1100 font 'sans,10' noenhanced; set output '$tmp/plot.png';
     set multiplot layout 3,1; set xlabel 'decode step'; set ylabel 'peak / mean device load'; set grid;
     set key top right; set logscale y;
     set title 'DeepSeek-V2 on a 4x4 wafer (ER, 10 experts per die), Zipf 1.0 drifting over 4 scenarios, 256 tokens per TP group';
@@ -150,5 +154,6 @@ if command -v gnuplot > /dev/null; then
     plot $(plot 4wafer);
     set title 'Mixtral-8x7B on a 4x2 wafer (ER, one expert per die), MT-Bench math, coding, writing, roleplay in a row';
     unset logscale y; plot $(plot mixtral); unset multiplot"
+  publish "$tmp/plot.png" "$out"
   echo "wrote $out"
 fi

@@ -14,6 +14,8 @@ TP=${3:-4}
 OUT_PNG=${OUT_PNG:-docs/moentwine_links.png}
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
+[[ "$HW" =~ ^[A-Za-z0-9._-]+$ ]] || { echo "error: hardware: '$HW' is not a preset name" >&2; exit 2; }
+[[ "$TP" =~ ^[1-9][0-9]*$ ]] || { echo "error: attn-tp: '$TP' is not a positive integer" >&2; exit 2; }
 read -r width height < <("$BIN" hw --preset "$HW" --print-json |
   python3 -c 'import json, sys; m = json.load(sys.stdin)["mesh"]; print(m["width"], m["height"])')
 nodes=$((width * height))
@@ -38,7 +40,7 @@ command -v gnuplot > /dev/null || { echo "gnuplot not installed: no picture"; ex
 max=$(cat "$tmp"/*.dat | sort -g -k5 | tail -1 | awk '{print $5}')
 gnuplot <<EOF
 set terminal pngcairo size 1100,1000 font 'sans,10' noenhanced
-set output '$OUT_PNG'
+set output '$tmp/plot.png'
 set palette defined (0 '#f7f7f7', 0.3 '#fdd49e', 0.6 '#fc8d59', 1 '#b30000')
 set cbrange [0:$max]
 set cblabel 'GB per decode step'
@@ -57,4 +59,5 @@ set title 'ER-mapping: all-to-all windows'
 plot '$tmp/moentwine-er-moe_comm.dat' using 1:2:3:4:5 with vectors head filled size 0.08,20 lw 4 lc palette
 unset multiplot
 EOF
+publish "$tmp/plot.png" "$OUT_PNG"
 echo "wrote $OUT_PNG"

@@ -7,8 +7,8 @@ Sections (each writes OUT/<section>.csv; every row names the command that made i
          four 8x8 wafers, the five models of Table I; baseline and ER (and HER on four wafers)
   ftd    the full-token-domain figures of each one-wafer layout (mean all-to-all hops, ring step hops)
   sweep  the same against tokens per TP group, 32-2048 (Fig. 13(a)-style, without the GPU systems)
-  e2e    step time for decode, prefill and hybrid (mixed) steps: no overlap, the all-reduce pipelined with
-         the attention, and that plus two micro-batches
+  e2e    step time for decode, prefill and hybrid (mixed) steps, without overlap and with the paper's (the
+         all-reduce pipelined with the attention, two micro-batches)
   sens   which assumption decides: NI ports, ring direction, fused or kernel reductions and their start-up,
          overlap, border bandwidth, one at a time and all at the paper's setting
   cycle  cycle-fidelity checks of flow rows
@@ -36,9 +36,8 @@ FIELDS = ["mean_tbt_us", "moe_comm_us", "allreduce_us", "exposed_comm_us", "hidd
 # with MoE computation. Inputs are split into micro-batches"): the attention's reduce-scatter pipelined
 # with its compute, and two micro-batches whose all-to-alls overlap each other's compute.
 OVERLAP = ["--set", "collectives.pipeline_chunks=8", "--micro-batches", "2"]
-# Step-time variants: none, the all-reduce pipelined with attention, both overlaps.
-VARIANTS = [("none", []), ("pipelined all-reduce", ["--set", "collectives.pipeline_chunks=8"]),
-            ("pipelined + 2 micro-batches", OVERLAP)]
+# Step-time variants: no overlap, and the paper's (the sensitivity separates its two parts).
+VARIANTS = [("none", []), ("pipelined + 2 micro-batches", OVERLAP)]
 # The sensitivity's settings: name, extra arguments, applies to (None: every system).
 SETTINGS = [
     ("default", [], None),
@@ -95,10 +94,15 @@ def run(binary, args, out_dir):
     proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                           text=True)
     if proc.returncode != 0:
-        sys.stderr.write("error: %s: %s\n" % (text, proc.stderr.strip().splitlines()[-1:]))
+        last = (proc.stderr.strip().splitlines() or ["exit %d" % proc.returncode])[-1]
+        sys.stderr.write("error: %s: %s\n" % (text, last))
         sys.exit(2)
-    with open(os.path.join(out_dir, "summary.json")) as f:
-        summary = json.load(f)
+    try:
+        with open(os.path.join(out_dir, "summary.json")) as f:
+            summary = json.load(f)
+    except (OSError, ValueError) as e:
+        sys.stderr.write("error: %s: summary.json: %s\n" % (text, e))
+        sys.exit(2)
     rows = {name: {k: float(s.get(k, 0.0)) for k in FIELDS} for name, s in summary["strategies"].items()}
     return rows, text
 
@@ -129,8 +133,9 @@ def comm(a):
     w = Writer(a.out, "comm", ["system", "tp", "model"])
     for name, hw, tp, dies in SYSTEMS:
         for model in MODELS:
+            # `ep`: the same experts, tokens dispatched from their home node: the all-gather dropped (Sec. VI-B6).
             args = ["--hw", hw, "--attn-tp", str(tp), "--model", model, "--fidelity", "flow", "--strategy",
-                    ",".join(strategies(name))] + regime_args("decode", dies // tp) + COMMON
+                    ",".join(strategies(name) + ["ep"])] + regime_args("decode", dies // tp) + COMMON
             res, text = run(a.bin, args, os.path.join(a.out, "runs", "comm-%s-%s" % (name, model)))
             w.add(dict(system=name, tp=tp, model=model), res, text)
             progress("comm", name, model)
@@ -203,7 +208,8 @@ def ftd(a):
             proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                   text=True)
             if proc.returncode != 0:
-                sys.stderr.write("error: nmpsim place %s on %s: %s\n" % (strategy, hw, proc.stderr.strip()))
+                last = (proc.stderr.strip().splitlines() or ["exit %d" % proc.returncode])[-1]
+                sys.stderr.write("error: nmpsim place %s on %s: %s\n" % (strategy, hw, last))
                 sys.exit(2)
             with open(path) as f:
                 stats = json.load(f)["stats"]["ftd"]
@@ -255,6 +261,9 @@ def main():
     bad = [s for s in chosen if s not in table]
     if bad:
         sys.stderr.write("error: --sections: unknown section '%s' (comm, ftd, sweep, e2e, sens, cycle)\n" % bad[0])
+        sys.exit(2)
+    if os.path.lexists(a.out) and not os.path.isdir(a.out):
+        sys.stderr.write("error: --out %s exists and is not a directory\n" % a.out)
         sys.exit(2)
     os.makedirs(os.path.join(a.out, "runs"), exist_ok=True)
     for s in chosen:

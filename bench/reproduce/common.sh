@@ -3,7 +3,7 @@
 # seconds since the start.
 BIN=${1:-build/apps/nmpsim}
 OUT=${2:-$(mktemp -d)}
-[ -x "$BIN" ] || { echo "error: $BIN is not an executable (build first, or pass it)" >&2; exit 2; }
+[ -f "$BIN" ] && [ -x "$BIN" ] || { echo "error: $BIN is not an executable (build first, or pass it)" >&2; exit 2; }
 [ -e "$OUT" ] && [ ! -d "$OUT" ] && { echo "error: OUTDIR: $OUT exists and is not a directory" >&2; exit 2; }
 mkdir -p "$OUT"
 here=$(cd "$(dirname "$0")/.." && pwd)

@@ -2,7 +2,9 @@
 docs/REPRODUCTION.md between its markers (written to a temporary file and renamed: never half-written)."""
 import csv
 import os
+import stat
 import sys
+import tempfile
 
 HEADER = """# Reproductions
 
@@ -13,27 +15,40 @@ by the scripts under `bench/reproduce/`, which replace only their own section.
 """
 
 
-def read_csv(path):
+def fail(message):
+    print("error: %s" % message, file=sys.stderr)
+    sys.exit(2)
+
+
+def read_csv(path, required=None):
+    """The rows of `path` ([] when it does not exist, unless `required` names the fields it must have:
+    then a missing file, a missing field or an empty field is a one-line error, exit 2)."""
     if not os.path.exists(path):
+        if required:
+            fail("%s: missing (run the script that writes it)" % path)
         return []
     with open(path) as f:
-        return list(csv.DictReader(f))
+        rows = list(csv.DictReader(f))
+    for i, row in enumerate(rows):
+        for field in required or []:
+            if row.get(field) in (None, ""):
+                fail("%s: row %d: field '%s' is missing or empty" % (path, i + 2, field))
+    return rows
 
 
 def parse_args(usage):
     """OUTDIR, REPRODUCTION.md and SECONDS from argv; one-line error and exit 2 on a bad one."""
     if len(sys.argv) != 4:
-        print("error: usage: %s" % usage, file=sys.stderr)
-        sys.exit(2)
+        fail("usage: %s" % usage)
     out, target = sys.argv[1], sys.argv[2]
     try:
         seconds = float(sys.argv[3])
     except ValueError:
-        print("error: SECONDS: expected a number, got '%s'" % sys.argv[3], file=sys.stderr)
-        sys.exit(2)
+        fail("SECONDS: expected a number, got '%s'" % sys.argv[3])
     if not os.path.isdir(out):
-        print("error: OUTDIR: %s is not a directory" % out, file=sys.stderr)
-        sys.exit(2)
+        fail("OUTDIR: %s is not a directory" % out)
+    if os.path.lexists(target) and not stat.S_ISREG(os.lstat(target).st_mode):
+        fail("%s: not a regular file (a symlink, directory or device is not replaced)" % target)
     return out, target, seconds
 
 
@@ -45,7 +60,12 @@ def replace_section(target, begin, end, lines):
         text = text[:text.index(begin)] + "\n".join(lines) + text[text.index(end) + len(end):]
     else:
         text = text.rstrip() + "\n\n" + "\n".join(lines) + "\n"
-    tmp = target + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(text)
-    os.replace(tmp, target)
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(target)), prefix=".section-")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    except BaseException:
+        os.unlink(tmp)
+        raise

@@ -23,7 +23,7 @@ step "balancer with 1, 2 and 4 shadow slots (background, about 60 minutes)"
 balancer=$!
 trap 'kill "$balancer" 2> /dev/null; rm -rf "$tmp"' EXIT
 step "communication, FTD figures, token sweep, sensitivity, cycle checks, step times"
-python3 "$here/moentwine_repro.py" --bin "$BIN" --out "$OUT" --sections comm,ftd,sweep,sens,cycle,e2e
+python3 "$here/moentwine_repro.py" --bin "$BIN" --out "$OUT" --sections comm,comm_cycle,ftd,sweep,sens,cycle,e2e
 step "link heatmaps"
 OUT_PNG="$docs/moentwine_links.png" bash "$here/moentwine_links.sh" "$BIN" > "$OUT/links.md.part"
 publish "$OUT/links.md.part" "$OUT/links.md"

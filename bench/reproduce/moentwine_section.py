@@ -15,9 +15,9 @@ BEGIN, END = "<!-- moentwine:begin -->", "<!-- moentwine:end -->"
 NEEDED = ["system", "model", "strategy", "moe_comm_us", "allreduce_us", "comm_us", "mean_tbt_us"]
 
 
-def eq1_table(rows):
+def eq1_table(rows, fidelity):
     lines = ["", "### What carries the gap: the all-reduce's share and the paper's latency model (Eq. 1)", "",
-             "ER / baseline communication. `share`: the all-reduce's part of the baseline's communication. "
+             "ER / baseline communication at " + fidelity + " fidelity. `share`: the all-reduce's part of the baseline's communication. "
              "`paper's x at our share`: 0.5 x all-to-all + 2 x all-reduce (Sec. IV-B). `ours at share 0.1`: our "
              "multipliers where the all-reduce is a tenth of the communication, as the paper's 35% implies with "
              "its multipliers. `Eq. 1 on our times`: a **reconstruction**: the baseline's measured all-to-all and "
@@ -37,15 +37,17 @@ def fmt(v, f="%.2f"):
     return f % v if v is not None else "-"
 
 
-def comm_table(comm):
+def comm_table(flow_comm, cycle_comm):
     lines = ["", "### Communication as the paper reports it (Fig. 13(b)-(d))", "",
-             "`ep`: the same experts with every token sent from its home node (the all-gather dropped, Sec. VI-B6).", "",
-             "| system | model | strategy | all-to-all us | all-reduce us | communication us | step us |",
-             "|---|---|---|---|---|---|---|"]
-    for r in comm:
-        lines.append("| %s | %s | %s | %.0f | %.0f | %.0f | %.0f |" % (
-            r["system"], r["model"], r["strategy"].replace("moentwine-", ""), float(r["moe_comm_us"]),
-            float(r["allreduce_us"]), float(r["comm_us"]), float(r["mean_tbt_us"])))
+             "`ep`: the same experts with every token sent from its home node (the all-gather dropped, Sec. VI-B6; "
+             "flow fidelity only).", "",
+             "| system | model | strategy | fidelity | all-to-all us | all-reduce us | communication us | step us |",
+             "|---|---|---|---|---|---|---|---|"]
+    for fidelity, rows in (("cycle", cycle_comm), ("flow", flow_comm)):
+        for r in rows:
+            lines.append("| %s | %s | %s | %s | %.0f | %.0f | %.0f | %.0f |" % (
+                r["system"], r["model"], r["strategy"].replace("moentwine-", ""), fidelity, float(r["moe_comm_us"]),
+                float(r["allreduce_us"]), float(r["comm_us"]), float(r["mean_tbt_us"])))
     return lines
 
 
@@ -94,7 +96,12 @@ def included(path, title):
 def main():
     out, target, seconds = parse_args("moentwine_section.py OUTDIR REPRODUCTION.md SECONDS")
     csv_of = lambda name, need=None: read_csv(os.path.join(out, name + ".csv"), need)
-    comm = csv_of("comm", NEEDED)
+    flow_comm = csv_of("comm", NEEDED)
+    comm_cycle = csv_of("comm_cycle")
+    if comm_cycle:
+        read_csv(os.path.join(out, "comm_cycle.csv"), NEEDED)  # the same fields, checked
+        mc.set_fidelity("cycle")
+    comm = comm_cycle or flow_comm
     eq1 = mc.eq1_rows(comm, csv_of("ftd", ["system", "strategy", "avg_hops", "ring_step_hops"]))
     sens, cyc, e2e, sweep = (csv_of(n) for n in ("sens", "cycle", "e2e", "sweep"))
     bal = []
@@ -109,10 +116,10 @@ def main():
              "and no stated NI ports, ring staggering or kernel start-up. docs/RESULTS.md \"MoEntwine in its own "
              "regime\" discusses the verdicts." % (seconds / 60), "",
              "| claim | where | paper | ours | regime | command | verdict |", "|---|---|---|---|---|---|---|"]
-    rows = (mc.a2a_ar_rows(comm, cyc) + mc.one_wafer_rows(comm, eq1) + mc.wafer_rows(comm) + mc.sweep_rows(sweep)
+    rows = (mc.a2a_ar_rows(comm, flow_comm) + mc.one_wafer_rows(comm, eq1, flow_comm) + mc.wafer_rows(comm) + mc.sweep_rows(sweep)
             + mc.sens_rows(sens) + mc.balance_rows(bal) + mc.not_modelled())
     lines += ["| " + " | ".join(row) + " |" for row in rows]
-    lines += eq1_table(eq1) + comm_table(comm)
+    lines += eq1_table(eq1, mc.COMM["fidelity"]) + comm_table(flow_comm, comm_cycle)
     lines += ratio_table(sens, ["system", "regime", "setting"], "Which assumption decides (new / baseline)",
                          "One setting changed from the presets' defaults at a time, then all at the paper's setting.",
                          ["system", "regime", "setting"])

@@ -6,6 +6,7 @@ Sections (each writes OUT/<section>.csv; every row names the command that made i
          per decode step, 256 tokens per attention TP group, balanced gating, for 4x4, 6x6, 8x8 (TP 16) and
          four 8x8 wafers, the five models of Table I; baseline and ER (and HER on four wafers)
   comm_cycle  the same at cycle fidelity (the claims' verdicts rest on it)
+  comm_vc8    6x6 and 8x8 at cycle fidelity with 8 VCs per port (the VC count decides 6x6's verdict)
   ftd    the full-token-domain figures of each one-wafer layout (mean all-to-all hops, ring step hops)
   sweep  the same against tokens per TP group, 32-2048 (Fig. 13(a)-style, without the GPU systems)
   e2e    step time for decode, prefill and hybrid (mixed) steps, without overlap and with the paper's (the
@@ -15,7 +16,8 @@ Sections (each writes OUT/<section>.csv; every row names the command that made i
   cycle  cycle-fidelity checks of flow rows
 Runs nmpsim by argv (no shell). Not a test.
 
-Usage: moentwine_repro.py --bin build/apps/nmpsim --out DIR [--sections comm,comm_cycle,ftd,sweep,e2e,sens,cycle]
+Usage: moentwine_repro.py --bin build/apps/nmpsim --out DIR [--sections comm,comm_cycle,comm_vc8,ftd,sweep,e2e,sens,cycle]
+       [--resume]  (reuse the runs an interrupted invocation finished: each run records its command)
 """
 import argparse
 import csv
@@ -88,16 +90,25 @@ def regime_args(regime, groups, tokens_per_group=256):
     raise ValueError(regime)
 
 
+RESUME = False  # --resume: reuse a run whose directory records the same command (see run)
+
+
 def run(binary, args, out_dir):
-    """Runs one nmpsim command; returns ({strategy: {field: value}}, the command as text)."""
+    """Runs one nmpsim command; returns ({strategy: {field: value}}, the command as text). Each finished run
+    leaves command.txt beside its summary.json; with --resume a run whose command.txt matches is reused."""
     cmd = [binary, "run"] + args + ["--out", out_dir]
     text = " ".join(["nmpsim", "run"] + args)
-    proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                          text=True)
-    if proc.returncode != 0:
-        last = (proc.stderr.strip().splitlines() or ["exit %d" % proc.returncode])[-1]
-        sys.stderr.write("error: %s: %s\n" % (text, last))
-        sys.exit(2)
+    record = os.path.join(out_dir, "command.txt")
+    if not (RESUME and recorded(record) == text):
+        proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              text=True)
+        if proc.returncode != 0:
+            last = (proc.stderr.strip().splitlines() or ["exit %d" % proc.returncode])[-1]
+            sys.stderr.write("error: %s: %s\n" % (text, last))
+            sys.exit(2)
+        with open(record + ".part", "w") as f:
+            f.write(text + "\n")
+        os.replace(record + ".part", record)
     try:
         with open(os.path.join(out_dir, "summary.json")) as f:
             summary = json.load(f)
@@ -106,6 +117,15 @@ def run(binary, args, out_dir):
         sys.exit(2)
     rows = {name: {k: float(s.get(k, 0.0)) for k in FIELDS} for name, s in summary["strategies"].items()}
     return rows, text
+
+
+def recorded(path):
+    """The command a finished run recorded, or None."""
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError:
+        return None
 
 
 class Writer:
@@ -198,18 +218,27 @@ def sens(a):
     w.close()
 
 
-def comm_cycle(a):
+def comm_cycle(a, section="comm_cycle", systems=None, extra=()):
     """The communication section again at cycle fidelity (the claims' verdicts rest on it; flow fidelity
     misses the baseline's congested all-to-all on some systems: the cycle checks)."""
-    w = Writer(a.out, "comm_cycle", ["system", "tp", "model"])
+    w = Writer(a.out, section, ["system", "tp", "model"])
     for name, hw, tp, dies in SYSTEMS:
+        if systems and name not in systems:
+            continue
         for model in MODELS:
             args = ["--hw", hw, "--attn-tp", str(tp), "--model", model, "--fidelity", "cycle", "--strategy",
-                    ",".join(strategies(name))] + regime_args("decode", dies // tp) + COMMON
-            res, text = run(a.bin, args, os.path.join(a.out, "runs", "commc-%s-%s" % (name, model)))
+                    ",".join(strategies(name))] + list(extra) + regime_args("decode", dies // tp) + COMMON
+            res, text = run(a.bin, args, os.path.join(a.out, "runs", "%s-%s-%s" % (section, name, model)))
             w.add(dict(system=name, tp=tp, model=model), res, text)
-            progress("comm_cycle", name, model)
+            progress(section, name, model)
     w.close()
+
+
+def comm_vc8(a):
+    """The one-wafer communication rows at cycle fidelity with 8 VCs per router port instead of the presets'
+    2 (no source states the wafer router's VCs; docs/MODEL.md): head-of-line blocking in the baseline's
+    overlapping domains depends on it."""
+    comm_cycle(a, "comm_vc8", ("6x6", "8x8"), ["--set", "noc.vcs=8"])
 
 
 def ftd(a):
@@ -266,16 +295,20 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--bin", default="build/apps/nmpsim")
     p.add_argument("--out", required=True)
-    p.add_argument("--sections", default="comm,comm_cycle,ftd,sweep,e2e,sens,cycle")
+    p.add_argument("--sections", default="comm,comm_cycle,comm_vc8,ftd,sweep,e2e,sens,cycle")
+    p.add_argument("--resume", action="store_true",
+                   help="reuse runs under OUT/runs that finished with the same command (after an interrupted run)")
     a = p.parse_args()
+    global RESUME
+    RESUME = a.resume
     if not (os.path.isfile(a.bin) and os.access(a.bin, os.X_OK)):
         sys.stderr.write("error: --bin %s is not an executable (build first)\n" % a.bin)
         sys.exit(2)
-    table = {"comm": comm, "comm_cycle": comm_cycle, "ftd": ftd, "sweep": sweep, "e2e": e2e, "sens": sens, "cycle": cycle}
+    table = {"comm": comm, "comm_cycle": comm_cycle, "comm_vc8": comm_vc8, "ftd": ftd, "sweep": sweep, "e2e": e2e, "sens": sens, "cycle": cycle}
     chosen = a.sections.split(",")
     bad = [s for s in chosen if s not in table]
     if bad:
-        sys.stderr.write("error: --sections: unknown section '%s' (comm, comm_cycle, ftd, sweep, e2e, sens, cycle)\n" % bad[0])
+        sys.stderr.write("error: --sections: unknown section '%s' (comm, comm_cycle, comm_vc8, ftd, sweep, e2e, sens, cycle)\n" % bad[0])
         sys.exit(2)
     if os.path.lexists(a.out) and not os.path.isdir(a.out):
         sys.stderr.write("error: --out %s exists and is not a directory\n" % a.out)

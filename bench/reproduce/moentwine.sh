@@ -6,6 +6,8 @@
 # shadow slots on drifting traces (Fig. 15-16; docs/moentwine_balance.png is the 1-slot run). Runs the
 # balancer beside the rest (both cores). Not a test.
 # Usage: bash bench/reproduce/moentwine.sh [path/to/nmpsim] [OUTDIR]   (OUTDIR keeps every run; default a temp dir)
+#        RESUME=1 bash bench/reproduce/moentwine.sh BIN OUTDIR   reuses the runs (and balancer tables) that an
+#        interrupted invocation finished in OUTDIR; the section then states no end-to-end time.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 docs="$here/../docs"
@@ -13,6 +15,7 @@ source "$here/lib.sh"
 step "balancer with 1, 2 and 4 shadow slots (background, about 60 minutes)"
 (
   for s in 1 2 4; do
+    [ "${RESUME:-0}" = 1 ] && [ -f "$OUT/balance_slots$s.md" ] && [ -f "$OUT/balance_slots$s.csv" ] && continue
     png="$OUT/moentwine_balance_slots$s.png"
     [ "$s" = 1 ] && png="$docs/moentwine_balance.png"
     BAL_CSV="$OUT/balance_slots$s.csv" OUT_PNG="$png" bash "$here/moentwine_balance.sh" "$BIN" 32 "$s" \
@@ -23,7 +26,10 @@ step "balancer with 1, 2 and 4 shadow slots (background, about 60 minutes)"
 balancer=$!
 trap 'kill "$balancer" 2> /dev/null; rm -rf "$tmp"' EXIT
 step "communication, FTD figures, token sweep, sensitivity, cycle checks, step times"
-python3 "$here/moentwine_repro.py" --bin "$BIN" --out "$OUT" --sections comm,comm_cycle,ftd,sweep,sens,cycle,e2e
+resume=()
+[ "${RESUME:-0}" = 1 ] && resume=(--resume)
+python3 "$here/moentwine_repro.py" --bin "$BIN" --out "$OUT" --sections comm,comm_cycle,comm_vc8,ftd,sweep,sens,cycle,e2e \
+  "${resume[@]}"
 step "link heatmaps"
 OUT_PNG="$docs/moentwine_links.png" bash "$here/moentwine_links.sh" "$BIN" > "$OUT/links.md.part"
 publish "$OUT/links.md.part" "$OUT/links.md"
@@ -54,5 +60,7 @@ fi
 step "waiting for the balancer"
 wait "$balancer"
 trap 'rm -rf "$tmp"' EXIT
-python3 "$here/reproduce/moentwine_section.py" "$OUT" "$docs/REPRODUCTION.md" $(( $(date +%s) - start ))
+elapsed=$(( $(date +%s) - start ))
+[ "${RESUME:-0}" = 1 ] && elapsed=0  # runs from several invocations: no end-to-end time to state
+python3 "$here/reproduce/moentwine_section.py" "$OUT" "$docs/REPRODUCTION.md" "$elapsed"
 step "done: docs/REPRODUCTION.md, outputs in $OUT"

@@ -82,16 +82,16 @@ void check_exercise_size(const hw::HardwareSpec& spec, uint64_t weight_bytes, ui
 
 nlohmann::json exercise_json(const hw::HardwareSpec& spec, int nodes, const ExerciseResult& r) {
   const hw::EnergyReport& e = r.energy;
-  return {
-      {"hardware", spec.name},
-      {"nodes", nodes},
-      {"total_us", r.total_us},
-      {"gemv_us", r.compute_us},
-      {"all_to_all_us", r.all_to_all_us},
-      {"dram_bytes", r.dram_bytes},
-      {"energy_pj", {{"dram", e.dram_pj}, {"noc", e.noc_pj}, {"compute", e.compute_pj}, {"total", e.total_pj()}}},
-      {"noc_flit_hops",
-       {{"on_die", e.noc_flit_hops[0]}, {"die_to_die", e.noc_flit_hops[1]}, {"wafer_to_wafer", e.noc_flit_hops[2]}}}};
+  nlohmann::json hops = nlohmann::json::object();  // keys "on_die", "die_to_die", "wafer_to_wafer" (classic)
+  for (int l = 0; l < spec.topology.num_levels(); ++l) hops[spec.topology.link_key(l)] = e.noc_flit_hops[l];
+  return {{"hardware", spec.name},
+          {"nodes", nodes},
+          {"total_us", r.total_us},
+          {"gemv_us", r.compute_us},
+          {"all_to_all_us", r.all_to_all_us},
+          {"dram_bytes", r.dram_bytes},
+          {"energy_pj", {{"dram", e.dram_pj}, {"noc", e.noc_pj}, {"compute", e.compute_pj}, {"total", e.total_pj()}}},
+          {"noc_flit_hops", hops}};
 }
 
 /// `nmpsim hw --exercise`: the GEMV and all-to-all workload on the SystemC system, its report on
@@ -222,6 +222,7 @@ int cmd_hw(const std::vector<std::string>& args) {
   for (const char* k : {"print-json", "fields", "describe", "report"})
     if (rep == stderr && vm.count(k))
       throw UsageError(std::string("--") + k + " and an output to standard output cannot share it");
+  for (const std::string& w : spec.warnings()) std::cerr << "warning: " << w << "\n";
   if (vm.count("print-json")) std::cout << hw::to_json(spec).dump(2) << "\n";
   if (vm.count("fields")) std::cout << hw::hardware_fields_markdown(&spec);
   if (describes) std::cout << spec.describe();

@@ -19,6 +19,7 @@ EnergyPj flow_energy(const hw::HardwareSpec& hw, const mapping::StrategyResult& 
   }
   e.dram = e.dram_array + e.dram_interface + e.dram_activate;
   const mapping::Topology& t = hw.topology;
+  e.level_links = link_names(t);
   for (int v = 0; v < t.nodes(); ++v)
     for (int d = 0; d < 4; ++d) {
       const double bytes = r.link_bytes[static_cast<size_t>(v) * 4 + static_cast<size_t>(d)];
@@ -26,7 +27,7 @@ EnergyPj flow_energy(const hw::HardwareSpec& hw, const mapping::StrategyResult& 
       if (bytes <= 0 || to < 0) continue;
       const double pj = bytes * 8 * t.link(v, to).pj_per_bit;
       e.noc += pj;
-      e.noc_level[static_cast<int>(t.link_level(v, to))] += pj;
+      e.noc_level[t.level_of_link(v, to)] += pj;
     }
   for (double f : r.node_flops) e.compute += f * hw.compute.pj_per_flop;
   return e;
@@ -34,6 +35,7 @@ EnergyPj flow_energy(const hw::HardwareSpec& hw, const mapping::StrategyResult& 
 
 std::vector<std::string> setup_warnings(const PreparedExperiment& e, const std::vector<StrategyReport>& reports) {
   std::vector<std::string> out;
+  for (const std::string& w : e.hardware.warnings()) out.push_back("warning: " + w);
   const double step_tokens = static_cast<double>(max_step_tokens(e.cfg.shape, e.cfg.steps));
   if (step_tokens > static_cast<double>(e.trace.tokens())) {
     char line[256];

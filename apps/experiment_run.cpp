@@ -112,7 +112,8 @@ StrategyReport run_cycle_one(hw::System& sys, const PreparedExperiment& e, const
   en.dram_interface = after.dram_interface_pj - before.dram_interface_pj;
   en.dram_activate = after.dram_activate_pj - before.dram_activate_pj;
   en.noc = after.noc_pj - before.noc_pj;
-  for (int l = 0; l < mapping::kNumLinkLevels; ++l) en.noc_level[l] = after.noc_level_pj[l] - before.noc_level_pj[l];
+  for (int l = 0; l < mapping::kMaxLevels; ++l) en.noc_level[l] = after.noc_level_pj[l] - before.noc_level_pj[l];
+  en.level_links = link_names(sys.spec().topology);
   en.compute = after.compute_pj - before.compute_pj;
   log.write();
   return StrategyReport{std::move(r), en};

@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "nmpsim/hw/hardware_fields.h"
+#include "nmpsim/hw/hardware_levels.h"
 #include "nmpsim/hw/hardware_spec.h"
 #include "nmpsim/mapping/base_names.h"
 
@@ -26,10 +27,18 @@ void set_one(nlohmann::json& j, const std::string& text) {
   const std::string path = text.substr(0, eq), value = text.substr(eq + 1);
   if (std::isspace(static_cast<unsigned char>(value.front())) || std::isspace(static_cast<unsigned char>(value.back())))
     throw mapping::InputError("--set " + path + ": the value must be given without spaces around it");
+  if (path.rfind("levels.", 0) == 0) {      // a general hierarchy's level: checked when the description is read
+    nlohmann::json v = parse_value(value);  // a sweep quotes its text values: "\"gpu\""
+    if (path.size() > 5 && path.compare(path.size() - 5, 5, ".name") == 0 && !v.is_string()) v = value;
+    return hw::set_level_field(j, path, v);
+  }
   const hw::HardwareField* f = hw::find_hardware_field(path);
   if (!f)
     throw mapping::InputError("--set " + path +
                               ": no such field in the hardware description (nmpsim hw --fields lists them)");
+  if (f->classic_only && j.contains("levels"))
+    throw mapping::InputError("--set " + path +
+                              ": this hardware describes its hierarchy as \"levels\" (set levels.<i>.*)");
   using hw::FieldType;
   const bool textual = f->type == FieldType::kText || f->type == FieldType::kChoice;
   nlohmann::json v = parse_value(value);  // a sweep quotes its text values: "lookahead"
@@ -84,6 +93,13 @@ nlohmann::json override_hardware(const nlohmann::json& hardware, const std::vect
   for (const std::string& s : sets) {
     const std::string path = s.substr(0, s.find('='));
     const hw::HardwareField* f = hw::find_hardware_field(path);
+    if (!f) {  // levels.<i>.*: read and checked with the description; a link field needs such links
+      const size_t level = static_cast<size_t>(path[7] - '0');
+      if (path.find(".link.") != std::string::npos && !hw::link_levels_present(spec.topology)[level])
+        throw mapping::InputError("--set " + path + ": does not apply to this hardware (its mesh has no " +
+                                  spec.topology.link_name(static_cast<int>(level)) + " links)");
+      continue;
+    }
     if (f->applies && !f->applies(spec))
       throw mapping::InputError("--set " + path + ": does not apply to this hardware (only " + f->applies_note +
                                 "; see its mesh, wafer and die sizes)");

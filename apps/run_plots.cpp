@@ -24,7 +24,8 @@ struct MapKind {
   int family;  ///< -1: all traffic
 };
 
-/// Die borders (thin) when dies hold several nodes, wafer borders (thick) when there are several wafers.
+/// Die borders (thin) when dies hold several nodes, wafer borders (thick) when there are several wafers;
+/// in a general hierarchy each level's.
 void draw_borders(std::ostream& gp, const mapping::Topology& t) {
   auto lines = [&](int step_x, int step_y, double lw, const char* colour) {
     for (int x = step_x; x < t.width; x += step_x)
@@ -34,8 +35,18 @@ void draw_borders(std::ostream& gp, const mapping::Topology& t) {
       gp << "set arrow from " << -0.5 << "," << y - 0.5 << " to " << t.width - 0.5 << "," << y - 0.5
          << " nohead front lw " << lw << " lc rgb '" << colour << "' dt 2\n";
   };
-  if ((t.die_width > 1 || t.die_height > 1) && t.dies() > 1) lines(t.die_width, t.die_height, 1.5, "#555555");
-  if (t.wafers() > 1) lines(t.wafer_width, t.wafer_height, 4, "#000000");
+  if (t.classic) {
+    if ((t.die().width > 1 || t.die().height > 1) && t.dies() > 1) lines(t.die().width, t.die().height, 1.5, "#555555");
+    if (t.wafers() > 1) lines(t.wafer().width, t.wafer().height, 4, "#000000");
+    return;
+  }
+  // A general hierarchy: every level's borders, thicker and darker for coarser levels (coarse drawn last).
+  static const char* const kColours[] = {"#aaaaaa", "#888888", "#555555", "#000000"};
+  for (int l = 0, drawn = 0; l + 1 < t.num_levels(); ++l) {
+    if (t.level_width(l) * t.level_height(l) == 1 || t.groups(l) == 1) continue;
+    lines(t.level_width(l), t.level_height(l), 1.0 + 1.0 * drawn, kColours[std::min(drawn, 3)]);
+    ++drawn;
+  }
 }
 
 void write_link_plots(std::ostream& gp, const std::string& dir, const std::vector<StrategyReport>& reports,

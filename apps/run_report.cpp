@@ -67,6 +67,12 @@ double link_utilisation(const mapping::StrategyResult& r, const hw::HardwareSpec
   return time_s > 0 ? bytes / (bw * time_s) : 0.0;
 }
 
+std::vector<std::string> link_names(const mapping::Topology& t) {
+  std::vector<std::string> names;
+  for (int l = 0; l < t.num_levels(); ++l) names.push_back(t.link_name(l));
+  return names;
+}
+
 nlohmann::json energy_to_json(const EnergyPj& e) {
   nlohmann::json j = {{"dram", e.dram},
                       {"dram_array", e.dram_array},
@@ -76,8 +82,8 @@ nlohmann::json energy_to_json(const EnergyPj& e) {
                       {"compute", e.compute},
                       {"static", e.static_pj},
                       {"total", e.total()}};
-  for (int l = 0; l < mapping::kNumLinkLevels; ++l)
-    j[std::string("noc_") + mapping::link_level_name(static_cast<mapping::LinkLevel>(l))] = e.noc_level[l];
+  for (size_t l = 0; l < e.level_links.size(); ++l) j["noc_" + e.level_links[l]] = e.noc_level[l];
+  if (e.level_links != link_names(mapping::Topology{})) j["level_links"] = e.level_links;  // their order
   return j;
 }
 
@@ -90,9 +96,10 @@ EnergyPj energy_from_json(const nlohmann::json& j) {
   e.noc = j.at("noc").get<double>();
   e.compute = j.at("compute").get<double>();
   e.static_pj = j.at("static").get<double>();
-  for (int l = 0; l < mapping::kNumLinkLevels; ++l)
-    e.noc_level[l] =
-        j.at(std::string("noc_") + mapping::link_level_name(static_cast<mapping::LinkLevel>(l))).get<double>();
+  if (j.contains("level_links")) e.level_links = j.at("level_links").get<std::vector<std::string>>();
+  if (e.level_links.size() > static_cast<size_t>(mapping::kMaxLevels))
+    throw std::runtime_error("energy: more than " + std::to_string(mapping::kMaxLevels) + " level_links");
+  for (size_t l = 0; l < e.level_links.size(); ++l) e.noc_level[l] = j.at("noc_" + e.level_links[l]).get<double>();
   return e;
 }
 
@@ -282,8 +289,8 @@ std::string links_csv(const std::vector<StrategyReport>& reports, const hw::Hard
         const size_t link = static_cast<size_t>(v) * 4 + d;
         char buf[256];
         std::snprintf(buf, sizeof buf, "%s,%d,%d,%d,%d,%d,%d,%s,%.0f,%.6f", s.result.strategy.c_str(), v, to, t.x(v),
-                      t.y(v), t.x(to), t.y(to), mapping::link_level_name(t.link_level(v, to)),
-                      s.result.link_bytes[link], link_utilisation(s.result, hw, v, d));
+                      t.y(v), t.x(to), t.y(to), t.link_name(t.level_of_link(v, to)).c_str(), s.result.link_bytes[link],
+                      link_utilisation(s.result, hw, v, d));
         os << buf;
         for (int f = 0; f < mapping::kNumPhaseFamilies; ++f) {
           const auto& fam = s.result.family_link_bytes;

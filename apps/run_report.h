@@ -14,12 +14,17 @@
 
 namespace nmpsim::apps {
 
+/// Each level's link name, finest first ("on-die", "die-to-die", "wafer-to-wafer" in the classic form).
+std::vector<std::string> link_names(const mapping::Topology& t);
+
 /// Energy of one strategy's run (cycle fidelity), picojoules.
 struct EnergyPj {
   double dram = 0, noc = 0, compute = 0;
   double static_pj = 0;  ///< static and background power x the run's simulated time
   double dram_array = 0, dram_interface = 0, dram_activate = 0;  ///< the parts of `dram`
-  double noc_level[mapping::kNumLinkLevels] = {0, 0, 0};         ///< `noc` by link level (on-die, die-to-die, wafer)
+  double noc_level[mapping::kMaxLevels] = {};  ///< `noc` by link level (on-die, die-to-die, wafer-to-wafer, ...)
+  /// The levels' link names (Topology::link_name): the keys "noc_<name>".
+  std::vector<std::string> level_links = link_names(mapping::Topology{});
   double total() const { return dram + noc + compute + static_pj; }
 };
 /// {"dram", "dram_array", "dram_interface", "dram_activate", "noc", "noc_<level>", "compute", "static", "total"}.

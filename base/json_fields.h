@@ -55,6 +55,7 @@ class JsonFields {
   void no_unknown_keys() const;
   [[noreturn]] void fail(const std::string& key, const std::string& why) const;
   std::string field(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
+  const std::string& where() const { return where_; }
 
  private:
   const nlohmann::json& get(const char* key) const;

@@ -34,6 +34,10 @@ struct Builder {
     f.default_note = std::move(note);
     return std::move(*this);
   }
+  Builder&& classic_only() && {
+    f.classic_only = true;
+    return std::move(*this);
+  }
   Builder&& power_of_two() && {
     f.power_of_two = true;
     return std::move(*this);
@@ -119,7 +123,9 @@ Builder choice(std::string path, int count, const char* (*name_of)(E), At at, st
 /// Whether this topology has links of this level (a 1x1 mesh has none: its flit width comes from the
 /// on-die level's bandwidth, given or not).
 std::function<bool(const Spec&)> level_applies(int level) {
-  return [level](const Spec& s) { return link_levels_present(s.topology)[static_cast<size_t>(level)]; };
+  return [level](const Spec& s) {
+    return s.topology.classic && link_levels_present(s.topology)[static_cast<size_t>(level)];
+  };
 }
 
 void add_labels_and_topology(std::vector<HardwareField>& t) {
@@ -136,21 +142,25 @@ void add_labels_and_topology(std::vector<HardwareField>& t) {
   const char* size_doc = "mesh size (MoE runs and `hw --exercise`: at most 4096 nodes)";
   t.push_back(integer("mesh.width", "nodes", 1, 256, AT(topology.width), size_doc).required().f);
   t.push_back(integer("mesh.height", "nodes", 1, 256, AT(topology.height), size_doc).required().f);
-  t.push_back(integer("wafer.width", "nodes", 1, 256, AT(topology.wafer_width), "nodes per wafer")
+  t.push_back(integer("wafer.width", "nodes", 1, 256, AT(topology.wafer().width), "nodes per wafer")
                   .from("mesh.width")
                   .range_note("tile the mesh")
+                  .classic_only()
                   .f);
-  t.push_back(integer("wafer.height", "nodes", 1, 256, AT(topology.wafer_height), "nodes per wafer")
+  t.push_back(integer("wafer.height", "nodes", 1, 256, AT(topology.wafer().height), "nodes per wafer")
                   .from("mesh.height")
                   .range_note("tile the mesh")
+                  .classic_only()
                   .f);
-  t.push_back(integer("die.width", "nodes", 1, 256, AT(topology.die_width), "nodes per die")
+  t.push_back(integer("die.width", "nodes", 1, 256, AT(topology.die().width), "nodes per die")
                   .from("wafer.width")
                   .range_note("tile the wafer")
+                  .classic_only()
                   .f);
-  t.push_back(integer("die.height", "nodes", 1, 256, AT(topology.die_height), "nodes per die")
+  t.push_back(integer("die.height", "nodes", 1, 256, AT(topology.die().height), "nodes per die")
                   .from("wafer.height")
                   .range_note("tile the wafer")
+                  .classic_only()
                   .f);
 }
 
@@ -300,18 +310,21 @@ void add_links(std::vector<HardwareField>& t) {
                     "bandwidth of one " + level + " link, per direction")
                     .required()
                     .applies(level_applies(l), where)
+                    .classic_only()
                     .range_note("at least 1/4096 of the fastest link")
                     .f);
     t.push_back(number(
                     at + "latency_ns", "ns", 0, 1e6, [link](auto& s) -> auto& { return link(s).latency_ns; },
                     "latency of one " + level + " hop")
                     .applies(level_applies(l), where)
+                    .classic_only()
                     .range_note("at most 4096 NoC cycles")
                     .f);
     t.push_back(number(
                     at + "pj_per_bit", "pJ/bit", 0, 1e3, [link](auto& s) -> auto& { return link(s).pj_per_bit; },
                     "energy of one " + level + " hop")
                     .applies(level_applies(l), where)
+                    .classic_only()
                     .f);
   }
 }

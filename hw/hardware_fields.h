@@ -42,6 +42,8 @@ struct HardwareField {
   /// Whether the field is read and validated for this spec (a link level the topology lacks: no).
   std::function<bool(const HardwareSpec&)> applies;
   std::string applies_note;  ///< when it applies, in words ("where the topology has die-to-die links")
+  /// A field of the classic hierarchy (die, wafer, links): absent from a description with "levels".
+  bool classic_only = false;
 
   /// Parent object's path ("compute"; "" at the root) and the last key ("peak_tflops").
   std::string parent() const;

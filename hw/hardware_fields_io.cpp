@@ -8,6 +8,7 @@
 #include "nmpsim/base/errors.h"
 #include "nmpsim/base/json_fields.h"
 #include "nmpsim/hw/hardware_fields.h"
+#include "nmpsim/hw/hardware_levels.h"
 #include "nmpsim/hw/hardware_spec.h"
 
 namespace nmpsim::hw {
@@ -207,7 +208,16 @@ json read_value(const base::JsonFields& obj, const HardwareField& f) {
 
 void read_hardware_fields(const json& j, const std::string& where, HardwareSpec& s) {
   Objects objects(j, where);
+  std::string missing;
+  base::JsonFields& root = *objects.find("", missing);
+  const bool general = j.is_object() && j.contains("levels");
+  if (general)
+    for (const char* classic : {"die", "wafer", "links"})
+      if (j.contains(classic))
+        root.fail(classic, "give either \"levels\" or the classic die / wafer / links, not both");
+  s.topology.classic = !general;
   for (const HardwareField& f : hardware_fields()) {
+    if (general && f.classic_only) continue;
     const bool required = f.presence == Presence::kRequired && (!f.applies || f.applies(s));
     const std::string note = f.applies_note.empty() ? "" : " (required " + f.applies_note + ")";
     std::string missing;
@@ -222,18 +232,21 @@ void read_hardware_fields(const json& j, const std::string& where, HardwareSpec&
       f.set(s, find_hardware_field(f.default_from)->get(s));
     }
   }
+  if (general) read_levels(root, s.topology);
   objects.no_unknown_keys();
 }
 
 json write_hardware_fields(const HardwareSpec& s) {
   json j = json::object();
-  for (const HardwareField& f : hardware_fields()) j[f.pointer()] = f.get(s);
+  for (const HardwareField& f : hardware_fields())
+    if (s.topology.classic || !f.classic_only) j[f.pointer()] = f.get(s);
+  if (!s.topology.classic) j["levels"] = write_levels(s.topology);
   return j;
 }
 
 std::string first_field_violation(const HardwareSpec& s) {
   for (const HardwareField& f : hardware_fields()) {
-    if (f.applies && !f.applies(s)) continue;
+    if ((f.applies && !f.applies(s)) || (f.classic_only && !s.topology.classic)) continue;
     if (const std::string why = f.violation(f.get(s)); !why.empty()) return f.path + ": " + why;
   }
   return "";
@@ -245,10 +258,15 @@ std::string hardware_fields_markdown(const HardwareSpec* values) {
   for (const HardwareField& f : hardware_fields()) {
     out += "| `" + f.path + "` | " + field_type_name(f.type) + " | " + f.unit + " | " + f.default_text() + " | " +
            f.range_text() + " | " + f.doc + " |";
-    if (values) out += " " + (f.applies && !f.applies(*values) ? std::string() : doc_value(f, f.get(*values))) + " |";
+    const bool shown = values && !(f.applies && !f.applies(*values)) && !(f.classic_only && !values->topology.classic);
+    if (values) out += " " + (shown ? doc_value(f, f.get(*values)) : std::string()) + " |";
     out += "\n";
   }
-  return out;
+  // The general hierarchy's fields, for each level i (hw --print-json shows a description's values).
+  std::string rows = levels_fields_markdown();
+  if (values)
+    for (size_t at = rows.find('\n'); at != std::string::npos; at = rows.find('\n', at + 4)) rows.insert(at, "  |");
+  return out + rows;
 }
 
 }  // namespace nmpsim::hw

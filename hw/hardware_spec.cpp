@@ -11,8 +11,6 @@
 
 namespace nmpsim::hw {
 
-using mapping::LinkLevel;
-
 namespace {
 
 std::string fmt(const char* f, double v) {
@@ -25,13 +23,18 @@ std::string fmt(const char* f, double v) {
 
 const char* node_kind_name(NodeKind k) { return k == NodeKind::kDie ? "die" : "nmp-pe"; }
 
-std::array<bool, mapping::kNumLinkLevels> link_levels_present(const mapping::Topology& t) {
-  std::array<bool, mapping::kNumLinkLevels> used{};
+std::array<bool, mapping::kMaxLevels> link_levels_present(const mapping::Topology& t) {
+  std::array<bool, mapping::kMaxLevels> used{};
   for (int n = 0; n < t.nodes(); ++n) {
-    if (t.x(n) + 1 < t.width) used[static_cast<int>(t.link_level(n, n + 1))] = true;
-    if (t.y(n) + 1 < t.height) used[static_cast<int>(t.link_level(n, n + t.width))] = true;
+    if (t.x(n) + 1 < t.width) used[static_cast<size_t>(t.level_of_link(n, n + 1))] = true;
+    if (t.y(n) + 1 < t.height) used[static_cast<size_t>(t.level_of_link(n, n + t.width))] = true;
   }
   return used;
+}
+
+std::string link_field(const mapping::Topology& t, int level) {
+  return t.classic ? std::string("links.") + mapping::link_level_key(static_cast<mapping::LinkLevel>(level))
+                   : "levels." + std::to_string(level) + ".link";
 }
 
 void HardwareSpec::validate(const std::string& where) const {
@@ -66,9 +69,9 @@ void HardwareSpec::validate_derived(const std::string& where) const {
   if (noc.flit_bytes > ranges::kMaxFlitBytes)
     fail("noc.flit_bytes: must be at most " + std::to_string(ranges::kMaxFlitBytes));
   const uint32_t fb = flit_bytes();
-  for (int l = 0; l < mapping::kNumLinkLevels; ++l) {
+  for (int l = 0; l < topology.num_levels(); ++l) {
     if (!used[l]) continue;
-    const std::string key = std::string("links.") + mapping::link_level_key(static_cast<LinkLevel>(l));
+    const std::string key = link_field(topology, l);
     const double bytes_per_cycle = topology.links[l].gbytes_per_s / noc.clock_ghz;
     if (bytes_per_cycle > fb * (1 + 1e-9))
       fail(key + ".gbytes_per_s: " + fmt("%g", topology.links[l].gbytes_per_s) + " GB/s is more than one " +
@@ -86,7 +89,7 @@ void HardwareSpec::validate_derived(const std::string& where) const {
 double HardwareSpec::max_link_gbytes_per_s() const {
   const auto used = link_levels_present(topology);
   double fastest = 0;
-  for (int l = 0; l < mapping::kNumLinkLevels; ++l)
+  for (int l = 0; l < topology.num_levels(); ++l)
     if (used[l]) fastest = std::max(fastest, topology.links[l].gbytes_per_s);
   return fastest == 0 ? topology.links[0].gbytes_per_s : fastest;  // 1x1 mesh: no links at all
 }
@@ -138,21 +141,76 @@ noc::NocConfig HardwareSpec::noc_config() const {
 
 double HardwareSpec::flops_per_link_byte() const {
   const auto used = link_levels_present(topology);
-  const int l = used[0] ? 0 : used[1] ? 1 : 2;
+  int l = 0;
+  while (l + 1 < topology.num_levels() && !used[static_cast<size_t>(l)]) ++l;  // the finest present level
   return compute.peak_flops / (topology.links[l].gbytes_per_s * 1e9);
 }
 
 double HardwareSpec::flops_per_memory_byte() const { return compute.peak_flops / memory.streaming_bytes_per_s(); }
+
+namespace {
+
+/// The groups line: "256 dies of 1x1 nodes, 4 wafers of 8x8 nodes" (classic), or each level of a general
+/// hierarchy, finest first.
+std::string describe_groups(const mapping::Topology& t) {
+  std::ostringstream os;
+  if (t.classic) {
+    os << t.dies() << (t.dies() == 1 ? " die" : " dies") << " of " << t.die().width << "x" << t.die().height
+       << " nodes, " << t.wafers() << (t.wafers() == 1 ? " wafer" : " wafers") << " of " << t.wafer().width << "x"
+       << t.wafer().height << " nodes";
+    return os.str();
+  }
+  os << "levels (finest first)";
+  for (int l = 0; l < t.num_levels(); ++l)
+    os << (l ? ", " : ": ") << t.groups(l) << " x " << t.levels[static_cast<size_t>(l)].name << " of "
+       << t.level_width(l) << "x" << t.level_height(l);
+  return os.str();
+}
+
+/// One line per link level present: its count of directed links and its parameters.
+void describe_links(std::ostream& os, const mapping::Topology& t) {
+  const auto used = link_levels_present(t);
+  std::array<int, mapping::kMaxLevels> count{};
+  const noc::MeshGeometry geo{t.width, t.height};
+  for (int n = 0; n < t.nodes(); ++n)
+    for (int dir = 0; dir < noc::kNumMeshDirs; ++dir)
+      if (const int m = geo.neighbour(n, dir); m >= 0) ++count[static_cast<size_t>(t.level_of_link(n, m))];
+  for (int l = 0; l < t.num_levels(); ++l) {
+    if (!used[static_cast<size_t>(l)]) continue;
+    const auto& p = t.links[static_cast<size_t>(l)];
+    os << "  links " << t.link_name(l) << ": " << count[static_cast<size_t>(l)] << " directed, "
+       << fmt("%.5g", p.gbytes_per_s) << " GB/s each way, " << fmt("%g", p.latency_ns) << " ns, "
+       << fmt("%g", p.pj_per_bit) << " pJ/bit per hop\n";
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> HardwareSpec::warnings() const {
+  std::vector<std::string> out;
+  const auto used = link_levels_present(topology);
+  for (int hi = 1; hi < topology.num_levels(); ++hi)
+    for (int lo = 0; lo < hi; ++lo) {
+      const double fast = topology.links[static_cast<size_t>(hi)].gbytes_per_s,
+                   slow = topology.links[static_cast<size_t>(lo)].gbytes_per_s;
+      if (!used[static_cast<size_t>(hi)] || !used[static_cast<size_t>(lo)] || fast <= slow) continue;
+      out.push_back(name + ": " + link_field(topology, hi) + ".gbytes_per_s: the " + topology.link_name(hi) +
+                    " links (" + fmt("%g", fast) + " GB/s) are faster than the finer " + topology.link_name(lo) +
+                    " links (" + fmt("%g", slow) + " GB/s); allowed, but a coarser level is usually slower");
+      break;
+    }
+  return out;
+}
 
 std::string HardwareSpec::describe() const {
   std::ostringstream os;
   const auto& t = topology;
   os << name << (description.empty() ? "" : ": " + description) << "\n";
   os << "  nodes: " << t.nodes() << " x " << node_kind_name(node_kind) << " on a " << t.width << "x" << t.height
-     << " mesh; " << t.dies() << (t.dies() == 1 ? " die" : " dies") << " of " << t.die_width << "x" << t.die_height
-     << " nodes, " << t.wafers() << (t.wafers() == 1 ? " wafer" : " wafers") << " of " << t.wafer_width << "x"
-     << t.wafer_height << " nodes; attention TP default: "
-     << (attn_tp_default > 0 ? std::to_string(attn_tp_default) + " nodes" : std::string("all nodes")) << "\n";
+     << " mesh; " << describe_groups(t) << "; attention TP default: "
+     << (attn_tp_default > 0 ? std::to_string(attn_tp_default) + (attn_tp_default == 1 ? " node" : " nodes")
+                             : std::string("all nodes"))
+     << "\n";
   os << "  compute per node: " << fmt("%.4g", compute.peak_flops / 1e12) << " TFLOP/s peak (system "
      << fmt("%.4g", compute.peak_flops * t.nodes() / 1e12) << " TFLOP/s), start-up " << fmt("%g", compute.startup_ns)
      << " ns, " << fmt("%g", compute.pj_per_flop) << " pJ/FLOP, static " << fmt("%g", compute.static_w) << " W\n";
@@ -161,21 +219,8 @@ std::string HardwareSpec::describe() const {
      << " GB/s peak, " << fmt("%.5g", memory.streaming_bytes_per_s() / 1e9) << " GB/s streaming, "
      << fmt("%g", memory.array_pj_per_bit + memory.interface_pj_per_bit) << " pJ/bit (interface "
      << fmt("%g", memory.interface_pj_per_bit) << "), background " << fmt("%g", memory.background_w) << " W\n";
-  const auto used = link_levels_present(t);
+  describe_links(os, t);
   const noc::NocConfig nc = noc_config();
-  for (int l = 0; l < mapping::kNumLinkLevels; ++l) {
-    if (!used[l]) continue;
-    int count = 0;
-    for (int n = 0; n < t.nodes(); ++n)
-      for (int dir = 0; dir < noc::kNumMeshDirs; ++dir) {
-        const int m = noc::MeshGeometry{t.width, t.height}.neighbour(n, dir);
-        if (m >= 0 && static_cast<int>(t.link_level(n, m)) == l) ++count;
-      }
-    const auto& p = t.links[l];
-    os << "  links " << mapping::link_level_name(static_cast<LinkLevel>(l)) << ": " << count << " directed, "
-       << fmt("%.5g", p.gbytes_per_s) << " GB/s each way, " << fmt("%g", p.latency_ns) << " ns, "
-       << fmt("%g", p.pj_per_bit) << " pJ/bit per hop\n";
-  }
   os << "  noc: " << fmt("%g", noc.clock_ghz) << " GHz, " << nc.flit_bytes << "-byte flits, " << nc.vcs << " VCs x "
      << nc.buffer_flits << " flits, router " << nc.router_delay_cycles << " cycles, packets of up to "
      << nc.max_packet_flits << " flits, " << nc.ni_ports << (nc.ni_ports == 1 ? " NI port, " : " NI ports, ")

@@ -96,13 +96,17 @@ struct HardwareSpec {
   double flops_per_memory_byte() const;
   /// Multi-line human description (nmpsim hw --describe).
   std::string describe() const;
+  /// Legal but unusual settings, one line each (a coarser level whose links are faster than a finer one's).
+  std::vector<std::string> warnings() const;
 
  private:
   void validate_derived(const std::string& where) const;
 };
 
 /// Which link levels occur in this topology (a 1x1 mesh: none).
-std::array<bool, mapping::kNumLinkLevels> link_levels_present(const mapping::Topology& t);
+std::array<bool, mapping::kMaxLevels> link_levels_present(const mapping::Topology& t);
+/// The hardware description's object of a level's links: "links.die_to_die" (classic), "levels.2.link".
+std::string link_field(const mapping::Topology& t, int level);
 
 nlohmann::json to_json(const HardwareSpec& s);
 /// Parses a spec; `where` names the source in error messages. Unknown keys are errors.

@@ -26,8 +26,8 @@ HardwareSpec nmp(int w, int h, const NmpPoint& p) {
                 h, p.tflops, p.link_gbytes_per_s);
   s.description = desc;
   s.node_kind = NodeKind::kNmpPe;
-  s.topology.width = s.topology.die_width = s.topology.wafer_width = w;
-  s.topology.height = s.topology.die_height = s.topology.wafer_height = h;
+  s.topology.width = s.topology.die().width = s.topology.wafer().width = w;
+  s.topology.height = s.topology.die().height = s.topology.wafer().height = h;
   s.topology.links[0] = mapping::LinkParams{p.link_gbytes_per_s, 1.0, 0.25};
   s.compute.peak_flops = p.tflops * 1e12;
   s.compute.startup_ns = 50;
@@ -43,9 +43,9 @@ HardwareSpec wafer(int w, int h, int wafers_x, int wafers_y, bool border_per_lin
   s.node_kind = NodeKind::kDie;
   s.topology.width = w * wafers_x;
   s.topology.height = h * wafers_y;
-  s.topology.die_width = s.topology.die_height = 1;
-  s.topology.wafer_width = w;
-  s.topology.wafer_height = h;
+  s.topology.die().width = s.topology.die().height = 1;
+  s.topology.wafer().width = w;
+  s.topology.wafer().height = h;
   // 8 TB/s bidirectional per die-to-die link = 4 TB/s each way; 9 TB/s bidirectional per wafer border,
   // shared by the border's links.
   s.topology.links[0] = mapping::LinkParams{4000.0, 20.0, 0.1};
@@ -76,6 +76,71 @@ HardwareSpec wafer(int w, int h, int wafers_x, int wafers_y, bool border_per_lin
   return s;
 }
 
+/// The per-direction link bandwidths of the 32-GPU cluster's levels, GB/s (docs/MODEL.md "A cluster
+/// on the mesh"): NVLink bridge inside a pair, PCIe 4.0 x16 between pairs of a socket, the cross-socket
+/// path (the paper's measured inter-QPI / inter-PCIe ratio), InfiniBand HDR per node over its border links.
+constexpr double kNvlinkGBps = 112.5 / 2, kPcieGBps = 31.5, kQpiGBps = kPcieGBps * 2.06e-8 / 1.17e-7,
+                 kIbGBps = 200.0 / 8 / 6;
+
+/// Sets a general hierarchy: level sizes (the last is the mesh) and each level's links.
+void set_levels(HardwareSpec& s, const std::vector<mapping::Level>& levels,
+                const std::vector<mapping::LinkParams>& links) {
+  s.topology.classic = false;
+  s.topology.levels = levels;
+  for (size_t l = 0; l < links.size(); ++l) s.topology.links[l] = links[l];
+}
+
+/// HierMoE's testbed (Table III, Fig. 1(b)): 4 nodes of 8 RTX A6000 GPUs; NVLink pairs, PCIe inside a
+/// socket, QPI between the two sockets, InfiniBand between nodes. On an 8x4 mesh: pair 2x1, socket 2x2,
+/// node 4x2, the 4 nodes 2x2.
+HardwareSpec gpu_cluster() {
+  HardwareSpec s;
+  s.node_kind = NodeKind::kDie;
+  s.topology.width = 8;
+  s.topology.height = 4;
+  set_levels(s, {{"gpu", 1, 1}, {"pair", 2, 1}, {"socket", 2, 2}, {"node", 4, 2}, {"cluster", 8, 4}},
+             {{kNvlinkGBps, 500, 1.0},
+              {kNvlinkGBps, 500, 1.0},
+              {kPcieGBps, 500, 1.0},
+              {kQpiGBps, 500, 1.0},
+              {kIbGBps, 500, 1.0}});
+  s.compute.peak_flops = 154.8e12;  // dense FP16 tensor, RTX A6000 datasheet
+  s.compute.startup_ns = 5000;      // kernel launch scale on a PCIe GPU
+  s.compute.pj_per_flop = 1.9;      // 300 W board power / 154.8 TFLOP/s
+  s.compute.static_w = 30;
+  s.compute.dma_chunk_bytes = 4 << 20;
+  s.compute.copy_chunk_bytes = 4 << 20;
+  auto& m = s.memory;
+  m.kind = dram::DramKind::kHbm;  // GDDR6 on the HBM controller model (docs/MODEL.md)
+  m.capacity_bytes = 48ULL << 30;
+  m.peak_gbytes_per_s = 768.0;
+  m.banks = 384;
+  m.row_bytes = 2048;
+  m.array_pj_per_bit = 1.0;
+  m.interface_pj_per_bit = 6.5;
+  m.activate_pj = 500.0;
+  m.background_w = 10.0;
+  m.queue_depth = 32;
+  s.noc.clock_ghz = 1.0;
+  s.noc.ni_ports = 4;
+  s.attn_tp_default = 1;
+  return s;
+}
+
+/// Four 8x8 wafers whose levels have the cluster's bandwidth ratios: a wafer is a cluster node, its two
+/// 8x4 halves its sockets, its 4x4 quarters its NVLink pairs; 4000 GB/s die-to-die is NVLink.
+HardwareSpec wafer_levels() {
+  HardwareSpec s = wafer(8, 8, 2, 2);
+  const double d2d = s.topology.links[1].gbytes_per_s, lat = s.topology.links[1].latency_ns;
+  set_levels(s, {{"die", 1, 1}, {"quarter", 4, 4}, {"half", 8, 4}, {"wafer", 8, 8}, {"system", 16, 16}},
+             {{d2d, lat, 0.1},
+              {d2d, lat, 0.1},
+              {d2d * kPcieGBps / kNvlinkGBps, lat, 0.1},
+              {d2d * kQpiGBps / kNvlinkGBps, lat, 0.1},
+              {d2d * kIbGBps / kNvlinkGBps, s.topology.links[2].latency_ns, 0.1}});
+  return s;
+}
+
 std::map<std::string, HardwareSpec> build_presets() {
   std::map<std::string, HardwareSpec> all;
   for (const auto& [w, h] : kNmpMeshes)
@@ -97,6 +162,16 @@ std::map<std::string, HardwareSpec> build_presets() {
   s = wafer(8, 8, 2, 2, /*border_per_link=*/true);
   s.name = "wsc-4wafer-8x8-wide-border";
   s.description = "four 8x8 wafers (Luo et al.) (2x2), 9 TB/s on every border link (the other reading)";
+  all[s.name] = s;
+  s = gpu_cluster();
+  s.name = "gpu-cluster-32";
+  s.description =
+      "HierMoE's testbed: 4 nodes x 8 RTX A6000 (NVLink pairs, PCIe, QPI, 200 Gb/s InfiniBand) "
+      "on an 8x4 mesh";
+  all[s.name] = s;
+  s = wafer_levels();
+  s.name = "wsc-4wafer-8x8-levels";
+  s.description = "four 8x8 wafers (Luo et al.) in five levels with the 32-GPU cluster's bandwidth ratios";
   all[s.name] = s;
   return all;
 }

@@ -143,12 +143,12 @@ EnergyReport System::energy() const {
       const int to = geo.neighbour(i, dir);
       if (to < 0) continue;
       const uint64_t flits = net.router(i).flits_out(dir);
-      const auto level = spec_.topology.link_level(i, to);
-      e.noc_flit_hops[static_cast<int>(level)] += flits;
+      const int level = spec_.topology.level_of_link(i, to);
+      e.noc_flit_hops[level] += flits;
       const double pj =
-          static_cast<double>(flits) * flit_bits * spec_.topology.links[static_cast<int>(level)].pj_per_bit;
+          static_cast<double>(flits) * flit_bits * spec_.topology.links[static_cast<size_t>(level)].pj_per_bit;
       e.noc_pj += pj;
-      e.noc_level_pj[static_cast<int>(level)] += pj;
+      e.noc_level_pj[level] += pj;
     }
   }
   return e;

@@ -21,9 +21,9 @@ struct EnergyReport {
   double noc_pj = 0;      ///< flit bits x hops x pJ/bit of each link's level
   double compute_pj = 0;  ///< FLOPs x pJ/FLOP
   double dram_array_pj = 0, dram_interface_pj = 0, dram_activate_pj = 0;  ///< the parts of dram_pj
-  double noc_level_pj[mapping::kNumLinkLevels] = {0, 0, 0};               ///< noc_pj by link level
+  double noc_level_pj[mapping::kMaxLevels] = {};                          ///< noc_pj by link level
   double total_pj() const { return dram_pj + noc_pj + compute_pj; }
-  uint64_t noc_flit_hops[mapping::kNumLinkLevels] = {0, 0, 0};
+  uint64_t noc_flit_hops[mapping::kMaxLevels] = {};  ///< by link level (Topology::level_of_link)
 };
 
 /// How a testbench wants the system built (docs/LIBRARY.md).

@@ -24,42 +24,85 @@ const char* link_level_name(LinkLevel l) {
   return "?";
 }
 
-int Topology::die_of(int node) const {
-  const int per_row = width / die_width;
-  return (y(node) / die_height) * per_row + x(node) / die_width;
+std::vector<Level> classic_levels() { return {Level{"die", 1, 1}, Level{"wafer", 1, 1}, Level{"system", 1, 1}}; }
+
+int Topology::group_of(int node, int level) const {
+  const int w = level_width(level), h = level_height(level);
+  return (y(node) / h) * (width / w) + x(node) / w;
 }
 
-int Topology::wafer_of(int node) const {
-  const int per_row = width / wafer_width;
-  return (y(node) / wafer_height) * per_row + x(node) / wafer_width;
+int Topology::level_of_link(int a, int b) const {
+  const int top = num_levels() - 1;
+  for (int l = 0; l < top; ++l)
+    if (group_of(a, l) == group_of(b, l)) return l;
+  return top;
 }
 
-LinkLevel Topology::link_level(int a, int b) const {
-  if (!same_wafer(a, b)) return LinkLevel::kWaferToWafer;
-  if (!same_die(a, b)) return LinkLevel::kDieToDie;
-  return LinkLevel::kOnDie;
+std::string Topology::link_name(int level) const {
+  return level == 0
+             ? "on-" + levels[0].name
+             : levels[static_cast<size_t>(level - 1)].name + "-to-" + levels[static_cast<size_t>(level - 1)].name;
+}
+
+std::string Topology::link_key(int level) const {
+  std::string k = link_name(level);
+  std::replace(k.begin(), k.end(), '-', '_');
+  return k;
 }
 
 int Topology::hops(int a, int b) const { return std::abs(x(a) - x(b)) + std::abs(y(a) - y(b)); }
 
+namespace {
+
+std::string size_text(int w, int h) { return std::to_string(w) + "x" + std::to_string(h); }
+
+/// Names become output keys and file columns: [a-z0-9-], 1..32 characters, unique.
+std::string name_violation(const std::vector<Level>& levels, size_t i) {
+  const std::string& n = levels[i].name;
+  if (n.empty() || n.size() > 32) return "must have 1 to 32 characters";
+  for (char c : n)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'))
+      return "'" + n + "' may hold only a-z, 0-9 and '-'";
+  for (size_t j = 0; j < i; ++j)
+    if (levels[j].name == n) return "'" + n + "' is used by level " + std::to_string(j) + " too";
+  return "";
+}
+
+}  // namespace
+
 void Topology::validate(const std::string& where) const {
   auto fail = [&](const std::string& msg) { throw std::invalid_argument(where + ": " + msg); };
-  if (width < 1 || height < 1)
-    fail("mesh must be at least 1x1 (got " + std::to_string(width) + "x" + std::to_string(height) + ")");
+  if (width < 1 || height < 1) fail("mesh must be at least 1x1 (got " + size_text(width, height) + ")");
   if (width > 256 || height > 256) fail("mesh dimensions must be at most 256");
-  if (die_width < 1 || die_height < 1 || wafer_width < 1 || wafer_height < 1)
-    fail("die and wafer sizes must be at least 1x1");
-  if (wafer_width % die_width || wafer_height % die_height)
-    fail("a wafer (" + std::to_string(wafer_width) + "x" + std::to_string(wafer_height) +
-         " nodes) must hold a whole number of dies (" + std::to_string(die_width) + "x" + std::to_string(die_height) +
-         ")");
-  if (width % wafer_width || height % wafer_height)
-    fail("the mesh (" + std::to_string(width) + "x" + std::to_string(height) +
-         ") must hold a whole number of wafers (" + std::to_string(wafer_width) + "x" + std::to_string(wafer_height) +
-         ")");
-  for (int l = 0; l < kNumLinkLevels; ++l) {
-    const LinkParams& p = links[l];
-    const std::string f = std::string("links.") + link_level_key(static_cast<LinkLevel>(l));
+  const int L = num_levels();
+  if (L < 2 || L > kMaxLevels)
+    fail("levels: " + std::to_string(L) + " levels; give 2 to " + std::to_string(kMaxLevels) +
+         " (the finest first, the whole system last)");
+  if (classic && L != kNumLinkLevels)
+    fail("levels: the classic form has 3 levels (die, wafer, system), not " + std::to_string(L));
+  for (int l = 0; l < L; ++l) {
+    const std::string at = classic ? "" : "levels." + std::to_string(l) + ": ";
+    if (!classic)
+      if (const std::string why = name_violation(levels, static_cast<size_t>(l)); !why.empty())
+        fail("levels." + std::to_string(l) + ".name: " + why);
+    if (level_width(l) < 1 || level_height(l) < 1)
+      fail(classic ? "die and wafer sizes must be at least 1x1" : at + "width and height must be at least 1");
+  }
+  for (int l = 0; l + 1 < L; ++l) {
+    const int w = level_width(l), h = level_height(l), pw = level_width(l + 1), ph = level_height(l + 1);
+    if (pw % w == 0 && ph % h == 0) continue;
+    const std::string at = classic ? "" : "levels." + std::to_string(l) + ": ";
+    const std::string parent =
+        l + 2 == L ? "the mesh (" + size_text(pw, ph) + ")"
+                   : "a " + levels[static_cast<size_t>(l + 1)].name + " (" + size_text(pw, ph) + " nodes)";
+    const std::string& child = levels[static_cast<size_t>(l)].name;
+    fail(at + parent + " must hold a whole number of " + (classic ? child + "s" : child + " groups") + " (" +
+         size_text(w, h) + ")");
+  }
+  for (int l = 0; l < L; ++l) {
+    const LinkParams& p = links[static_cast<size_t>(l)];
+    const std::string f = classic ? std::string("links.") + link_level_key(static_cast<LinkLevel>(l))
+                                  : "levels." + std::to_string(l) + ".link";
     if (!(std::isfinite(p.gbytes_per_s) && p.gbytes_per_s > 0)) fail(f + ".gbytes_per_s: must be positive");
     if (!(std::isfinite(p.latency_ns) && p.latency_ns >= 0)) fail(f + ".latency_ns: must be zero or positive");
     if (!(std::isfinite(p.pj_per_bit) && p.pj_per_bit >= 0)) fail(f + ".pj_per_bit: must be zero or positive");

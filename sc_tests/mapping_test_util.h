@@ -40,8 +40,8 @@ inline ModelSpec hand_model() {
 /// A w x h mesh of one die and one wafer (links at their defaults).
 inline Topology mesh(int w, int h) {
   Topology t;
-  t.width = t.die_width = t.wafer_width = w;
-  t.height = t.die_height = t.wafer_height = h;
+  t.width = t.die().width = t.wafer().width = w;
+  t.height = t.die().height = t.wafer().height = h;
   return t;
 }
 
@@ -75,7 +75,7 @@ inline AnalyticalHardware reference_hardware() {
 /// on every link and NI channel.
 inline AnalyticalHardware line_hardware(int nodes) {
   AnalyticalHardware hw = reference_hardware();
-  hw.topology.width = hw.topology.die_width = hw.topology.wafer_width = nodes;
+  hw.topology.width = hw.topology.die().width = hw.topology.wafer().width = nodes;
   hw.topology.links[0].gbytes_per_s = 50;
   hw.topology.links[0].latency_ns = 1;
   hw.flit_bytes = 50;
@@ -86,8 +86,8 @@ inline AnalyticalHardware line_hardware(int nodes) {
 /// A w x h NMP mesh of one die: `tflops` per node, `gbps` links of 1 ns, one flit per cycle at 1 GHz.
 inline AnalyticalHardware nmp_hardware(int w, int h, double tflops, double gbps) {
   AnalyticalHardware hw = reference_hardware();
-  hw.topology.width = hw.topology.die_width = hw.topology.wafer_width = w;
-  hw.topology.height = hw.topology.die_height = hw.topology.wafer_height = h;
+  hw.topology.width = hw.topology.die().width = hw.topology.wafer().width = w;
+  hw.topology.height = hw.topology.die().height = hw.topology.wafer().height = h;
   hw.topology.links[0].gbytes_per_s = gbps;
   hw.topology.links[0].latency_ns = 1;
   hw.peak_flops = tflops * 1e12;
@@ -105,9 +105,9 @@ inline double total(const std::vector<double>& v) {
 /// A w x h mesh of single-node dies on wafers of ww x wh nodes.
 inline Topology wafers(int w, int h, int ww, int wh) {
   Topology t = mesh(w, h);
-  t.die_width = t.die_height = 1;
-  t.wafer_width = ww;
-  t.wafer_height = wh;
+  t.die().width = t.die().height = 1;
+  t.wafer().width = ww;
+  t.wafer().height = wh;
   return t;
 }
 

@@ -367,7 +367,8 @@ TEST(CliRun, StrategyAllRunsEveryRegisteredStrategyAndASecondRunReusesTheSolve) 
   for (const char* s : {"hdmoe-node", "hdmoe"})
     EXPECT_EQ(a["strategies"][s]["mean_tbt_us"], b["strategies"][s]["mean_tbt_us"]) << s;
   // The spec lists what "all" meant, with every option resolved.
-  EXPECT_EQ(a["spec"]["strategies"].size(), 12u);  // tp ep cb hdmoe{-node,} hiermoe{,-swap,-2dh} hybridep moentwine-*
+  EXPECT_EQ(a["spec"]["strategies"].size(),
+            13u);  // tp ep cb hdmoe{-node,} hiermoe{,-swap,-2dh,-megatron} hybridep moentwine-*
   EXPECT_EQ(a["spec"]["strategies"][4]["options"]["mapper"], "bo");
 }
 
@@ -454,7 +455,7 @@ TEST(CliRun, BadInputsAreOneLineExitTwo) {
       {"run --attn-tp 5", "must divide the 32 nodes"},
       {"run --strategy foo",
        "'foo' is neither a strategy (tp, ep, cb, hdmoe-node, hdmoe, hiermoe, hiermoe-swap, hiermoe-2dh, "
-       "hybridep, moentwine-baseline, moentwine-er, moentwine-her, all) nor a readable"},
+       "hiermoe-megatron, hybridep, moentwine-baseline, moentwine-er, moentwine-her, all) nor a readable"},
       {"run --strategy tp,tp --fidelity flow", "strategy 'tp' is listed twice"},
       {"run --strategy tp,cb --strategy-opt cb.regions=abc", "strategy cb options: regions: expected an integer"},
       {"run --strategy tp --strategy-opt ep.x=1", "--strategy-opt: no strategy 'ep' in this run's --strategy list"},

@@ -77,8 +77,8 @@ TEST(CliNocRouter, BadRouterOptionsAreOneLineExitTwo) {
 TEST(CliHw, ListsPresetsOnePerLineNameFirst) {
   const CliRun r = nmpsim("hw --list-presets");
   EXPECT_EQ(r.code, 0);
-  EXPECT_EQ(lines(r.out), 14);
-  EXPECT_EQ(r.out.rfind("nmp-4x4-10t25g ", 0), 0u);
+  EXPECT_EQ(lines(r.out), 16);
+  EXPECT_EQ(r.out.rfind("gpu-cluster-32 ", 0), 0u);  // sorted by name
   EXPECT_NE(r.out.find("\nwsc-4wafer-8x8 "), std::string::npos);
 }
 
@@ -126,10 +126,34 @@ TEST(CliHw, BadInputIsOneLineExitTwo) {
   EXPECT_NE(nmpsim("hw --hw " + bad).out.find("compute: missing"), std::string::npos);
 }
 
+TEST(CliHw, AHierarchyOfAnyDepthIsDescribedSetAndChecked) {
+  const CliRun r = nmpsim("hw --hw gpu-cluster-32 --set levels.4.link.gbytes_per_s=4");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("levels (finest first): 32 x gpu of 1x1, 16 x pair of 2x1, 8 x socket of 2x2, 4 x node of 4x2"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("links node-to-node: 24 directed, 4 GB/s each way"), std::string::npos) << r.out;
+  const std::map<std::string, std::string> bad = {
+      {"--set levels.9.width=2", "--set levels.9.width: it has 5 levels (0 to 4)"},
+      {"--set die.width=2", "--set die.width: this hardware describes its hierarchy as \"levels\""},
+      {"--set levels.1.width=3", "levels.1: a socket (2x2 nodes) must hold a whole number of pair groups (3x1)"},
+      {"--set levels.1.link.foo=3", "--set levels.1.link.foo: no such field of a level"},
+      {"--set levels.0.link.gbytes_per_s=9", "does not apply to this hardware (its mesh has no on-gpu links)"}};
+  for (const auto& [args, message] : bad) {
+    const CliRun b = nmpsim("hw --hw gpu-cluster-32 " + args);
+    EXPECT_EQ(b.code, 2) << args << ": " << b.out;
+    EXPECT_EQ(lines(b.out), 1) << args << ": " << b.out;
+    EXPECT_NE(b.out.find(message), std::string::npos) << args << ": " << b.out;
+  }
+  const CliRun classic = nmpsim("hw --hw wsc-4x4 --set levels.1.width=2");
+  EXPECT_EQ(classic.code, 2) << classic.out;
+  EXPECT_NE(classic.out.find("has no \"levels\" array"), std::string::npos) << classic.out;
+}
+
 TEST(CliHw, FieldsAreListedWithTheirValues) {
   const CliRun r = nmpsim("hw --fields");
   EXPECT_EQ(r.code, 0) << r.out;
-  EXPECT_EQ(lines(r.out), 2 + 59) << r.out;  // header, rule, one row per field
+  EXPECT_EQ(lines(r.out), 2 + 59 + 6) << r.out;  // header, rule, one row per field, 6 per general level
   EXPECT_NE(r.out.find("| `noc.vcs` | integer | - | 2 | 1..8 |"), std::string::npos) << r.out;
   const CliRun v = nmpsim("hw --hw wsc-4x4 --set noc.vcs=4 --fields");
   EXPECT_EQ(v.code, 0) << v.out;

@@ -121,7 +121,7 @@ TEST(FluidNetwork, ASlowLinkLosesToContentionOnlyOnceForEveryFlitItCarries) {
   // 4 cycles per flit), so contention costs it (1 - 0.8) x 0.25 of its bandwidth: 11.875 GB/s for
   // 0 -> 2 and 1 -> 2 together, 5.9375 GB/s each. Per hop latency: R - 1 + 1 + 4 cycles on it.
   AnalyticalHardware hw = line_hw(4, 2);
-  hw.topology.die_width = 2;
+  hw.topology.die().width = 2;
   hw.topology.links[1].gbytes_per_s = 12.5;
   hw.topology.links[1].latency_ns = 1;
   FluidNetwork net(hw);

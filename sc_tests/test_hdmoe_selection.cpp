@@ -31,7 +31,7 @@ TEST(HdmoeSelection, EveryLayerRunsAsFastAsItsBestCandidate) {
   // it fastest must run every layer in exactly that candidate's time, and so beat them all in total.
   const ModelSpec m = model_preset("mixtral-8x7b");
   AnalyticalHardware hw = testing::line_hardware(4);
-  hw.topology.height = hw.topology.die_height = hw.topology.wafer_height = 2;
+  hw.topology.height = hw.topology.die().height = hw.topology.wafer().height = 2;
   hw.peak_flops = 5e12;
   const RoutingTrace tr = testing::trace_for(m, 1.2, 1024);
   const Placement tp = make_tp(m, 8), ep = make_ep(m, 8), cb = make_cb(m, hw.topology, tr, 2);

@@ -202,12 +202,43 @@ namespace {
 
 using namespace nmpsim::methods::common;  // the hierarchy and its fitted costs
 
-TEST(HierAlltoall, DedupCutsTheBorderTrafficAndLosesNoToken) {
-  // DeepSeek-V2-Lite (64 experts, top-6) on two 2x2 wafers with a slow border, EP by rank.
+/// DeepSeek-V2-Lite (64 experts, top-6) cut to 2 MoE layers, without dense layers or shared experts.
+mapping::ModelSpec lite_two_layers() {
   mapping::ModelSpec m = mapping::model_preset("deepseek-v2-lite");
   m.moe_layers = 2;
   m.dense_layers = 0;
   m.shared_experts = 0;
+  return m;
+}
+
+/// EP on 8 nodes by hierarchical rank: experts [8 r, 8 r + 8) on the node of rank r.
+mapping::Placement ep_by_rank_blocks(const mapping::ModelSpec& m, const methods::common::Hierarchy& h) {
+  mapping::Placement p("hier", m.experts, 8, m.moe_layers);
+  for (int l = 0; l < m.moe_layers; ++l)
+    for (int e = 0; e < m.experts; ++e) p.at(l, e, e / 8) = 1.0;
+  for (int r = 0; r < 8; ++r)
+    p.node_map[static_cast<size_t>(r)] = mapping::PhysicalNode(h.node_at[static_cast<size_t>(r)]);
+  return p;
+}
+
+/// One decode step of 256 tokens (trace_for(m, 0.5, 1024)) under the policy "hiermoe" at dimension d
+/// (0: d* per layer), on the flow executor.
+mapping::StrategyResult run_hier(const mapping::AnalyticalHardware& hw, const mapping::ModelSpec& m,
+                                 const mapping::Placement& p, int attn_tp, int d, bool dedup, bool by_flow = false) {
+  const mapping::RoutingTrace tr = mapping::testing::trace_for(m, 0.5, 1024);
+  mapping::RunConfig cfg;
+  cfg.shape = {256, 256};
+  cfg.steps = 1;
+  cfg.attn_tp = attn_tp;
+  mapping::PolicyList pl;
+  pl.emplace_back("hiermoe", std::make_unique<AlltoallPolicy>(AlltoallOptions{0, d, dedup, by_flow, {}}));
+  flow::FlowExecutor ex(hw);
+  return mapping::run_placement(ex, mapping::RunInputs{m, tr, hw, cfg}, p, pl);
+}
+
+TEST(HierAlltoall, DedupCutsTheBorderTrafficAndLosesNoToken) {
+  // DeepSeek-V2-Lite (64 experts, top-6) on two 2x2 wafers with a slow border, EP by rank.
+  const mapping::ModelSpec m = lite_two_layers();
   mapping::AnalyticalHardware hw = mapping::testing::nmp_hardware(4, 2, 10, 100);
   hw.topology = wafers(4, 2, 2, 2);
   for (auto& l : hw.topology.links) {
@@ -216,22 +247,8 @@ TEST(HierAlltoall, DedupCutsTheBorderTrafficAndLosesNoToken) {
   }
   hw.topology.links[2].gbytes_per_s = 10;
   const methods::common::Hierarchy h = methods::common::make_hierarchy(hw.topology, 0);
-  mapping::Placement p("hier", m.experts, 8, m.moe_layers);
-  for (int l = 0; l < m.moe_layers; ++l)
-    for (int e = 0; e < m.experts; ++e) p.at(l, e, e / 8) = 1.0;
-  for (int r = 0; r < 8; ++r)
-    p.node_map[static_cast<size_t>(r)] = mapping::PhysicalNode(h.node_at[static_cast<size_t>(r)]);
-  const mapping::RoutingTrace tr = mapping::testing::trace_for(m, 0.5, 1024);
-  mapping::RunConfig cfg;
-  cfg.shape = {256, 256};
-  cfg.steps = 1;
-  cfg.attn_tp = 4;
-  auto run = [&](int d, bool dedup, bool by_flow = false) {
-    mapping::PolicyList pl;
-    pl.emplace_back("hiermoe", std::make_unique<AlltoallPolicy>(AlltoallOptions{0, d, dedup, by_flow, {}}));
-    flow::FlowExecutor ex(hw);
-    return mapping::run_placement(ex, mapping::RunInputs{m, tr, hw, cfg}, p, pl);
-  };
+  const mapping::Placement p = ep_by_rank_blocks(m, h);
+  auto run = [&](int d, bool dedup, bool by_flow = false) { return run_hier(hw, m, p, 4, d, dedup, by_flow); };
   const mapping::StrategyResult flat = run(1, true), hd2 = run(2, true), dh2 = run(2, false), best = run(0, true);
   auto border = [&](const mapping::StrategyResult& r) {
     double b = 0;
@@ -262,6 +279,34 @@ TEST(HierAlltoall, DedupCutsTheBorderTrafficAndLosesNoToken) {
   // Chosen on the flow model, every layer is as fast as the faster of d = 1 and d = 2 (same executor).
   const mapping::StrategyResult by_flow = run(0, true, true);
   EXPECT_LE(by_flow.mean_tbt_s(), std::min(flat.mean_tbt_s(), hd2.mean_tbt_s()) * (1 + 1e-9));
+}
+
+TEST(HierAlltoall, MegatronSendsATokenOncePerExpertTheFlatOneOncePerNode) {
+  // DeepSeek-V2-Lite (64 experts, top-6) on 8 nodes, 8 experts per node by rank, attention TP 1: token
+  // i's home is node i mod 8. Expected payloads counted from the trace by hand.
+  const mapping::ModelSpec m = lite_two_layers();
+  mapping::AnalyticalHardware hw = mapping::testing::nmp_hardware(4, 2, 10, 100);
+  const methods::common::Hierarchy h = methods::common::make_hierarchy(hw.topology, 0);
+  const mapping::Placement p = ep_by_rank_blocks(m, h);
+  const mapping::RoutingTrace tr = mapping::testing::trace_for(m, 0.5, 1024);  // run_hier's trace
+  double copies = 0, nodes = 0;
+  for (int l = 0; l < m.moe_layers; ++l)
+    for (int i = 0; i < 256; ++i) {
+      const uint16_t* ex = tr.experts_of(l, static_cast<size_t>(i));
+      std::set<int> away;
+      for (int k = 0; k < m.top_k; ++k) {
+        const int v = h.node_at[static_cast<size_t>(ex[k] / 8)];
+        if (v == i % 8) continue;
+        copies += 1;
+        away.insert(v);
+      }
+      nodes += static_cast<double>(away.size());
+    }
+  ASSERT_GT(copies, nodes);  // the trace has tokens with two experts on one node
+  const mapping::StrategyResult flat = run_hier(hw, m, p, 1, 1, true), megatron = run_hier(hw, m, p, 1, 1, false);
+  EXPECT_DOUBLE_EQ(flat.bytes_of("dispatch"), nodes * m.token_bytes());
+  EXPECT_DOUBLE_EQ(megatron.bytes_of("dispatch"), copies * m.token_bytes());
+  EXPECT_DOUBLE_EQ(megatron.bytes_of("combine"), copies * m.token_bytes());
 }
 
 }  // namespace

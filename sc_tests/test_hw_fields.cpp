@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "hw_test_util.h"
 #include "nmpsim/hw/analytical.h"
 #include "nmpsim/hw/hardware_fields.h"
 #include "nmpsim/hw/hardware_spec.h"
@@ -26,14 +27,7 @@ void leaves(const json& j, const std::string& at, std::set<std::string>& out) {
   }
 }
 
-std::string error_of(const json& j) {
-  try {
-    hardware_from_json(j, "hw.json");
-  } catch (const SpecError& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::error_of;
 
 json& at(json& j, const std::string& path) { return j[find_hardware_field(path)->pointer()]; }
 
@@ -103,8 +97,8 @@ TEST(HwFields, OmittedFieldsTakeTheirDefaults) {
                         {"links", {{"on_die", {{"gbytes_per_s", 50}}}, {"wafer_to_wafer", {{"gbytes_per_s", 10}}}}}};
   const HardwareSpec s = hardware_from_json(minimal, "minimal.json");
   // A die spans its wafer unless given; a wafer spans the mesh.
-  EXPECT_EQ(s.topology.die_width, 2);
-  EXPECT_EQ(s.topology.die_height, 2);
+  EXPECT_EQ(s.topology.die().width, 2);
+  EXPECT_EQ(s.topology.die().height, 2);
   const HardwareSpec defaults;
   for (const HardwareField& f : hardware_fields()) {
     if (f.presence == Presence::kRequired || !f.default_from.empty()) continue;

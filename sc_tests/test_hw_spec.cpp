@@ -3,6 +3,7 @@
 
 #include <fstream>
 
+#include "hw_test_util.h"
 #include "nmpsim/hw/hardware_spec.h"
 
 namespace nmpsim::hw {
@@ -12,7 +13,8 @@ TEST(HwPresets, AllRequiredNamesExistAndValidate) {
   std::vector<std::string> expected;
   for (const char* mesh : {"4x4", "4x8", "8x8"})
     for (const char* p : {"2.5t75g", "5t50g", "10t25g"}) expected.push_back(std::string("nmp-") + mesh + "-" + p);
-  for (const char* w : {"wsc-4x4", "wsc-6x6", "wsc-8x8", "wsc-4wafer-8x8", "wsc-4wafer-8x8-wide-border"})
+  for (const char* w : {"wsc-4x4", "wsc-6x6", "wsc-8x8", "wsc-4wafer-8x8", "wsc-4wafer-8x8-wide-border",
+                        "wsc-4wafer-8x8-levels", "gpu-cluster-32"})
     expected.push_back(w);
   const auto names = preset_names();
   EXPECT_EQ(names.size(), expected.size());
@@ -101,14 +103,7 @@ TEST(HwJson, RoundTripsEveryPreset) {
   }
 }
 
-std::string error_of(const nlohmann::json& j) {
-  try {
-    hardware_from_json(j, "hw.json");
-  } catch (const SpecError& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::error_of;
 
 TEST(HwJson, BadInputGivesOneLineErrorNamingTheField) {
   const nlohmann::json good = to_json(preset("nmp-4x4-5t50g"));

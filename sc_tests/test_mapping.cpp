@@ -23,8 +23,8 @@ using namespace nmpsim::flow;  // the flow back end the tests run schedules on
 
 Topology mesh(int w, int h) {
   Topology t;
-  t.width = t.die_width = t.wafer_width = w;
-  t.height = t.die_height = t.wafer_height = h;
+  t.width = t.die().width = t.wafer().width = w;
+  t.height = t.die().height = t.wafer().height = h;
   return t;
 }
 

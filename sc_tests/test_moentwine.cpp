@@ -175,8 +175,8 @@ TEST(MoentwineDomains, HerKeepsTpInsideAWaferAndGathersTokensAcrossWafers) {
   // wafer is one domain; the token all-gather pairs each die with the same position on the other
   // wafer: {0, 2}, {1, 3}, {4, 6}, {5, 7}.
   mapping::Topology t = mesh(4, 2);
-  t.wafer_width = 2;
-  t.wafer_height = 2;
+  t.wafer().width = 2;
+  t.wafer().height = 2;
   const TokenDomains d = token_domains(t, 2, Mapping::kHierarchical);
   const std::vector<std::vector<int>> tp{{0, 4}, {1, 5}, {2, 6}, {3, 7}}, token{{0, 2}, {1, 3}, {4, 6}, {5, 7}};
   EXPECT_EQ(d.tp.ring, tp);
@@ -191,8 +191,8 @@ TEST(MoentwineLayer, TokensReachExpertsFromTheirGroupsMemberInTheExpertsDomain) 
   m.dense_layers = 0;
   const mapping::RoutingTrace tr = mapping::testing::trace_for(m, 0.0, 256);
   mapping::Topology t = mesh(4, 4);
-  t.wafer_width = 2;  // four 2x2 wafers, for HER
-  t.wafer_height = 2;
+  t.wafer().width = 2;  // four 2x2 wafers, for HER
+  t.wafer().height = 2;
   for (Mapping mp : {Mapping::kBaseline, Mapping::kEntwined, Mapping::kHierarchical}) {
     const mapping::Placement p = laid_out(m, t, 4, mp);
     const mapping::Groups g = mapping::groups_for(p, t, 4);
@@ -240,7 +240,7 @@ TEST(MoentwineLayer, LayoutsAreCheckedAndSurviveTheFile) {
   EXPECT_EQ(back.dispatch, p.dispatch);
   EXPECT_THROW(mapping::groups_for(p, t, 8), mapping::InputError);  // the run's --attn-tp differs
   mapping::Topology wafers = t;                                     // HER's token rings survive too
-  wafers.wafer_width = wafers.wafer_height = 2;
+  wafers.wafer().width = wafers.wafer().height = 2;
   const mapping::Placement her = laid_out(m, wafers, 4, Mapping::kHierarchical);
   ASSERT_TRUE(her.dispatch.at("options").contains("token_rings"));
   EXPECT_EQ(mapping::placement_from_json(mapping::placement_to_json(her), "h.json").dispatch, her.dispatch);

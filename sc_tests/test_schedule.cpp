@@ -403,8 +403,8 @@ TEST(Collectives, BidirectionalRingAllGatherOnAnIdleRingByClosedForm) {
 TEST(MoeLayer, ScheduleHasTheDocumentedPhasesAndConservesTheirBytes) {
   ModelSpec m = model_preset("deepseek-v2-lite");  // shared experts: 10 phases in an MoE layer
   Topology t;
-  t.width = t.die_width = t.wafer_width = 4;
-  t.height = t.die_height = t.wafer_height = 4;
+  t.width = t.die().width = t.wafer().width = 4;
+  t.height = t.die().height = t.wafer().height = 4;
   SyntheticTraceConfig c;
   c.layers = m.moe_layers;
   c.experts = m.experts;

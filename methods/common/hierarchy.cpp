@@ -11,23 +11,25 @@ namespace nmpsim::methods::common {
 using namespace nmpsim::mapping;  // the base layer the shared method pieces build on
 
 Hierarchy make_hierarchy(const Topology& t, int virtual_levels, const std::string& where) {
-  const int n = t.nodes();
-  const bool die_nodes = t.die_width * t.die_height > 1;
-  // Quadrants split the finest real group with several nodes: a die of several nodes, else a wafer.
-  const int bw = die_nodes ? t.die_width : t.wafer_width, bh = die_nodes ? t.die_height : t.wafer_height;
+  const int n = t.nodes(), top = t.num_levels() - 1;
+  // Quadrants split the finest real group with several nodes (a die of several nodes, else a wafer; in a
+  // general hierarchy the finest such level below the whole system, else the coarsest below it).
+  int split = 0;
+  while (split + 1 < top && t.level_width(split) * t.level_height(split) == 1) ++split;
+  const int bw = t.level_width(split), bh = t.level_height(split);
   if (virtual_levels < 0 || virtual_levels > 8 || bw % (1 << virtual_levels) || bh % (1 << virtual_levels))
     throw InputError(where + ": " + std::to_string(virtual_levels) + " virtual levels do not split a " +
-                     std::to_string(bw) + "x" + std::to_string(bh) + " " + (die_nodes ? "die" : "wafer") +
+                     std::to_string(bw) + "x" + std::to_string(bh) + " " + t.levels[static_cast<size_t>(split)].name +
                      " into equal quadrants");
+  // Ranks in the order: coarsest group first, the quadrant digits right after the split level's group.
   auto key = [&](int v) {
-    std::vector<int> k{t.wafer_of(v)};
+    std::vector<int> k;
     const int lx = t.x(v) % bw, ly = t.y(v) % bh;
-    auto quadrants = [&] {
-      for (int d = 1; d <= virtual_levels; ++d) k.push_back(((ly / (bh >> d)) & 1) * 2 + ((lx / (bw >> d)) & 1));
-    };
-    if (!die_nodes) quadrants();
-    k.push_back(t.die_of(v));
-    if (die_nodes) quadrants();
+    for (int l = top - 1; l >= 0; --l) {
+      k.push_back(t.group_of(v, l));
+      if (l == split)
+        for (int d = 1; d <= virtual_levels; ++d) k.push_back(((ly / (bh >> d)) & 1) * 2 + ((lx / (bw >> d)) & 1));
+    }
     k.push_back(t.y(v));
     k.push_back(t.x(v));
     return k;
@@ -45,14 +47,10 @@ Hierarchy make_hierarchy(const Topology& t, int virtual_levels, const std::strin
     if (groups > 1 && groups < n && (h.levels.empty() || groups > h.levels.back().groups))
       h.levels.push_back(HierarchyLevel{name, groups});
   };
-  add("wafer", t.wafers());
-  auto add_quadrants = [&](int boxes) {
-    for (int d = 1; d <= virtual_levels; ++d) add("quadrant-" + std::to_string(d), boxes << (2 * d));
-  };
-  if (!die_nodes) add_quadrants(t.wafers());
-  if (die_nodes) {
-    add("die", t.dies());
-    add_quadrants(t.dies());
+  for (int l = top - 1; l >= 0; --l) {
+    add(t.levels[static_cast<size_t>(l)].name, t.groups(l));
+    if (l == split)
+      for (int d = 1; d <= virtual_levels; ++d) add("quadrant-" + std::to_string(d), t.groups(l) << (2 * d));
   }
   return h;
 }

@@ -104,7 +104,7 @@ void AlltoallPolicy::before_plan(PolicyContext& ctx, LayerInputs& in) {
   if (d == 0)
     d = opt_.select_by_flow ? fastest_on_flow(ctx, in) : optimal_dimension(h_, costs_, r, ctx.model.token_bytes());
   ++d_counts_[static_cast<size_t>(ml)][static_cast<size_t>(d - 1)];
-  if (d > 1) {
+  if (d > 1 || !opt_.dedup) {  // d = 1 without deduplication: Megatron's flat all-to-all
     if (in.planner != &direct_dispatch())
       throw InputError(
           "policy hiermoe: the hierarchical all-to-all cannot combine with the dispatch of " +
@@ -187,7 +187,9 @@ void register_alltoall(Registry& r) {
   f.description = "HierMoE hierarchical all-to-all (Sec. III): d* per layer or a fixed d, with or without token dedup";
   f.options = {{"virtual_levels", "0", "recursive 2x2 quadrant levels inside the finest real group"},
                {"dimension", "0", "d of every MoE layer (1 = flat); 0 = d* per layer from the batch's routing (Eq. 6)"},
-               {"dedup", "true", "one copy per destination group (false: one per expert, the 2DH baseline)"},
+               {"dedup", "true",
+                "one copy per destination group (false: one per expert at every stage: the 2DH baseline at d = 2, "
+                "Megatron-LM's flat all-to-all at d = 1; d* by Eq. 6 still costs d = 1 as deduplicated)"},
                {"select", "model",
                 "d*: 'model' (Eq. 6 on the fitted costs, the paper) or 'flow' (replay the layer at "
                 "every d on the flow model and keep the fastest)"},

@@ -51,7 +51,7 @@ std::vector<ExchangeStage> hierarchical_stages(const Hierarchy& h, int d, bool d
 
 void HierarchicalDispatch::plan(const mapping::DispatchInputs& in, mapping::LayerPlan& p) const {
   mapping::DirectDispatch().plan(in, p);
-  if (d_ <= 1) return;
+  if (d_ <= 1 && dedup_) return;
   const int N = p.nodes;
   std::vector<std::vector<std::pair<int, int>>> dest(p.home.size());
   std::vector<int> experts_on(static_cast<size_t>(N), 0);
@@ -65,6 +65,18 @@ void HierarchicalDispatch::plan(const mapping::DispatchInputs& in, mapping::Laye
       count = experts_on[static_cast<size_t>(v)];
       experts_on[static_cast<size_t>(v)] = 0;
     }
+  }
+  if (d_ <= 1) {  // flat, one copy per expert: the direct dispatch's traffic plus each extra expert's copy
+    const double tb = in.model.token_bytes(), hidden = static_cast<double>(in.model.hidden);
+    for (size_t i = 0; i < p.home.size(); ++i)
+      for (const auto& [v, experts] : dest[i]) {
+        const int h = p.home[i];
+        if (v == h || experts < 2) continue;
+        p.dispatch[static_cast<size_t>(h) * N + v] += (experts - 1) * tb;
+        p.combine[static_cast<size_t>(v) * N + h] += (experts - 1) * tb;
+        p.reduce_flops[static_cast<size_t>(h)] += (experts - 1) * hidden;
+      }
+    return;
   }
   p.stages =
       hierarchical_stages(*h_, d_, dedup_, p.home, dest, in.model.token_bytes(), static_cast<double>(in.model.hidden));

@@ -1,6 +1,7 @@
 // HierMoE's strategies and its entry in the registry (called by the generated methods::register_all):
 // "hiermoe" (deduplicated hierarchical all-to-all, d* per layer), "hiermoe-swap" (the same after
-// HierD-ES expert swaps from the profile), "hiermoe-2dh" (two levels without deduplication). All place
+// HierD-ES expert swaps from the profile), "hiermoe-2dh" (two levels without deduplication),
+// "hiermoe-megatron" (the flat all-to-all without deduplication, Megatron-LM's). All place
 // expert blocks in hierarchical rank order and carry the runtime policy "hiermoe".
 #include <cstdio>
 #include <memory>
@@ -18,7 +19,7 @@ using namespace nmpsim::methods::common;  // the pieces methods share
 
 namespace {
 
-enum class Kind { kDedup, kSwap, k2dh };
+enum class Kind { kDedup, kSwap, k2dh, kMegatron };
 
 /// EP with expert blocks in hierarchical rank order: experts [r E / G, (r + 1) E / G) on the node of
 /// rank r; with fewer experts than nodes, expert e split evenly over ranks [e G / E, (e + 1) G / E).
@@ -27,9 +28,15 @@ class HierStrategy : public PlacementStrategy {
  public:
   explicit HierStrategy(Kind k) : kind_(k) {}
   std::string name() const override {
-    return kind_ == Kind::kDedup ? "hiermoe" : kind_ == Kind::kSwap ? "hiermoe-swap" : "hiermoe-2dh";
+    return kind_ == Kind::kDedup  ? "hiermoe"
+           : kind_ == Kind::kSwap ? "hiermoe-swap"
+           : kind_ == Kind::k2dh  ? "hiermoe-2dh"
+                                  : "hiermoe-megatron";
   }
   std::string description() const override {
+    if (kind_ == Kind::kMegatron)
+      return "Megatron-LM baseline: EP by hierarchical rank, flat all-to-all sending a token once per expert it "
+             "chose (no per-node deduplication)";
     if (kind_ == Kind::k2dh)
       return "2DH baseline: EP by hierarchical rank, two-level hierarchical all-to-all without deduplication";
     return std::string("HierMoE: EP by hierarchical rank") +
@@ -44,7 +51,7 @@ class HierStrategy : public PlacementStrategy {
          "hardware has no real level (one wafer or one NMP chip), else 0"},
         {"select", "model",
          "d* by 'model' (Eq. 6 on the fitted costs) or 'flow' (the fastest d replayed on the flow model)"}};
-    if (kind_ != Kind::k2dh) {
+    if (kind_ == Kind::kDedup || kind_ == Kind::kSwap) {
       o.push_back({"swap_every", "0",
                    "online HierD-ES at run time every N steps on the routing seen (0 = off; policy hiermoe's "
                    "swap_* options: swap_window, swap_horizon_steps, swap_max, swap_gamma)"});
@@ -65,7 +72,7 @@ class HierStrategy : public PlacementStrategy {
       o["virtual_levels"] = f.integer("virtual_levels", 0, 8);
     o["select"] = f.string("select", "model");
     if (o["select"] != "model" && o["select"] != "flow") f.fail("select", "expected model or flow");
-    if (kind_ != Kind::k2dh) {
+    if (kind_ == Kind::kDedup || kind_ == Kind::kSwap) {
       o["swap_every"] = f.integer("swap_every", 0, 1 << 20, 0);
       o["swap_horizon_steps"] = f.number_in("swap_horizon_steps", 0, 1e9, 64);
     }
@@ -87,7 +94,7 @@ class HierStrategy : public PlacementStrategy {
       vlevels = 1;  // auto: one quadrant level where the hardware has none
     }
     const Hierarchy h = make_hierarchy(t, vlevels, ctx.where + ": virtual_levels");
-    const int dim = kind_ == Kind::k2dh ? 2 : 0;
+    const int dim = kind_ == Kind::k2dh ? 2 : kind_ == Kind::kMegatron ? 1 : 0;
     if (dim > h.dimensions())
       throw InputError(ctx.where + ": " + name() + " needs a hierarchy of " + std::to_string(dim) +
                        " dimensions; this one has " + std::to_string(h.dimensions()) + " (set virtual_levels)");
@@ -101,7 +108,7 @@ class HierStrategy : public PlacementStrategy {
     AlltoallOptions o;
     o.virtual_levels = vlevels;
     o.dimension = dim;
-    o.dedup = kind_ != Kind::k2dh;
+    o.dedup = kind_ != Kind::k2dh && kind_ != Kind::kMegatron;
     o.select_by_flow = ctx.options.value("select", "model") == "flow";
     o.swap.every = ctx.options.value("swap_every", 0);
     o.swap.horizon_steps = ctx.options.value("swap_horizon_steps", 64.0);
@@ -157,6 +164,7 @@ void register_methods(Registry& r) {
   r.add(std::make_unique<HierStrategy>(Kind::kDedup));
   r.add(std::make_unique<HierStrategy>(Kind::kSwap));
   r.add(std::make_unique<HierStrategy>(Kind::k2dh));
+  r.add(std::make_unique<HierStrategy>(Kind::kMegatron));
 }
 
 }  // namespace nmpsim::methods::hiermoe

@@ -47,10 +47,10 @@ std::vector<int> grid_ring(const Topology& t, int gx, int gy) {
 /// HER (Sec. IV-B4): ER inside every wafer (TP groups never cross a border); every wafer is one FTD,
 /// and the token all-gather runs over the same-position dies of all wafers.
 TokenDomains hierarchical_domains(const Topology& t, int tp) {
-  const int ww = t.wafer_width, wh = t.wafer_height, gx = t.width / ww, gy = t.height / wh;
+  const int ww = t.wafer().width, wh = t.wafer().height, gx = t.width / ww, gy = t.height / wh;
   Topology wafer = t;
-  wafer.width = wafer.die_width = wafer.wafer_width = ww;
-  wafer.height = wafer.die_height = wafer.wafer_height = wh;
+  wafer.width = wafer.die().width = wafer.wafer().width = ww;
+  wafer.height = wafer.die().height = wafer.wafer().height = wh;
   const TokenDomains local = token_domains(wafer, tp, Mapping::kEntwined);
   auto global = [&](int w, int v) { return t.id((w % gx) * ww + wafer.x(v), (w / gx) * wh + wafer.y(v)); };
   TokenDomains d;
@@ -80,10 +80,10 @@ TokenDomains hierarchical_domains(const Topology& t, int tp) {
 
 TokenDomains token_domains(const Topology& t, int tp, Mapping m) {
   if (m == Mapping::kHierarchical) {
-    if (tp <= 0 || (t.wafer_width * t.wafer_height) % tp)
+    if (tp <= 0 || (t.wafer().width * t.wafer().height) % tp)
       throw mapping::InputError("moentwine: HER keeps TP groups inside a wafer: the attention TP size " +
                                 std::to_string(tp) + " must divide the " +
-                                std::to_string(t.wafer_width * t.wafer_height) + " dies of a wafer");
+                                std::to_string(t.wafer().width * t.wafer().height) + " dies of a wafer");
     return hierarchical_domains(t, tp);
   }
   const int n = t.nodes();

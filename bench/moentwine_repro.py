@@ -19,12 +19,13 @@ Runs nmpsim by argv (no shell). Not a test.
 Usage: moentwine_repro.py --bin build/apps/nmpsim --out DIR [--sections comm,comm_cycle,comm_vc8,ftd,sweep,e2e,sens,cycle]
        [--resume]  (reuse the runs an interrupted invocation finished: each run records its command)
 """
-import argparse
 import csv
 import json
 import os
 import subprocess
 import sys
+
+import repro_lib
 
 MODELS = ["deepseek-v3", "qwen3-235b-a22b", "deepseek-v2", "dbrx", "mixtral-8x22b"]
 # name, preset, attention TP, dies. 6x6 runs TP 4: the paper does not state its 6x6 TP, and TP 8 does not
@@ -90,64 +91,17 @@ def regime_args(regime, groups, tokens_per_group=256):
     raise ValueError(regime)
 
 
-RESUME = False  # --resume: reuse a run whose directory records the same command (see run)
-
-
 def run(binary, args, out_dir):
-    """Runs one nmpsim command; returns ({strategy: {field: value}}, the command as text). Each finished run
-    leaves command.txt beside its summary.json; with --resume a run whose command.txt matches is reused."""
-    cmd = [binary, "run"] + args + ["--out", out_dir]
-    text = " ".join(["nmpsim", "run"] + args)
-    record = os.path.join(out_dir, "command.txt")
-    if not (RESUME and recorded(record) == text):
-        proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                              text=True)
-        if proc.returncode != 0:
-            last = (proc.stderr.strip().splitlines() or ["exit %d" % proc.returncode])[-1]
-            sys.stderr.write("error: %s: %s\n" % (text, last))
-            sys.exit(2)
-        with open(record + ".part", "w") as f:
-            f.write(text + "\n")
-        os.replace(record + ".part", record)
-    try:
-        with open(os.path.join(out_dir, "summary.json")) as f:
-            summary = json.load(f)
-    except (OSError, ValueError) as e:
-        sys.stderr.write("error: %s: summary.json: %s\n" % (text, e))
-        sys.exit(2)
-    rows = {name: {k: float(s.get(k, 0.0)) for k in FIELDS} for name, s in summary["strategies"].items()}
-    return rows, text
+    """Runs one nmpsim command; returns ({strategy: {field: value}}, the command as text)."""
+    return repro_lib.run(binary, args, out_dir, FIELDS)
 
 
-def recorded(path):
-    """The command a finished run recorded, or None."""
-    try:
-        with open(path) as f:
-            return f.read().strip()
-    except OSError:
-        return None
-
-
-class Writer:
-    """Rows of one section to OUT/<section>.csv, written once the section ends (no half-written file)."""
+class Writer(repro_lib.Writer):
+    """A section's rows, with comm_us (all-to-all plus all-reduce, the paper's communication)."""
 
     def __init__(self, out, section, keys):
-        self.path, self.keys, self.rows = os.path.join(out, section + ".csv"), keys, []
-
-    def add(self, key_values, results, command):
-        for strategy, r in results.items():
-            row = dict(key_values, strategy=strategy, comm_us=r["moe_comm_us"] + r["allreduce_us"], **r)
-            row["command"] = command
-            self.rows.append(row)
-
-    def close(self):
-        fields = self.keys + ["strategy", "comm_us"] + FIELDS + ["command"]
-        tmp = self.path + ".part"
-        with open(tmp, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=fields)
-            w.writeheader()
-            w.writerows(self.rows)
-        os.replace(tmp, self.path)
+        super().__init__(out, section, keys, FIELDS, lambda r: {"comm_us": r["moe_comm_us"] + r["allreduce_us"]},
+                         ["comm_us"])
 
 
 def comm(a):
@@ -286,36 +240,12 @@ def cycle(a):
     w.close()
 
 
-def progress(*what):
-    sys.stderr.write("  %s done\n" % " ".join(what))
-    sys.stderr.flush()
+progress = repro_lib.progress
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--bin", default="build/apps/nmpsim")
-    p.add_argument("--out", required=True)
-    p.add_argument("--sections", default="comm,comm_cycle,comm_vc8,ftd,sweep,e2e,sens,cycle")
-    p.add_argument("--resume", action="store_true",
-                   help="reuse runs under OUT/runs that finished with the same command (after an interrupted run)")
-    a = p.parse_args()
-    global RESUME
-    RESUME = a.resume
-    if not (os.path.isfile(a.bin) and os.access(a.bin, os.X_OK)):
-        sys.stderr.write("error: --bin %s is not an executable (build first)\n" % a.bin)
-        sys.exit(2)
-    table = {"comm": comm, "comm_cycle": comm_cycle, "comm_vc8": comm_vc8, "ftd": ftd, "sweep": sweep, "e2e": e2e, "sens": sens, "cycle": cycle}
-    chosen = a.sections.split(",")
-    bad = [s for s in chosen if s not in table]
-    if bad:
-        sys.stderr.write("error: --sections: unknown section '%s' (comm, comm_cycle, comm_vc8, ftd, sweep, e2e, sens, cycle)\n" % bad[0])
-        sys.exit(2)
-    if os.path.lexists(a.out) and not os.path.isdir(a.out):
-        sys.stderr.write("error: --out %s exists and is not a directory\n" % a.out)
-        sys.exit(2)
-    os.makedirs(os.path.join(a.out, "runs"), exist_ok=True)
-    for s in chosen:
-        table[s](a)
+    repro_lib.main(__doc__, {"comm": comm, "comm_cycle": comm_cycle, "comm_vc8": comm_vc8, "ftd": ftd, "sweep": sweep, "e2e": e2e,
+                    "sens": sens, "cycle": cycle})
 
 
 if __name__ == "__main__":

@@ -71,10 +71,11 @@ void HierarchicalDispatch::plan(const mapping::DispatchInputs& in, mapping::Laye
     for (size_t i = 0; i < p.home.size(); ++i)
       for (const auto& [v, experts] : dest[i]) {
         const int h = p.home[i];
-        if (v == h || experts < 2) continue;
+        if (experts < 2) continue;
+        p.reduce_flops[static_cast<size_t>(h)] += (experts - 1) * hidden;  // the home sums every copy's partial
+        if (v == h) continue;
         p.dispatch[static_cast<size_t>(h) * N + v] += (experts - 1) * tb;
         p.combine[static_cast<size_t>(v) * N + h] += (experts - 1) * tb;
-        p.reduce_flops[static_cast<size_t>(h)] += (experts - 1) * hidden;
       }
     return;
   }

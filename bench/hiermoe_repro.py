@@ -11,7 +11,8 @@ with 32 layers). Sections (each writes OUT/<section>.csv; every row names its co
            with the plain max (gamma 1000) instead of the smooth max (gamma 10)
   sens     Megatron against HierMoE under one changed assumption at a time (the mesh's InfiniBand split,
            the QPI path, compute efficiency, hop latency, tokens per GPU)
-  levels   the same strategies on four wafers with the cluster's bandwidth ratios (`wsc-4wafer-8x8-levels`)
+  levels   the same strategies on four wafers with the cluster's bandwidth ratios (`wsc-4wafer-8x8-levels`),
+           128 tokens per die (the cluster's tokens per step)
 Runs nmpsim by argv (no shell). Not a test.
 
 Usage: hiermoe_repro.py --bin build/apps/nmpsim --out DIR [--sections testbed,swap,sens,levels] [--resume]
@@ -95,8 +96,9 @@ def sens(a):
 def levels(a):
     w = repro_lib.Writer(a.out, "levels", ["hardware", "model"], FIELDS)
     for model in MODELS:
-        args = ["--hw", "wsc-4wafer-8x8-levels", "--batch", "256", "--model", model, "--strategy",
-                ",".join(BASELINES)] + COMMON
+        # 128 tokens per die: the cluster's 32768 tokens per step (1024 per die would need about 88 GiB here).
+        args = with_setting(["--hw", "wsc-4wafer-8x8-levels", "--batch", "256", "--model", model, "--strategy",
+                             ",".join(BASELINES)] + COMMON, ["--prompt-tokens", "128"])
         res, text = run(a, args, "levels-%s" % model)
         w.add(dict(hardware="wsc-4wafer-8x8-levels", model=model), res, text)
         repro_lib.progress("levels", model)

@@ -300,9 +300,10 @@ void add_noc(std::vector<HardwareField>& t) {
 }
 
 void add_links(std::vector<HardwareField>& t) {
+  const mapping::Topology classic;  // the field table's links are the classic form's
   for (int l = 0; l < mapping::kNumLinkLevels; ++l) {
-    const std::string at = std::string("links.") + mapping::link_level_key(static_cast<mapping::LinkLevel>(l)) + ".";
-    const std::string level = mapping::link_level_name(static_cast<mapping::LinkLevel>(l));
+    const std::string at = classic.link_field(l) + ".";
+    const std::string level = classic.link_name(l);
     const std::string where = "where the topology has " + level + " links";
     auto link = [l](auto& s) -> auto& { return s.topology.links[l]; };
     t.push_back(number(

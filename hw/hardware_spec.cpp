@@ -32,11 +32,6 @@ std::array<bool, mapping::kMaxLevels> link_levels_present(const mapping::Topolog
   return used;
 }
 
-std::string link_field(const mapping::Topology& t, int level) {
-  return t.classic ? std::string("links.") + mapping::link_level_key(static_cast<mapping::LinkLevel>(level))
-                   : "levels." + std::to_string(level) + ".link";
-}
-
 void HardwareSpec::validate(const std::string& where) const {
   auto fail = [&](const std::string& msg) { throw SpecError(where + ": " + msg); };
   // Every field in its range first (the table's ranges), then the rules that join several fields.
@@ -71,7 +66,7 @@ void HardwareSpec::validate_derived(const std::string& where) const {
   const uint32_t fb = flit_bytes();
   for (int l = 0; l < topology.num_levels(); ++l) {
     if (!used[l]) continue;
-    const std::string key = link_field(topology, l);
+    const std::string key = topology.link_field(l);
     const double bytes_per_cycle = topology.links[l].gbytes_per_s / noc.clock_ghz;
     if (bytes_per_cycle > fb * (1 + 1e-9))
       fail(key + ".gbytes_per_s: " + fmt("%g", topology.links[l].gbytes_per_s) + " GB/s is more than one " +
@@ -194,7 +189,7 @@ std::vector<std::string> HardwareSpec::warnings() const {
       const double fast = topology.links[static_cast<size_t>(hi)].gbytes_per_s,
                    slow = topology.links[static_cast<size_t>(lo)].gbytes_per_s;
       if (!used[static_cast<size_t>(hi)] || !used[static_cast<size_t>(lo)] || fast <= slow) continue;
-      out.push_back(name + ": " + link_field(topology, hi) + ".gbytes_per_s: the " + topology.link_name(hi) +
+      out.push_back(name + ": " + topology.link_field(hi) + ".gbytes_per_s: the " + topology.link_name(hi) +
                     " links (" + fmt("%g", fast) + " GB/s) are faster than the finer " + topology.link_name(lo) +
                     " links (" + fmt("%g", slow) + " GB/s); allowed, but a coarser level is usually slower");
       break;

@@ -105,8 +105,6 @@ struct HardwareSpec {
 
 /// Which link levels occur in this topology (a 1x1 mesh: none).
 std::array<bool, mapping::kMaxLevels> link_levels_present(const mapping::Topology& t);
-/// The hardware description's object of a level's links: "links.die_to_die" (classic), "levels.2.link".
-std::string link_field(const mapping::Topology& t, int level);
 
 nlohmann::json to_json(const HardwareSpec& s);
 /// Parses a spec; `where` names the source in error messages. Unknown keys are errors.

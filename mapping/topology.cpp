@@ -7,23 +7,6 @@
 
 namespace nmpsim::mapping {
 
-const char* link_level_key(LinkLevel l) {
-  static const char* const kKeys[kNumLinkLevels] = {"on_die", "die_to_die", "wafer_to_wafer"};
-  return kKeys[static_cast<int>(l)];
-}
-
-const char* link_level_name(LinkLevel l) {
-  switch (l) {
-    case LinkLevel::kOnDie:
-      return "on-die";
-    case LinkLevel::kDieToDie:
-      return "die-to-die";
-    case LinkLevel::kWaferToWafer:
-      return "wafer-to-wafer";
-  }
-  return "?";
-}
-
 std::vector<Level> classic_levels() { return {Level{"die", 1, 1}, Level{"wafer", 1, 1}, Level{"system", 1, 1}}; }
 
 int Topology::group_of(int node, int level) const {
@@ -48,6 +31,10 @@ std::string Topology::link_key(int level) const {
   std::string k = link_name(level);
   std::replace(k.begin(), k.end(), '-', '_');
   return k;
+}
+
+std::string Topology::link_field(int level) const {
+  return classic ? "links." + link_key(level) : "levels." + std::to_string(level) + ".link";
 }
 
 int Topology::hops(int a, int b) const { return std::abs(x(a) - x(b)) + std::abs(y(a) - y(b)); }
@@ -101,8 +88,7 @@ void Topology::validate(const std::string& where) const {
   }
   for (int l = 0; l < L; ++l) {
     const LinkParams& p = links[static_cast<size_t>(l)];
-    const std::string f = classic ? std::string("links.") + link_level_key(static_cast<LinkLevel>(l))
-                                  : "levels." + std::to_string(l) + ".link";
+    const std::string f = link_field(l);
     if (!(std::isfinite(p.gbytes_per_s) && p.gbytes_per_s > 0)) fail(f + ".gbytes_per_s: must be positive");
     if (!(std::isfinite(p.latency_ns) && p.latency_ns >= 0)) fail(f + ".latency_ns: must be zero or positive");
     if (!(std::isfinite(p.pj_per_bit) && p.pj_per_bit >= 0)) fail(f + ".pj_per_bit: must be zero or positive");

@@ -16,9 +16,6 @@ inline constexpr int kMaxLevels = 5;
 /// The classic form's levels (die, wafer, system) by index; a general topology names its own.
 enum class LinkLevel { kOnDie = 0, kDieToDie = 1, kWaferToWafer = 2 };
 inline constexpr int kNumLinkLevels = 3;  ///< levels of the classic form
-const char* link_level_name(LinkLevel l);
-/// Its key in a hardware description's "links" object: "on_die", "die_to_die", "wafer_to_wafer".
-const char* link_level_key(LinkLevel l);
 
 struct LinkParams {
   double gbytes_per_s = 50.0;  ///< per direction, 1 GB = 1e9 bytes
@@ -77,6 +74,9 @@ struct Topology {
   /// "die-to-die", "wafer-to-wafer" in the classic form); key: the same with '_' for '-'.
   std::string link_name(int level) const;
   std::string link_key(int level) const;
+  /// The hardware description's object holding a level's link fields: "links.die_to_die" (classic),
+  /// "levels.2.link".
+  std::string link_field(int level) const;
   int hops(int a, int b) const;
   /// Throws std::invalid_argument (one line, prefixed by `where`) if sizes do not nest.
   void validate(const std::string& where) const;

@@ -62,13 +62,17 @@ class Writer:
             self.rows.append(row)
 
     def close(self):
-        names = self.keys + ["strategy"] + self.derived_keys + self.fields + ["command"]
-        tmp = self.path + ".part"
-        with open(tmp, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=names)
-            w.writeheader()
-            w.writerows(self.rows)
-        os.replace(tmp, self.path)
+        write_csv(self.path, self.keys + ["strategy"] + self.derived_keys + self.fields + ["command"], self.rows)
+
+
+def write_csv(path, names, rows):
+    """`rows` (dicts) under the header `names`, written to PATH.part and renamed (never half-written)."""
+    tmp = path + ".part"
+    with open(tmp, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=names)
+        w.writeheader()
+        w.writerows(rows)
+    os.replace(tmp, path)
 
 
 def progress(*what):

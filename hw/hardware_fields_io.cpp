@@ -262,11 +262,8 @@ std::string hardware_fields_markdown(const HardwareSpec* values) {
     if (values) out += " " + (shown ? doc_value(f, f.get(*values)) : std::string()) + " |";
     out += "\n";
   }
-  // The general hierarchy's fields, for each level i (hw --print-json shows a description's values).
-  std::string rows = levels_fields_markdown();
-  if (values)
-    for (size_t at = rows.find('\n'); at != std::string::npos; at = rows.find('\n', at + 4)) rows.insert(at, "  |");
-  return out + rows;
+  // The general hierarchy's fields, for each level i; a general topology's values for every level.
+  return out + levels_fields_markdown(values ? &values->topology : nullptr);
 }
 
 }  // namespace nmpsim::hw

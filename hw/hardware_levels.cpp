@@ -1,5 +1,6 @@
 #include "nmpsim/hw/hardware_levels.h"
 
+#include <array>
 #include <cctype>
 #include <cstdio>
 
@@ -136,11 +137,43 @@ void set_level_field(json& j, const std::string& path, const json& value) {
   }
 }
 
-std::string levels_fields_markdown() {
+namespace {
+
+/// Level `l`'s value of field `key` as the table shows it ("-" where the level has none).
+std::string level_value(const mapping::Topology& t, int l, const std::string& key, bool has_links) {
+  const auto num = [](double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.6g", v);
+    return std::string(b);
+  };
+  const bool last = l + 1 == t.num_levels();
+  const mapping::LinkParams& p = t.links[static_cast<size_t>(l)];
+  if (key == "name") return t.levels[static_cast<size_t>(l)].name;
+  if (key == "width" || key == "height")
+    return last ? "-"
+                : std::to_string(key == "width" ? t.levels[static_cast<size_t>(l)].width
+                                                : t.levels[static_cast<size_t>(l)].height);
+  if (!has_links) return "-";
+  return num(key == "link.gbytes_per_s" ? p.gbytes_per_s : key == "link.latency_ns" ? p.latency_ns : p.pj_per_bit);
+}
+
+}  // namespace
+
+std::string levels_fields_markdown(const mapping::Topology* values) {
   std::string out;
-  for (const LevelField& f : kFields)
+  std::array<bool, mapping::kMaxLevels> present{};
+  if (values) present = link_levels_present(*values);
+  for (const LevelField& f : kFields) {
     out += "| `levels.<i>." + std::string(f.key) + "` | " + f.type + " | " + f.unit + " | " + f.dflt + " | " + f.range +
-           " | " + f.doc + " |\n";
+           " | " + f.doc + " |";
+    if (values) {
+      std::string cell;
+      for (int l = 0; !values->classic && l < values->num_levels(); ++l)
+        cell += (l ? ", " : "") + level_value(*values, l, f.key, present[static_cast<size_t>(l)]);
+      out += " " + cell + " |";
+    }
+    out += "\n";
+  }
   return out;
 }
 

@@ -18,7 +18,9 @@ void read_levels(const base::JsonFields& root, mapping::Topology& t);
 nlohmann::json write_levels(const mapping::Topology& t);
 /// `--set levels.<i>.<field>=value` on a description `j` that has "levels"; throws InputError (one line).
 void set_level_field(nlohmann::json& j, const std::string& path, const nlohmann::json& value);
-/// The fields of one level, as Markdown table rows (docs/FORMATS.md, `nmpsim hw --fields`).
-std::string levels_fields_markdown();
+/// The fields of one level, as Markdown table rows (docs/FORMATS.md, `nmpsim hw --fields`). With `values`
+/// (a general topology) each row ends with a value column: every level's value, the finest first ("-"
+/// where a level has no such field: the last level's size, a level without links).
+std::string levels_fields_markdown(const mapping::Topology* values = nullptr);
 
 }  // namespace nmpsim::hw

@@ -162,6 +162,12 @@ TEST(CliHw, FieldsAreListedWithTheirValues) {
             std::string::npos)
       << v.out;
   EXPECT_EQ(v.out.find("FLOP per byte"), std::string::npos) << v.out;  // --fields alone: no description
+  // A hierarchy of levels: each level's value, the finest first ("-": no size on the last, no on-gpu links).
+  const CliRun g = nmpsim("hw --hw gpu-cluster-32 --set levels.2.link.gbytes_per_s=30 --fields");
+  EXPECT_EQ(g.code, 0) << g.out;
+  EXPECT_NE(g.out.find("| gpu, pair, socket, node, cluster |"), std::string::npos) << g.out;
+  EXPECT_NE(g.out.find("| 1, 2, 2, 4, - |"), std::string::npos) << g.out;
+  EXPECT_NE(g.out.find("| -, 56.25, 30, 5.54615, 4.16667 |"), std::string::npos) << g.out;
   const CliRun bad = nmpsim("hw --fields --set noc.vcs=4");
   EXPECT_EQ(bad.code, 2) << bad.out;
   EXPECT_NE(bad.out.find("--fields with --set needs --hw"), std::string::npos) << bad.out;

@@ -98,6 +98,41 @@ TEST(TrainPolicies, HierMoeSwapsMoveWeightsAndOptimizerStateAfterTheUpdate) {
   EXPECT_GT(on["hiermoe"]["optimizer_us"].get<double>(), off["hiermoe"]["optimizer_us"].get<double>());
 }
 
+TEST(TrainPolicies, HierMoeStrategyFixesTheDimensionAndCapsOnlineSwapRounds) {
+  // One whole expert per node of the 4x4 chip (D = 2 with its one virtual quadrant level): a token's
+  // two experts sit on two nodes, so deduplicating per node saves nothing (rate 0). dimension=N fixes
+  // every MoE layer's d; swap_max=1 lets a round swap one pair per layer: two moves.
+  std::string dir;
+  const std::string base = tiny16_run("train_hiermoe_options", "hiermoe", dir);
+  for (const int d : {1, 2}) {
+    const nlohmann::json st =
+        train(dir, "d" + std::to_string(d),
+              base + " --strategy-opt hiermoe.dimension=" + std::to_string(d))["hiermoe"]["policies"]["hiermoe"];
+    EXPECT_EQ(st["d_star_per_layer"], nlohmann::json::array({d, d}));
+    EXPECT_EQ(st["node_duplication_rate"].get<double>(), 0.0);
+  }
+  // dimension=2 without deduplication is the 2DH baseline: the same placement, the same messages.
+  std::string dir2;
+  const nlohmann::json h2 = train(dir2, "h2",
+                                  tiny16_run("train_hiermoe_h2", "hiermoe,hiermoe-2dh", dir2) +
+                                      " --strategy-opt hiermoe.dimension=2 --strategy-opt hiermoe.dedup=false");
+  EXPECT_DOUBLE_EQ(h2["hiermoe"]["moe_comm_us"].get<double>(), h2["hiermoe-2dh"]["moe_comm_us"].get<double>());
+  const nlohmann::json capped = train(dir, "capped",
+                                      base +
+                                          " --strategy-opt hiermoe.swap_every=1 --strategy-opt "
+                                          "hiermoe.swap_horizon_steps=1000000 --strategy-opt hiermoe.swap_max=1");
+  std::map<std::pair<int, int>, int> moves;  // (step, MoE layer) -> moves
+  for (const auto& m : capped["hiermoe"]["policies"]["hiermoe"]["online_swap"]["moves"])
+    ++moves[{m["step"].get<int>(), m["moe_layer"].get<int>()}];
+  ASSERT_FALSE(moves.empty());
+  for (const auto& [key, n] : moves) EXPECT_EQ(n, 2) << "step " << key.first << " layer " << key.second;
+  check(Case{
+      "hiermoe_dimension_3",
+      "run --fidelity flow --strategy hiermoe --strategy-opt hiermoe.dimension=3 "
+      "--no-plots --out {D}/out --phase train --prompt-tokens 16 --hw nmp-4x4-5t50g",
+      2, "strategy hiermoe options: hiermoe needs a hierarchy of 3 dimensions; this one has 2 (set virtual_levels)"});
+}
+
 TEST(TrainPolicies, BalancerReplicasAreAllReducedOverTheirHoldersAndMovedWithTheirState) {
   // EP with one shadow slot per node; step 0's routing triggers a round at step 1, moved paused
   // (before step 1's forward) with the optimizer state. In step 1's backward each replicated expert's

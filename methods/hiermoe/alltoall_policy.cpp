@@ -99,6 +99,7 @@ void AlltoallPolicy::before_plan(PolicyContext& ctx, LayerInputs& in) {
   online_.observe(ml, chosen);
   if (online_.moved(ml)) in.rows = online_.rows(ml);
   for (size_t i = 0; i < h_.levels.size(); ++i) dup_sum_[i] += duplication_rate(r, h_.levels[i].groups);
+  node_dup_sum_ += duplication_rate(r, h_.nodes());
   ++layers_seen_;
   int d = opt_.dimension;
   if (d == 0)
@@ -175,6 +176,7 @@ nlohmann::json AlltoallPolicy::stats() const {
   nlohmann::json out = {{"options", to_json(opt_)},
                         {"flat", {{"alpha_s", costs_.flat.alpha_s}, {"beta_s_per_byte", costs_.flat.beta_s_per_byte}}},
                         {"levels", levels},
+                        {"node_duplication_rate", layers_seen_ ? node_dup_sum_ / layers_seen_ : 0.0},
                         {"d_star_per_layer", d_star}};
   if (online_.enabled()) out["online_swap"] = online_.stats();
   return out;

@@ -60,6 +60,7 @@ class AlltoallPolicy : public mapping::RuntimePolicy {
   OnlineSwap online_;            ///< expert slots now, and the online swap rounds
   double moved_bytes_ = 0;       ///< what one expert's move carries
   std::vector<double> dup_sum_;  ///< per level: duplication rates summed over layers seen
+  double node_dup_sum_ = 0;      ///< the same at one group per node (deduplicated per node, as `ep`)
   int layers_seen_ = 0;
   std::vector<std::vector<int>> d_counts_;  ///< [moe layer][d - 1]: how often d was chosen
 };

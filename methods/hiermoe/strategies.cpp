@@ -56,7 +56,16 @@ class HierStrategy : public PlacementStrategy {
                    "online HierD-ES at run time every N steps on the routing seen (0 = off; policy hiermoe's "
                    "swap_* options: swap_window, swap_horizon_steps, swap_max, swap_gamma)"});
       o.push_back({"swap_horizon_steps", "64", "online swaps: must pay their migration back within this many steps"});
+      o.push_back({"swap_max", "2", "online swaps: at most this many swaps per MoE layer and round"});
     }
+    if (kind_ == Kind::kDedup)
+      o.push_back({"dimension", "0",
+                   "d of every MoE layer (1 = flat, deduplicated per node; 2 = the paper's HD2-MoE); 0 = d* per layer "
+                   "by select. Online swaps still predict with Eq. 6's d"});
+    if (kind_ == Kind::kDedup)
+      o.push_back({"dedup", "true",
+                   "false: one copy per (token, expert) through the stages, the paper's H<d>-MoE of Fig. 13 (with "
+                   "dimension=d)"});
     if (kind_ == Kind::kSwap) {
       o.push_back({"swaps", "8", "at most this many expert swaps per layer (each must lower the predicted time)"});
       o.push_back({"gamma", "10", "smooth-max exponent of Eq. 11"});
@@ -75,6 +84,11 @@ class HierStrategy : public PlacementStrategy {
     if (kind_ == Kind::kDedup || kind_ == Kind::kSwap) {
       o["swap_every"] = f.integer("swap_every", 0, 1 << 20, 0);
       o["swap_horizon_steps"] = f.number_in("swap_horizon_steps", 0, 1e9, 64);
+      o["swap_max"] = f.integer("swap_max", 0, 1 << 16, 2);
+    }
+    if (kind_ == Kind::kDedup) {
+      o["dimension"] = f.integer("dimension", 0, 16, 0);
+      o["dedup"] = f.boolean("dedup", true);
     }
     if (kind_ == Kind::kSwap) {
       o["swaps"] = f.integer("swaps", 0, 1 << 16, 8);
@@ -94,7 +108,7 @@ class HierStrategy : public PlacementStrategy {
       vlevels = 1;  // auto: one quadrant level where the hardware has none
     }
     const Hierarchy h = make_hierarchy(t, vlevels, ctx.where + ": virtual_levels");
-    const int dim = kind_ == Kind::k2dh ? 2 : kind_ == Kind::kMegatron ? 1 : 0;
+    const int dim = kind_ == Kind::k2dh ? 2 : kind_ == Kind::kMegatron ? 1 : ctx.options.value("dimension", 0);
     if (dim > h.dimensions())
       throw InputError(ctx.where + ": " + name() + " needs a hierarchy of " + std::to_string(dim) +
                        " dimensions; this one has " + std::to_string(h.dimensions()) + " (set virtual_levels)");
@@ -108,10 +122,11 @@ class HierStrategy : public PlacementStrategy {
     AlltoallOptions o;
     o.virtual_levels = vlevels;
     o.dimension = dim;
-    o.dedup = kind_ != Kind::k2dh && kind_ != Kind::kMegatron;
+    o.dedup = kind_ != Kind::k2dh && kind_ != Kind::kMegatron && ctx.options.value("dedup", true);
     o.select_by_flow = ctx.options.value("select", "model") == "flow";
     o.swap.every = ctx.options.value("swap_every", 0);
     o.swap.horizon_steps = ctx.options.value("swap_horizon_steps", 64.0);
+    o.swap.max_swaps = ctx.options.value("swap_max", 2);
     p.runtime = nlohmann::json::array({{{"name", "hiermoe"}, {"options", to_json(o)}}});
     return p;
   }

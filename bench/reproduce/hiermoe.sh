@@ -42,15 +42,31 @@ with open(tmp + "/table4.dat", "w") as f:
     for k, p in paper.items():
         v = float(t4[k + ("", "hiermoe-megatron")]["moe_comm_us"]) / float(t4[k + ("", "hiermoe-swap")]["moe_comm_us"])
         f.write("K%d/E%d/G%d %.3f %.2f\n" % (k + (v, p)))
+iv = list(csv.DictReader(open(out + "/interval.csv")))
+base = {r["trace"]: r for r in iv if r["swap_every"] == "0"}
+paper_every = {1: 1.17, 2: 1.17, 4: 1.15, 8: 1.13}
+with open(tmp + "/interval.dat", "w") as f:
+    for n in (1, 2, 4, 8):
+        vals = []
+        for trace in sorted(base):  # "default", then "drifting ..."
+            r = [x for x in iv if x["trace"] == trace and x["swap_every"] == str(n)][0]
+            vals += [float(base[trace][k]) / float(r[k]) for k in ("steady_moe_comm_us", "steady_step_us")]
+        f.write("%d %.4f %.4f %.4f %.4f %.2f\n" % (n, *vals, paper_every[n]))
 PY
-  (cd "$tmp" && gnuplot -e "set terminal pngcairo size 1100,420 font 'sans,10' noenhanced; set output 'fig.png';
-    set multiplot layout 1,2; set style data histograms; set style histogram clustered gap 1; set style fill solid 0.8;
+  (cd "$tmp" && gnuplot -e "set terminal pngcairo size 1500,420 font 'sans,10' noenhanced; set output 'fig.png';
+    set multiplot layout 1,3; set style data histograms; set style histogram clustered gap 1; set style fill solid 0.8;
     set grid ytics; set yrange [0:*]; set key top left; set ylabel 'all-to-all speed-up over Megatron-LM';
     set title 'Fig. 11 on gpu-cluster-32: training step, 1024 tokens per GPU';
     plot 'testbed.dat' using 2:xtic(1) title columnhead, '' using 3 title columnhead,
          '' using 4 title columnhead fs pattern 4, '' using 5 title columnhead fs pattern 5, 1 with lines lc 'black' notitle;
     set title 'Table IV: HierMoE over Megatron-LM (Qwen3 layer)'; set xtics rotate by -30;
     plot 'table4.dat' using 2:xtic(1) title 'ours', '' using 3 title 'paper', 1 with lines lc 'black' notitle;
+    set style data linespoints; set xtics norotate; set logscale x 2; set xrange [0.8:10]; set yrange [0.85:1.25];
+    set xlabel 'HierD-ES every N steps'; set ylabel 'over HD-MoE (steps 9-32)'; set key top right;
+    set title 'Swaps at run time (Qwen3 layer)';
+    plot 'interval.dat' using 1:2 title 'all-to-all, default trace', '' using 1:3 title 'step, default trace',
+         '' using 1:4 title 'all-to-all, drifting', '' using 1:5 title 'step, drifting', '' using 1:6 title 'paper',
+         1 with lines lc 'black' notitle;
     unset multiplot")
   [ -f "$tmp/fig.png" ] && publish "$tmp/fig.png" "$docs/hiermoe_speedups.png"
 }

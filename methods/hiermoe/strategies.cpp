@@ -58,14 +58,14 @@ class HierStrategy : public PlacementStrategy {
       o.push_back({"swap_horizon_steps", "64", "online swaps: must pay their migration back within this many steps"});
       o.push_back({"swap_max", "2", "online swaps: at most this many swaps per MoE layer and round"});
     }
-    if (kind_ == Kind::kDedup)
+    if (kind_ == Kind::kDedup) {
       o.push_back({"dimension", "0",
                    "d of every MoE layer (1 = flat, deduplicated per node; 2 = the paper's HD2-MoE); 0 = d* per layer "
                    "by select. Online swaps still predict with Eq. 6's d"});
-    if (kind_ == Kind::kDedup)
       o.push_back({"dedup", "true",
                    "false: one copy per (token, expert) through the stages, the paper's H<d>-MoE of Fig. 13 (with "
                    "dimension=d)"});
+    }
     if (kind_ == Kind::kSwap) {
       o.push_back({"swaps", "8", "at most this many expert swaps per layer (each must lower the predicted time)"});
       o.push_back({"gamma", "10", "smooth-max exponent of Eq. 11"});

@@ -229,12 +229,9 @@ def fit(a):
     repro_lib.write_csv(os.path.join(a.out, "fit.csv"), list(rows[0]), rows)
 
 
-# Table IV's points (K, E, G) around Qwen3-30B-A3B (K 8, E 128) on 32 GPUs, and the paper's speed-ups.
+# Table IV's points (K, E, G) around Qwen3-30B-A3B (K 8, E 128) on 32 GPUs (the paper's speed-ups:
+# bench/reproduce/hiermoe_claims.py PAPER_TABLE4).
 TABLE4 = [(6, 128, 32), (8, 128, 32), (10, 128, 32), (8, 64, 32), (8, 256, 32), (8, 128, 8), (8, 128, 16)]
-PAPER_TABLE4 = {  # (K, E, G) -> HD2-MoE, HD-MoE, HierMoE over Megatron-LM
-    (6, 128, 32): (0.95, 1.37, 1.56), (8, 128, 32): (1.26, 1.72, 1.99), (10, 128, 32): (1.30, 1.82, 2.10),
-    (8, 64, 32): (1.12, 1.57, 1.83), (8, 256, 32): (1.18, 1.61, 1.84), (8, 128, 8): (1.24, 2.36, 2.86),
-    (8, 128, 16): (1.71, 2.50, 2.62)}
 # Fewer GPUs: one node (4 x 2) or two nodes stacked (4 x 4), each node's 25 GB/s NIC split over its 4 border links.
 GPUS = {32: [], 16: ["--set", "mesh.width=4", "--set", "mesh.height=4", "--set", "levels.4.link.gbytes_per_s=6.25"],
         8: ["--set", "mesh.width=4", "--set", "mesh.height=2"]}

@@ -2,7 +2,6 @@
 
 #include <array>
 #include <cctype>
-#include <cstdio>
 
 #include "nmpsim/base/errors.h"
 #include "nmpsim/hw/hardware_spec.h"
@@ -141,11 +140,6 @@ namespace {
 
 /// Level `l`'s value of field `key` as the table shows it ("-" where the level has none).
 std::string level_value(const mapping::Topology& t, int l, const std::string& key, bool has_links) {
-  const auto num = [](double v) {
-    char b[32];
-    std::snprintf(b, sizeof b, "%.6g", v);
-    return std::string(b);
-  };
   const bool last = l + 1 == t.num_levels();
   const mapping::LinkParams& p = t.links[static_cast<size_t>(l)];
   if (key == "name") return t.levels[static_cast<size_t>(l)].name;
@@ -154,7 +148,9 @@ std::string level_value(const mapping::Topology& t, int l, const std::string& ke
                 : std::to_string(key == "width" ? t.levels[static_cast<size_t>(l)].width
                                                 : t.levels[static_cast<size_t>(l)].height);
   if (!has_links) return "-";
-  return num(key == "link.gbytes_per_s" ? p.gbytes_per_s : key == "link.latency_ns" ? p.latency_ns : p.pj_per_bit);
+  return base::number_text(key == "link.gbytes_per_s" ? p.gbytes_per_s
+                           : key == "link.latency_ns" ? p.latency_ns
+                                                      : p.pj_per_bit);
 }
 
 }  // namespace

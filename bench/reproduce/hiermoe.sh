@@ -16,42 +16,42 @@ python3 "$here/hiermoe_repro.py" --bin "$BIN" --out "$OUT" \
   --sections testbed,swap,sens,table2,fit,table4,dims,interval,levels,cycle "${resume[@]}"
 figure() {
   # The figure's data, drawn in the scratch directory from fixed file names (no path in gnuplot's program).
-  python3 - "$OUT" "$tmp" <<'PY'
+  python3 - "$OUT" "$tmp" "$here/reproduce" <<'PY'
 import csv, sys
 out, tmp = sys.argv[1], sys.argv[2]
+sys.path.insert(0, sys.argv[3])
+from hiermoe_claims import PAPER_INTERVAL, PAPER_PER_MODEL, PAPER_TABLE4
 rows = list(csv.DictReader(open(out + "/testbed.csv"))) + [dict(r, variant="swap") for r in csv.DictReader(open(out + "/swap.csv"))
                                                            if r["variant"] == "uncapped, smooth max"]
-pick = {("", "hiermoe-2dh"): "Tutel-2DH", ("HD2-MoE (d = 2)", "hiermoe"): "HD2-MoE", ("", "hiermoe"): "HD-MoE",
-        ("swap", "hiermoe-swap"): "HierMoE"}
-paper_fig11 = {"Tutel-2DH": (0.82, 0.85), "HD2-MoE": (1.76, 1.26), "HD-MoE": (2.55, 1.72), "HierMoE": (2.72, 1.99)}
+# (variant, strategy) -> the bar's name, its key in PAPER_PER_MODEL
+pick = {("", "hiermoe-2dh"): ("Tutel-2DH", "hiermoe-2dh"), ("HD2-MoE (d = 2)", "hiermoe"): ("HD2-MoE", "hd2"),
+        ("", "hiermoe"): ("HD-MoE", "hiermoe"), ("swap", "hiermoe-swap"): ("HierMoE", "hiermoe-swap")}
 with open(tmp + "/testbed.dat", "w") as f:
     f.write("strategy DeepSeek-V3-half Qwen3-30B-A3B DeepSeek-V3(paper) Qwen3(paper)\n")
-    for (variant, strategy), name in pick.items():
+    for (variant, strategy), (name, key) in pick.items():
         vals = []
         for model in ("deepseek-v3-half-6l", "qwen3-30b-a3b-32l"):
             meg = [r for r in rows if r["model"] == model and r["strategy"] == "hiermoe-megatron"][0]
             new = [r for r in rows if r["model"] == model and r["strategy"] == strategy and r["variant"] == variant][0]
             vals.append(float(meg["moe_comm_us"]) / float(new["moe_comm_us"]))
-        f.write("%s %.3f %.3f %.2f %.2f\n" % (name, *vals, *paper_fig11[name]))
-paper = {(6, 128, 32): 1.56, (8, 128, 32): 1.99, (10, 128, 32): 2.10, (8, 64, 32): 1.83, (8, 256, 32): 1.84,
-         (8, 128, 8): 2.86, (8, 128, 16): 2.62}
+        f.write("%s %.3f %.3f %.2f %.2f\n" % (name, *vals, *(PAPER_PER_MODEL[m][key] for m in (
+            "deepseek-v3-half-6l", "qwen3-30b-a3b-32l"))))
 t4 = {(int(r["top_k"]), int(r["experts"]), int(r["gpus"]), r["variant"], r["strategy"]): r
       for r in csv.DictReader(open(out + "/table4.csv"))}
 with open(tmp + "/table4.dat", "w") as f:
     f.write("point ours paper\n")
-    for k, p in paper.items():
+    for k, p in ((k, v[2]) for k, v in PAPER_TABLE4.items()):
         v = float(t4[k + ("", "hiermoe-megatron")]["moe_comm_us"]) / float(t4[k + ("", "hiermoe-swap")]["moe_comm_us"])
         f.write("K%d/E%d/G%d %.3f %.2f\n" % (k + (v, p)))
 iv = list(csv.DictReader(open(out + "/interval.csv")))
 base = {r["trace"]: r for r in iv if r["swap_every"] == "0"}
-paper_every = {1: 1.17, 2: 1.17, 4: 1.15, 8: 1.13}
 with open(tmp + "/interval.dat", "w") as f:
     for n in (1, 2, 4, 8):
         vals = []
         for trace in sorted(base):  # "default", then "drifting ..."
             r = [x for x in iv if x["trace"] == trace and x["swap_every"] == str(n)][0]
             vals += [float(base[trace][k]) / float(r[k]) for k in ("steady_moe_comm_us", "steady_step_us")]
-        f.write("%d %.4f %.4f %.4f %.4f %.2f\n" % (n, *vals, paper_every[n]))
+        f.write("%d %.4f %.4f %.4f %.4f %.2f\n" % (n, *vals, PAPER_INTERVAL[n]))
 PY
   (cd "$tmp" && gnuplot -e "set terminal pngcairo size 1500,420 font 'sans,10' noenhanced; set output 'fig.png';
     set multiplot layout 1,3; set style data histograms; set style histogram clustered gap 1; set style fill solid 0.8;

@@ -8,18 +8,24 @@ Usage: hiermoe_section.py OUTDIR REPRODUCTION.md SECONDS
 import os
 
 import hiermoe_claims as hc
-from hiermoe_claims import HD, MEG, MODELS, SWAP, f
+from hiermoe_claims import HD, MEG, MODELS, PAPER_TABLE4, SWAP, f
 from section_lib import parse_args, read_csv, replace_section
 
 BEGIN, END = "<!-- hiermoe:begin -->", "<!-- hiermoe:end -->"
 NEEDED = ["model", "strategy", "moe_comm_us", "mean_tbt_us", "d_mean"]
 
 
+def heading(title, note, columns):
+    """A table's heading lines: its title, a note (None: none), the header row and the rule."""
+    return (["", "### " + title, ""] + ([note, ""] if note is not None else []) +
+            ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)])
+
+
 def testbed_table(tb):
-    lines = ["", "### The testbed (Fig. 10-11): all-to-all and step per strategy", "",
-             "Times per training step (forward and backward); `x` over `hiermoe-megatron`. HD-MoE is `hiermoe` "
-             "(d* by Eq. 6), HD2-MoE the same at d = 2, HierMoE `hiermoe-swap` (HierD-ES offline).", "",
-             "| model | strategy | d | all-to-all ms | step ms | all-to-all x | step x |", "|---|---|---|---|---|---|---|"]
+    lines = heading("The testbed (Fig. 10-11): all-to-all and step per strategy",
+                    "Times per training step (forward and backward); `x` over `hiermoe-megatron`. HD-MoE is `hiermoe` "
+                    "(d* by Eq. 6), HD2-MoE the same at d = 2, HierMoE `hiermoe-swap` (HierD-ES offline).",
+                    ["model", "strategy", "d", "all-to-all ms", "step ms", "all-to-all x", "step x"])
     order = [MEG, "ep", "hiermoe-2dh", "hd2", HD, "hiermoe-flow"]
     for m in tb.models:
         keys = [k for (mm, k) in tb.rows if mm == m]
@@ -34,10 +40,10 @@ def testbed_table(tb):
 def table2_table(t2):
     if not t2:
         return []
-    lines = ["", "### Table II: duplication rates (%), ours / closed form for uniform routing / paper", "",
-             "DeepSeek-V3's 256 experts, 32768 tokens per layer; R = 32 is one group per GPU (summary.json "
-             "`node_duplication_rate`), 16, 8, 4 the pair, socket and node levels.", "",
-             "| trace | R | K = 2 | K = 4 | K = 6 | K = 8 |", "|---|---|---|---|---|---|"]
+    lines = heading("Table II: duplication rates (%), ours / closed form for uniform routing / paper",
+                    "DeepSeek-V3's 256 experts, 32768 tokens per layer; R = 32 is one group per GPU (summary.json "
+                    "`node_duplication_rate`), 16, 8, 4 the pair, socket and node levels.",
+                    ["trace", "R", "K = 2", "K = 4", "K = 6", "K = 8"])
     idx = {(r["trace"], int(r["groups"]), int(r["top_k"])): r for r in t2}
     for trace in dict.fromkeys(r["trace"] for r in t2):
         for R in (32, 16, 8, 4):
@@ -53,13 +59,13 @@ def table2_table(t2):
 def fit_table(fit):
     if not fit:
         return []
-    lines = ["", "### Fig. 9: the cost model's fit per kind of all-to-all", "",
-             "Ours: alpha and beta of t = alpha + n beta with n one group's bytes, fitted on the flow-level NoC "
-             "(`nmpsim hw --hw gpu-cluster-32 --report hierarchy --report-opt fit=true`). The paper's: NCCL on "
-             "the cluster, alpha in ms, beta per unit of its n (GPUs x tokens per GPU; the unit is not stated), so "
-             "only r^2 and the order of the kinds compare.", "",
-             "| kind | paper's name | participants | alpha us | beta ns/kB | r^2 | paper alpha ms | paper beta | "
-             "paper r^2 |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = heading("Fig. 9: the cost model's fit per kind of all-to-all",
+                    "Ours: alpha and beta of t = alpha + n beta with n one group's bytes, fitted on the flow-level NoC "
+                    "(`nmpsim hw --hw gpu-cluster-32 --report hierarchy --report-opt fit=true`). The paper's: NCCL on "
+                    "the cluster, alpha in ms, beta per unit of its n (GPUs x tokens per GPU; the unit is not stated), "
+                    "so only r^2 and the order of the kinds compare.",
+                    ["kind", "paper's name", "participants", "alpha us", "beta ns/kB", "r^2", "paper alpha ms",
+                     "paper beta", "paper r^2"])
     for r in fit:
         lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             r["kind"], r["paper_kind"], r["participants"], r["alpha_us"], r["beta_ns_per_kbyte"], r["r2"],
@@ -70,13 +76,13 @@ def fit_table(fit):
 def table4_table(t4):
     if not t4:
         return []
-    lines = ["", "### Table IV: all-to-all speed-up over Megatron-LM, ours (paper)", "",
-             "HierMoE picks d by Eq. 6 (the paper's); the last columns pick it by replaying every d on the flow "
-             "model (`select=flow`, ours).", "",
-             "| K | E | G | HD2-MoE | HD-MoE | HierMoE | d* HD-MoE / HierMoE | step x HierMoE | HierMoE, d by flow | its d |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = heading("Table IV: all-to-all speed-up over Megatron-LM, ours (paper)",
+                    "HierMoE picks d by Eq. 6 (the paper's); the last columns pick it by replaying every d on the flow "
+                    "model (`select=flow`, ours).",
+                    ["K", "E", "G", "HD2-MoE", "HD-MoE", "HierMoE", "d* HD-MoE / HierMoE", "step x HierMoE",
+                     "HierMoE, d by flow", "its d"])
     idx = {(int(r["top_k"]), int(r["experts"]), int(r["gpus"]), r["variant"], r["strategy"]): r for r in t4}
-    for key, paper in PAPER4.items():
+    for key, paper in PAPER_TABLE4.items():
         base = idx.get(key + ("", MEG))
         got = [idx.get(key + ("HD2-MoE (d = 2)", HD)), idx.get(key + ("", HD)), idx.get(key + ("", SWAP))]
         if not base or None in got:
@@ -94,7 +100,7 @@ def ratio_table(rows, title, note, key):
     """Per row key (sensitivity setting, trace and interval...) and model: Megatron (or the first) over HD-MoE."""
     if not rows:
         return []
-    lines = ["", "### " + title, "", note, "", "| model | %s | all-to-all x | step x |" % key, "|---|---|---|---|"]
+    lines = heading(title, note, ["model", key, "all-to-all x", "step x"])
     idx = {(r["model"], r[key], r["strategy"]): r for r in rows}
     for (m, k, s), r in idx.items():
         if s != MEG or (m, k, HD) not in idx:
@@ -108,10 +114,9 @@ def ratio_table(rows, title, note, key):
 def dims_table(dm):
     if not dm:
         return []
-    lines = ["", "### Fig. 13: every dimension with and without deduplication", "",
-             "Qwen3-30B-A3B's layer (4 layers); all-to-all per training step; x over H1-MoE (the flat all-to-all "
-             "without deduplication, Megatron-LM's).", "", "| G | variant | d | all-to-all ms | x over H1 |",
-             "|---|---|---|---|---|"]
+    lines = heading("Fig. 13: every dimension with and without deduplication",
+                    "Qwen3-30B-A3B's layer (4 layers); all-to-all per training step; x over H1-MoE (the flat all-to-all "
+                    "without deduplication, Megatron-LM's).", ["G", "variant", "d", "all-to-all ms", "x over H1"])
     h1 = {r["gpus"]: f(r["moe_comm_us"]) for r in dm if r["variant"] == "H1-MoE"}
     for r in dm:
         lines.append("| %s | %s | %s | %.1f | %s |" % (r["gpus"], r["variant"], r["d_mean"], f(r["moe_comm_us"]) / 1e3,
@@ -123,10 +128,10 @@ def dims_table(dm):
 def interval_table(iv):
     if not iv:
         return []
-    lines = ["", "### HierD-ES at run time every N steps (Sec. V-E)", "",
-             "Steady state, training steps 9-32 (a 33-step run less a 9-step run); N = 0 is HD-MoE without swaps. "
-             "Step times include the swaps' moves.", "",
-             "| trace | N | all-to-all ms per step | step ms | all-to-all x | step x |", "|---|---|---|---|---|---|"]
+    lines = heading("HierD-ES at run time every N steps (Sec. V-E)",
+                    "Steady state, training steps 9-32 (a 33-step run less a 9-step run); N = 0 is HD-MoE without "
+                    "swaps. Step times include the swaps' moves.",
+                    ["trace", "N", "all-to-all ms per step", "step ms", "all-to-all x", "step x"])
     base = {r["trace"]: r for r in iv if r["swap_every"] == "0"}
     for r in iv:
         b = base.get(r["trace"])
@@ -141,9 +146,9 @@ def interval_table(iv):
 def cycle_table(cyc):
     if not cyc:
         return []
-    lines = ["", "### Cycle-fidelity checks (validated band: step within 5%, all-to-all within 15%)", "",
-             "| model | strategy | step flow / cycle us | all-to-all flow / cycle us | gradient all-reduce flow / cycle us |",
-             "|---|---|---|---|---|"]
+    lines = heading("Cycle-fidelity checks (validated band: step within 5%, all-to-all within 15%)", None,
+                    ["model", "strategy", "step flow / cycle us", "all-to-all flow / cycle us",
+                     "gradient all-reduce flow / cycle us"])
     idx = {(r["model"], r["fidelity"], r["strategy"]): r for r in cyc}
     for (m, fid, s), r in idx.items():
         fl = idx.get((m, "flow", s))
@@ -152,12 +157,6 @@ def cycle_table(cyc):
                 MODELS[m][0], s, f(fl["mean_tbt_us"]), f(r["mean_tbt_us"]), f(fl["moe_comm_us"]), f(r["moe_comm_us"]),
                 f(fl["grad_sync_us"]), f(r["grad_sync_us"])))
     return lines
-
-
-PAPER4 = {k: v for k, v in [((6, 128, 32), (0.95, 1.37, 1.56)), ((8, 128, 32), (1.26, 1.72, 1.99)),
-                            ((10, 128, 32), (1.30, 1.82, 2.10)), ((8, 64, 32), (1.12, 1.57, 1.83)),
-                            ((8, 256, 32), (1.18, 1.61, 1.84)), ((8, 128, 8), (1.24, 2.36, 2.86)),
-                            ((8, 128, 16), (1.71, 2.50, 2.62))]}
 
 
 def took(seconds):

@@ -181,6 +181,9 @@ void resolve_policies(PreparedExperiment& e, const ExperimentOptions& opt) {
   if (e.cfg.micro_batches > 1)
     throw InputError("accounting " + a.name + ": charges whole steps, not micro-batches (--micro-batches " +
                      std::to_string(e.cfg.micro_batches) + ")");
+  if (e.cfg.moe_chunks > 1)
+    throw InputError("accounting " + a.name + ": charges whole MoE blocks, not chunks (--moe-chunks " +
+                     std::to_string(e.cfg.moe_chunks) + ")");
   if (f && f->decode_only && e.cfg.shape.kind != mapping::StepKind::kDecode)
     throw InputError("accounting " + a.name + ": charges decode steps only, not phase " +
                      mapping::step_kind_name(e.cfg.shape.kind) + " (--phase)");
@@ -224,6 +227,16 @@ void check_memory_before(const PreparedExperiment& e, const ExperimentOptions& o
   s.batch = max_step_tokens(e.cfg.shape, e.spec.steps);
   s.moe_layers = e.model.moe_layers;
   if (e.cfg.shape.kind == mapping::StepKind::kTrain) s.kept_layers = e.model.layers();
+  s.train = e.cfg.shape.kind == mapping::StepKind::kTrain;
+  s.recompute = e.spec.recompute;
+  s.top_k = e.model.top_k;
+  s.micro_batches = std::max(1, e.spec.micro_batches);
+  // Plain EP spreads an expert over ceil(N / E) nodes; any other strategy (TP slices every expert over
+  // every node) or a placement file is taken at its worst, every node.
+  const bool only_ep = !e.spec.all_strategies && !e.spec.strategies.empty() &&
+                       std::all_of(e.spec.strategies.begin(), e.spec.strategies.end(),
+                                   [](const StrategySpec& x) { return x.placement_file.empty() && x.name == "ep"; });
+  if (only_ep) s.expert_span = e.model.experts >= s.nodes ? 1 : (s.nodes + e.model.experts - 1) / e.model.experts;
   s.experts = e.model.experts;
   s.strategies = e.spec.all_strategies ? static_cast<long long>(opt.registry->strategy_names().size())
                                        : static_cast<long long>(std::max<size_t>(1, e.spec.strategies.size()));
@@ -323,6 +336,7 @@ PreparedExperiment prepare_experiment(const RunSpec& spec, const ExperimentOptio
   }
   e.cfg.steps = spec.steps;
   e.cfg.micro_batches = spec.micro_batches;
+  e.cfg.moe_chunks = spec.moe_chunks;
   // attn_tp 0: the hardware's default (all nodes on the NMP presets, 4 dies on the wafers).
   e.cfg.attn_tp = spec.attn_tp > 0 ? spec.attn_tp : e.hardware.attn_tp_default;
   check_token_range(spec, e.trace.tokens());
@@ -383,6 +397,7 @@ void check_experiment(const RunSpec& spec, const ExperimentOptions& opt, InputMe
   if (memo.groups.insert(groups_key).second) mapping::make_groups(e.hardware.topology, attn_tp);
   e.cfg.attn_tp = attn_tp;
   e.cfg.micro_batches = spec.micro_batches;
+  e.cfg.moe_chunks = spec.moe_chunks;
   resolve_policies(e, opt);
   check_strategies(e, opt, memo);
   check_accounting_strategies(e, opt);

@@ -104,6 +104,7 @@ nlohmann::json summary_json(const PreparedExperiment& e, const std::vector<Strat
             {"prefill_chunk", e.cfg.shape.prefill_chunk},
             {"recompute", e.cfg.shape.recompute},
             {"micro_batches", e.cfg.micro_batches},
+            {"moe_chunks", e.cfg.moe_chunks},
             {"attn_tp", group},
             {"fidelity", mapping::fidelity_name(e.spec.fidelity)},
             {"accounting", e.spec.accounting.name.empty() ? "simulation" : e.spec.accounting.name},

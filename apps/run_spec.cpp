@@ -130,6 +130,7 @@ RunSpec run_spec_from_json(const nlohmann::json& j, const std::string& where) {
   s.prefill_chunk = static_cast<int>(root.integer("prefill_chunk", 0, 1 << 24, s.prefill_chunk));
   s.recompute = root.boolean("recompute", s.recompute);
   s.micro_batches = static_cast<int>(root.integer("micro_batches", 1, 256, s.micro_batches));
+  s.moe_chunks = static_cast<int>(root.integer("moe_chunks", 1, 64, s.moe_chunks));
   s.attn_tp = static_cast<int>(root.integer("attn_tp", 0, 1 << 16, s.attn_tp));
   s.first_token = static_cast<uint64_t>(root.integer("first_token", 0, kMaxU53, 0));
   s.profile_tokens = static_cast<uint64_t>(root.integer("profile_tokens", 0, kMaxU53, 0));
@@ -196,6 +197,7 @@ nlohmann::json run_spec_to_json(const RunSpec& s) {
           {"prefill_chunk", s.prefill_chunk},
           {"recompute", s.recompute},
           {"micro_batches", s.micro_batches},
+          {"moe_chunks", s.moe_chunks},
           {"attn_tp", s.attn_tp},
           {"first_token", s.first_token},
           {"profile_tokens", s.profile_tokens},

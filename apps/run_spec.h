@@ -65,6 +65,7 @@ struct RunSpec {
   bool recompute = false;  ///< train: recompute each layer's forward before its backward
   int prefill_chunk = 0;   ///< mixed: prompt tokens per step
   int micro_batches = 1;   ///< each step's requests in this many micro-batches whose layers interleave
+  int moe_chunks = 1;      ///< each MoE block in this many token chunks (Tutel's pipelining)
   int attn_tp = 0;
   uint64_t first_token = 0;
   mapping::Fidelity fidelity = mapping::Fidelity::kCycle;

@@ -113,6 +113,9 @@ void SpecOptions::add_run_shape(po::options_description& desc, long long default
     ("micro-batches", po::value(&micro_batches_)->default_value(micro_batches_),
      "each step's requests in K micro-batches whose layers interleave: one micro-batch's dispatch and combine "
      "overlap another's attention and experts (two-batch overlap; 1 to the step's requests)")
+    ("moe-chunks", po::value(&moe_chunks_)->default_value(moe_chunks_),
+     "each MoE block's dispatch, experts and combine in C token chunks, chunk j's all-to-all overlapping chunk "
+     "j - 1's experts (Tutel's pipelining; 1 to 64; a direct exchange only: relayed ones stay whole)")
     ("steps", po::value(&steps_)->default_value(steps_),
      "steps simulated (each takes the next tokens of the trace; --phase mixed: at least the prompt's chunks)")
     ("first-token", po::value(&first_token_)->default_value(first_token_), "trace token the first step starts at")
@@ -220,6 +223,7 @@ void SpecOptions::apply_shape(const po::variables_map& vm, RunSpec& s) const {
     s.prompt_tokens = static_cast<int>(checked_count(prompt_tokens_, "prompt-tokens", 0, 1 << 24));
   if (given(vm, "micro-batches"))
     s.micro_batches = static_cast<int>(checked_count(micro_batches_, "micro-batches", 1, 256));
+  if (given(vm, "moe-chunks")) s.moe_chunks = static_cast<int>(checked_count(moe_chunks_, "moe-chunks", 1, 64));
   if (vm.count("recompute")) s.recompute = true;
   if (given(vm, "prefill-chunk"))
     s.prefill_chunk = static_cast<int>(checked_count(prefill_chunk_, "prefill-chunk", 0, 1 << 24));

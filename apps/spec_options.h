@@ -33,7 +33,7 @@ class SpecOptions {
   long long seed_ = 1, synthetic_tokens_ = 4096, scenarios_ = 1;
   double skew_ = 0.8, coactivation_ = 0.3, layer_correlation_ = 0.4, drift_ = 0.0;
   long long batch_ = 32, steps_ = 2, context_ = 1024, attn_tp_ = 0, first_token_ = 0, profile_tokens_ = 0;
-  long long prompt_tokens_ = 0, prefill_chunk_ = 0, micro_batches_ = 1;
+  long long prompt_tokens_ = 0, prefill_chunk_ = 0, micro_batches_ = 1, moe_chunks_ = 1;
   std::string phase_ = "decode";
   std::vector<std::string> strategy_opts_, policies_, policy_opts_, accounting_opts_, sets_;
   std::string accounting_;

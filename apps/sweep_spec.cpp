@@ -16,10 +16,10 @@ namespace {
 
 /// Run-spec fields an axis may set directly (the rest are hardware paths).
 const std::vector<std::string> kRunFields = {
-    "phase",    "prompt_tokens", "micro_batches",  "prefill_chunk", "batch",    "steps",        "context",
-    "attn_tp",  "first_token",   "profile_tokens", "seed",          "fidelity", "policies",     "accounting",
-    "trace",    "model",         "hardware",       "strategies",    "strategy", "weight_bytes", "activation_bytes",
-    "recompute"};
+    "phase",     "prompt_tokens", "micro_batches",  "prefill_chunk", "batch",    "steps",        "context",
+    "attn_tp",   "first_token",   "profile_tokens", "seed",          "fidelity", "policies",     "accounting",
+    "trace",     "model",         "hardware",       "strategies",    "strategy", "weight_bytes", "activation_bytes",
+    "recompute", "moe_chunks"};
 
 bool is_run_field(const std::string& p) {
   return std::find(kRunFields.begin(), kRunFields.end(), p) != kRunFields.end();

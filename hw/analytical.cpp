@@ -26,6 +26,7 @@ mapping::AnalyticalHardware to_analytical(const HardwareSpec& spec) {
   a.grouped_experts = spec.compute.grouped_experts;
   a.reduce = spec.collectives.reduce;
   a.rings = spec.collectives.algorithm;
+  a.gradient_rings = spec.collectives.gradients;
   a.pipeline_chunks = spec.collectives.pipeline_chunks;
   return a;
 }

@@ -204,6 +204,12 @@ void add_collectives(std::vector<HardwareField>& t) {
                      "the three whose idle-mesh closed form is smallest (docs/MODEL.md \"2D collectives and "
                      "auto\")")
                   .f);
+  t.push_back(choice("collectives.gradients", 4, mapping::ring_algorithm_name, AT(collectives.gradients),
+                     "a training step's gradient synchronisation (all-reduces over the copies of a weight, "
+                     "reduce-scatters to owners): the same four choices as `collectives.algorithm`; "
+                     "`bidirectional` (rings of 3 or more) by default; `auto` as NCCL, which picks its algorithm "
+                     "per call (docs/MODEL.md \"Data centres on the mesh\")")
+                  .f);
   t.push_back(choice("collectives.reduce", 2, mapping::reduce_mode_name, AT(collectives.reduce),
                      "`kernel`: every add of a ring reduce-scatter step and every combine sum is a compute "
                      "command with the start-up; `fused`: the receiver adds as the data arrives, at its FLOP "

@@ -66,6 +66,8 @@ const char* node_kind_name(NodeKind k);
 struct CollectiveParams {
   mapping::ReduceMode reduce = mapping::ReduceMode::kFused;
   mapping::RingAlgorithm algorithm = mapping::RingAlgorithm::kAuto;
+  /// A training step's gradient all-reduces and reduce-scatters (docs/MODEL.md "Training step").
+  mapping::RingAlgorithm gradients = mapping::RingAlgorithm::kBidirectional;
   /// The attention's (and shared experts') compute in this many pieces, each reduce-scattered as soon
   /// as it is done (docs/MODEL.md "Pipelined collectives"); 1 = the whole output, then the collective.
   int pipeline_chunks = 1;

@@ -141,6 +141,61 @@ HardwareSpec wafer_levels() {
   return s;
 }
 
+/// HybridEP's testbed (Sec. V-A): A800 GPUs joined by PCIe 3.0 x16 inside a data centre, 10 Gb/s Ethernet
+/// between data centres (docs/MODEL.md "Data centres on the mesh"). FP32 (the paper's models, Table III).
+constexpr double kPcie3GBps = 8.0 * 16 * 128 / 130 / 8, kEthernetGBps = 10.0 / 8;
+
+/// One A800 80GB PCIe per mesh node.
+HardwareSpec a800_node() {
+  HardwareSpec s;
+  s.node_kind = NodeKind::kDie;
+  s.compute.peak_flops = 19.5e12;  // FP32 (non-tensor), A800 / A100 80GB PCIe datasheet
+  s.compute.startup_ns = 5000;     // kernel launch scale on a PCIe GPU (as gpu-cluster-32)
+  s.compute.pj_per_flop = 15.4;    // 300 W board power / 19.5 TFLOP/s
+  s.compute.static_w = 30;
+  s.compute.dma_chunk_bytes = 4 << 20;
+  s.compute.copy_chunk_bytes = 4 << 20;
+  auto& m = s.memory;
+  m.kind = dram::DramKind::kHbm;
+  m.capacity_bytes = 80ULL << 30;
+  m.peak_gbytes_per_s = 1935.0;  // HBM2e, datasheet
+  m.banks = 1280;                // 5 stacks x 16 pseudo-channels x 16 banks
+  m.row_bytes = 1024;
+  m.array_pj_per_bit = 1.0;
+  m.interface_pj_per_bit = 2.9;
+  m.activate_pj = 500.0;
+  m.background_w = 7.5;  // 5 stacks at about 1.5 W each (as the wafer presets' HBM)
+  m.queue_depth = 32;
+  s.noc.clock_ghz = 1.0;
+  s.noc.ni_ports = 4;
+  s.attn_tp_default = 1;  // data-parallel attention (PyTorch DDP in the paper's testbed)
+  // The gradient collectives' algorithm per call, as NCCL picks it (docs/MODEL.md "Data centres on the mesh").
+  s.collectives.gradients = mapping::RingAlgorithm::kAuto;
+  return s;
+}
+
+/// Cluster-L of HybridEP's Table V: 4 data centres of 8 GPUs on an 8x4 mesh, each data centre 4x2, the
+/// four 2x2; a data centre's 10 Gb/s is shared by its 6 border links.
+HardwareSpec dc_cluster() {
+  HardwareSpec s = a800_node();
+  s.topology.width = 8;
+  s.topology.height = 4;
+  set_levels(s, {{"gpu", 1, 1}, {"dc", 4, 2}, {"wan", 8, 4}},
+             {{kPcie3GBps, 500, 1.0}, {kPcie3GBps, 500, 1.0}, {kEthernetGBps / 6, 500, 1.0}});
+  return s;
+}
+
+/// HybridEP's Fig. 17 (reconstruction): 1000 one-GPU data centres on a 40x25 mesh, each data centre's
+/// 10 Gb/s shared by its 4 links.
+HardwareSpec dc_thousand() {
+  HardwareSpec s = a800_node();
+  s.topology.width = 40;
+  s.topology.height = 25;
+  set_levels(s, {{"dc", 1, 1}, {"wan", 40, 25}}, {{kEthernetGBps / 4, 500, 1.0}, {kEthernetGBps / 4, 500, 1.0}});
+  s.noc.flit_bytes = 16;  // not the 1-byte flit of the slow links at 1 GHz (flow fidelity does not use it)
+  return s;
+}
+
 std::map<std::string, HardwareSpec> build_presets() {
   std::map<std::string, HardwareSpec> all;
   for (const auto& [w, h] : kNmpMeshes)
@@ -168,6 +223,15 @@ std::map<std::string, HardwareSpec> build_presets() {
   s.description =
       "HierMoE's testbed: 4 nodes x 8 RTX A6000 (NVLink pairs, PCIe, QPI, 200 Gb/s InfiniBand) "
       "on an 8x4 mesh";
+  all[s.name] = s;
+  s = dc_cluster();
+  s.name = "xdc-4x8-a800";
+  s.description =
+      "HybridEP's Cluster-L: 4 data centres x 8 A800 (PCIe 3.0 x16 inside, 10 Gb/s Ethernet between) on an 8x4 mesh";
+  all[s.name] = s;
+  s = dc_thousand();
+  s.name = "xdc-1000";
+  s.description = "HybridEP's Fig. 17 (reconstruction): 1000 one-A800 data centres, 10 Gb/s each, on a 40x25 mesh";
   all[s.name] = s;
   s = wafer_levels();
   s.name = "wsc-4wafer-8x8-levels";

@@ -39,6 +39,7 @@ nlohmann::json analytical_to_json(const AnalyticalHardware& hw) {
                           {"grouped_experts", hw.grouped_experts},
                           {"reduce", reduce_mode_name(hw.reduce)},
                           {"rings", ring_algorithm_name(hw.rings)},
+                          {"gradient_rings", ring_algorithm_name(hw.gradient_rings)},
                           {"pipeline_chunks", hw.pipeline_chunks}});
   return j;
 }

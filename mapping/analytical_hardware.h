@@ -39,7 +39,8 @@ struct AnalyticalHardware {
   bool grouped_experts = false;                  ///< one compute op per node for a layer's expert pieces
   ReduceMode reduce = ReduceMode::kKernel;       ///< how reductions run (mapping/modes.h)
   RingAlgorithm rings = RingAlgorithm::kOneWay;  ///< ring collectives one way or both ways
-  int pipeline_chunks = 0;                       ///< attention compute pieces per reduce-scatter (0 or 1: none)
+  RingAlgorithm gradient_rings = RingAlgorithm::kBidirectional;  ///< a training step's gradient collectives
+  int pipeline_chunks = 0;  ///< attention compute pieces per reduce-scatter (0 or 1: none)
   /// Bandwidth of one network-interface port (one flit per cycle), bytes/s.
   double ni_bytes_per_s() const { return flit_bytes * clock_hz; }
   /// What a node injects (or ejects) at most, over all its ports, bytes/s.

@@ -124,6 +124,29 @@ DepList add_half(LayerSchedule& s, int ph, const GroupCollective& c, const std::
 
 }  // namespace
 
+void resolve_algorithm(GroupCollective& c, RingAlgorithm want, const AnalyticalHardware* hw) {
+  c.algorithm = want;
+  if (want != RingAlgorithm::k2d && want != RingAlgorithm::kAuto) return;
+  if (!hw) {
+    c.algorithm = RingAlgorithm::kOneWay;
+    return;
+  }
+  c.rect = group_rect(hw->topology, c.ring);
+  if (want != RingAlgorithm::kAuto) return;
+  double mean = 0;
+  for (double b : c.chunk_bytes) mean += b / static_cast<double>(c.chunk_bytes.size());
+  const CollectiveCosts k = collective_costs(*hw, c.ring);
+  const bool reduce = c.kind == CollectiveKind::kRingReduceScatter;
+  double best = std::numeric_limits<double>::infinity();
+  for (RingAlgorithm a : {RingAlgorithm::kOneWay, RingAlgorithm::kBidirectional, RingAlgorithm::k2d}) {
+    const double t = group_collective_s(a, c.ring, c.rect, mean, reduce, k);
+    if (t < best * (1 - 1e-9)) {  // ties go to the simpler algorithm
+      best = t;
+      c.algorithm = a;
+    }
+  }
+}
+
 DepList add_group_collective(LayerSchedule& s, int ph, const GroupCollective& c, const DepList& deps) {
   if (c.algorithm != RingAlgorithm::k2d || c.rect.a < 2 || c.rect.b < 2) {
     Collective k = line_collective(c, c.ring, c.chunk_bytes);

@@ -44,6 +44,11 @@ struct GroupCollective {
   GroupRect rect;                                    ///< for k2d
 };
 
+/// Sets c.algorithm (and c.rect) from `want`: one-way and both-way rings as they are; `2d` on the
+/// members' mesh rectangle; `auto` the one of the three whose idle-mesh closed form is smallest for
+/// c's mean chunk (ties to the simpler). Without `hw`, `2d` and `auto` run as a one-way ring.
+void resolve_algorithm(GroupCollective& c, RingAlgorithm want, const AnalyticalHardware* hw);
+
 /// Adds `c` to phase `ph` after `deps`; returns the joins of its last collectives.
 DepList add_group_collective(LayerSchedule& s, int ph, const GroupCollective& c, const DepList& deps);
 

@@ -57,6 +57,16 @@ struct PieceScale {
 void expert_ops(LayerSchedule& s, PhaseChain& chain, int ph, const LayerPlan& plan, bool grouped,
                 const PieceScale& k = {});
 
+/// An exchange `in`, the expert pieces and an exchange `out` (its destinations summing `reduce_flops`)
+/// in `b.moe_chunks` token chunks, Tutel's pipelining (docs/MODEL.md "Chunked MoE blocks"): chunk j's
+/// `in` after chunk j - 1's, a node's experts of chunk j after its chunk-j arrivals (each chunk a
+/// kernel with its start-up that streams the piece's weights again and does 1 / C of its FLOPs),
+/// chunk j's `out` from a node after its chunk-j experts and after chunk j - 1's `out`. Phases closed
+/// by barriers as the unchunked ones.
+void chunked_moe_block(LayerSchedule& s, PhaseChain& chain, const int phases[3], const std::vector<double>& in,
+                       const std::vector<double>& out, const std::vector<double>* reduce_flops, const LayerPlan& plan,
+                       const LayerBuild& b, const PieceScale& k = {});
+
 /// One chain of a layer's forward phases (one micro-batch) for `plan`, each phase closed by a barrier,
 /// starting after op `start` (-1: at once), every phase name prefixed by `prefix` ("" for the forward
 /// itself, "recompute_" for a training step's recomputation). Returns the chain's last barrier.

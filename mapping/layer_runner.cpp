@@ -13,6 +13,13 @@ namespace nmpsim::mapping {
 
 namespace {
 
+/// The layer build of the run's hardware with the run's MoE chunks (--moe-chunks).
+LayerBuild run_build(const RunInputs& in) {
+  LayerBuild b = layer_build(in.hw);
+  b.moe_chunks = std::max(1, in.cfg.moe_chunks);
+  return b;
+}
+
 /// Seconds each node spends in the node-balance phases of a layer (from the phase's start to its last
 /// compute op on the node), added to `node_s`; returns the imbalance (slowest minus mean over busy nodes).
 double node_balance(const LayerSchedule& s, const std::vector<OpTiming>& t, std::vector<double>& node_s) {
@@ -147,7 +154,7 @@ void run_backward(Executor& ex, const RunInputs& in, StrategyResult& r, PolicyCo
     std::vector<OpId> joins;
     BackwardLayer b;
     auto sched = std::make_shared<LayerSchedule>(build_moe_layer_backward(
-        in.model, plans[static_cast<size_t>(l)], ctx.groups, layer_build(in.hw), t, &joins, &b.gradients_done));
+        in.model, plans[static_cast<size_t>(l)], ctx.groups, run_build(in), t, &joins, &b.gradients_done));
     enter(l);
     b.grad_sync_phase = sched->phase(train_phases::kGradSync, PhaseFamily::kAllReduce, 1);
     b.sync_joins = &joins;
@@ -272,7 +279,7 @@ StrategyResult run_placement(Executor& ex, const RunInputs& in, const Placement&
             plan_layer(m, shares, l, in.trace, first, groups, mb, li.planner, li.rows.empty() ? nullptr : &li.rows));
         first += static_cast<size_t>(mb.tokens());
       }
-      auto sched = std::make_shared<LayerSchedule>(build_moe_layer(m, plans, groups, layer_build(in.hw)));
+      auto sched = std::make_shared<LayerSchedule>(build_moe_layer(m, plans, groups, run_build(in)));
       ctx.schedule = ex.tracker().next_serial();
       for (auto& named : policies) named.second->before_layer(ctx, *sched);
       const uint64_t serial = ex.execute(sched);

@@ -18,6 +18,11 @@ struct RunSize {
   long long experts = 0;          ///< E
   long long strategies = 1;       ///< S: placements held at once
   long long kept_layers = 1;      ///< layers whose plans a step keeps (a training step's backward: all of them)
+  long long top_k = 1;            ///< experts per token
+  long long expert_span = 0;      ///< most nodes one expert is spread over (0: every node, as TP)
+  long long micro_batches = 1;    ///< M: a step's micro-batches
+  bool train = false;             ///< a training step (gradient rings over all nodes)
+  bool recompute = false;         ///< train: each layer's forward runs again before its backward
   double trace_ids = 0;           ///< layers x tokens x top-k of the routing trace
   bool cycle = false;             ///< cycle fidelity (SystemC model per worker)
   long long workers = 1;          ///< cycle fidelity: simulations at once, each its own process

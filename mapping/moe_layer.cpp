@@ -19,30 +19,8 @@ GroupCollective group_collective(CollectiveKind kind, const LayerPlan& plan, con
   c.element_bytes = b.element_bytes;
   c.reduce = b.reduce;
   c.ring = members;
-  double mean = 0;
-  for (int v : members) {
-    c.chunk_bytes.push_back(plan.home_bytes[static_cast<size_t>(v)] * share);
-    mean += c.chunk_bytes.back() / static_cast<double>(members.size());
-  }
-  c.algorithm = b.algorithm;
-  if (c.algorithm != RingAlgorithm::k2d && c.algorithm != RingAlgorithm::kAuto) return c;
-  if (!b.hw) {
-    c.algorithm = RingAlgorithm::kOneWay;
-    return c;
-  }
-  c.rect = group_rect(b.hw->topology, members);
-  if (c.algorithm == RingAlgorithm::kAuto) {
-    const CollectiveCosts k = collective_costs(*b.hw, members);
-    const bool reduce = kind == CollectiveKind::kRingReduceScatter;
-    double best = std::numeric_limits<double>::infinity();
-    for (RingAlgorithm a : {RingAlgorithm::kOneWay, RingAlgorithm::kBidirectional, RingAlgorithm::k2d}) {
-      const double t = group_collective_s(a, members, c.rect, mean, reduce, k);
-      if (t < best * (1 - 1e-9)) {  // ties go to the simpler algorithm
-        best = t;
-        c.algorithm = a;
-      }
-    }
-  }
+  for (int v : members) c.chunk_bytes.push_back(plan.home_bytes[static_cast<size_t>(v)] * share);
+  resolve_algorithm(c, b.algorithm, b.hw);
   return c;
 }
 
@@ -180,13 +158,20 @@ OpId forward_chain(LayerSchedule& s, const ModelSpec& m, const LayerPlan& plan, 
   for (size_t k = 0; k + 1 < st.size(); ++k)
     exchange_phase(s, chain, s.phase(prefix + "dispatch_" + st[k].name, PhaseFamily::kMoeComm), st[k].dispatch, n,
                    nullptr);
-  exchange_phase(s, chain, s.phase(P(pn::kDispatch), PhaseFamily::kMoeComm),
-                 st.empty() ? plan.dispatch : st.back().dispatch, n, nullptr);
-  expert_ops(s, chain, s.phase(P(pn::kExperts), PhaseFamily::kMoeCompute, kForeground, /*node_balance=*/true), plan,
-             b.grouped_experts);
-  exchange_phase(s, chain, s.phase(P(pn::kCombine), PhaseFamily::kMoeComm),
-                 st.empty() ? plan.combine : st.back().combine, n,
-                 st.empty() ? &plan.reduce_flops : &st.back().reduce_flops, b.reduce);
+  const int ph_dispatch = s.phase(P(pn::kDispatch), PhaseFamily::kMoeComm);
+  const int ph_experts = s.phase(P(pn::kExperts), PhaseFamily::kMoeCompute, kForeground, /*node_balance=*/true);
+  const int ph_combine = s.phase(P(pn::kCombine), PhaseFamily::kMoeComm);
+  const std::vector<double>& dispatch = st.empty() ? plan.dispatch : st.back().dispatch;
+  const std::vector<double>& combine = st.empty() ? plan.combine : st.back().combine;
+  const std::vector<double>* sums = st.empty() ? &plan.reduce_flops : &st.back().reduce_flops;
+  if (b.moe_chunks > 1 && st.size() <= 1) {  // Tutel's chunks on a direct (one-stage) exchange
+    const int phases[3] = {ph_dispatch, ph_experts, ph_combine};
+    chunked_moe_block(s, chain, phases, dispatch, combine, sums, plan, b);
+  } else {
+    exchange_phase(s, chain, ph_dispatch, dispatch, n, nullptr);
+    expert_ops(s, chain, ph_experts, plan, b.grouped_experts);
+    exchange_phase(s, chain, ph_combine, combine, n, sums, b.reduce);
+  }
   for (size_t k = st.size(); k >= 2; --k)  // the inter stages, finest first
     exchange_phase(s, chain, s.phase(prefix + "combine_" + st[k - 2].name, PhaseFamily::kMoeComm), st[k - 2].combine, n,
                    &st[k - 2].reduce_flops, b.reduce);

@@ -37,6 +37,7 @@ struct LayerBuild {
   /// those two run as one-way rings. Set by layer_build; must outlive the build.
   const AnalyticalHardware* hw = nullptr;
   int pipeline_chunks = 1;  ///< attention compute pieces, each reduce-scattered when done
+  int moe_chunks = 1;       ///< dispatch, experts and combine in this many token chunks (run's --moe-chunks)
 };
 /// The build options of hardware `hw` (its element size, reductions and expert kernels).
 LayerBuild layer_build(const AnalyticalHardware& hw);

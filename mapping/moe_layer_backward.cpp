@@ -64,12 +64,22 @@ void moe_backward(LayerSchedule& s, PhaseChain& chain, const ModelSpec& m, const
     ring_phase(s, chain, bwd(pn::kPartialReduceScatter), CollectiveKind::kRingAllGather, plan, plan.token_rings, b);
   for (size_t k = 0; k + 1 < st.size(); ++k)
     exchange_phase(s, chain, comm(std::string("combine_") + st[k].name), transpose(st[k].combine, n), n, nullptr);
-  exchange_phase(s, chain, comm(pn::kCombine), transpose(st.empty() ? plan.combine : st.back().combine, n), n, nullptr);
+  const int ph_combine = comm(pn::kCombine);
+  const int ph_experts = s.phase(bwd(pn::kExperts), PhaseFamily::kMoeCompute, kForeground, true);
+  const int ph_dispatch = comm(pn::kDispatch);
+  const std::vector<double> in = transpose(st.empty() ? plan.combine : st.back().combine, n);
+  const std::vector<double> out = transpose(st.empty() ? plan.dispatch : st.back().dispatch, n);
+  const std::vector<double>* sums = st.empty() ? &plan.reduce_flops : &st.back().reduce_flops;
   // Twice the FLOPs and bytes (as backward_of), plus the piece's weight gradients.
-  expert_ops(s, chain, s.phase(bwd(pn::kExperts), PhaseFamily::kMoeCompute, kForeground, true), plan, b.grouped_experts,
-             PieceScale{2.0, 2.0, m.expert_bytes()});
-  exchange_phase(s, chain, comm(pn::kDispatch), transpose(st.empty() ? plan.dispatch : st.back().dispatch, n), n,
-                 st.empty() ? &plan.reduce_flops : &st.back().reduce_flops, b.reduce);
+  const PieceScale twice{2.0, 2.0, m.expert_bytes()};
+  if (b.moe_chunks > 1 && st.size() <= 1) {  // Tutel's chunks, as the forward
+    const int phases[3] = {ph_combine, ph_experts, ph_dispatch};
+    chunked_moe_block(s, chain, phases, in, out, sums, plan, b, twice);
+  } else {
+    exchange_phase(s, chain, ph_combine, in, n, nullptr);
+    expert_ops(s, chain, ph_experts, plan, b.grouped_experts, twice);
+    exchange_phase(s, chain, ph_dispatch, out, n, sums, b.reduce);
+  }
   for (size_t k = st.size(); k >= 2; --k)
     exchange_phase(s, chain, comm(std::string("dispatch_") + st[k - 2].name), transpose(st[k - 2].dispatch, n), n,
                    &st[k - 2].reduce_flops, b.reduce);
@@ -104,22 +114,26 @@ OpId backward_chain(LayerSchedule& s, const ModelSpec& m, const LayerPlan& plan,
   return chain.barrier();
 }
 
-/// A gradient ring collective: fused adds, both ways round the ring from 3 members.
+/// A gradient collective: fused adds, the hardware's `collectives.gradients` (without the hardware:
+/// both ways round the ring from 3 members).
 GroupCollective gradient_collective(CollectiveKind kind, const std::vector<int>& ring,
-                                    const std::vector<double>& chunk_bytes, double element_bytes) {
+                                    const std::vector<double>& chunk_bytes, double element_bytes,
+                                    const AnalyticalHardware* hw) {
   GroupCollective c;
   c.kind = kind;
   c.ring = ring;
   c.chunk_bytes = chunk_bytes;
   c.element_bytes = element_bytes;
   c.reduce = ReduceMode::kFused;
-  c.algorithm = ring.size() >= 3 ? RingAlgorithm::kBidirectional : RingAlgorithm::kOneWay;
+  const RingAlgorithm want = hw ? hw->gradient_rings : RingAlgorithm::kBidirectional;
+  resolve_algorithm(c, want, hw);
+  if (c.algorithm == RingAlgorithm::kBidirectional && ring.size() < 3) c.algorithm = RingAlgorithm::kOneWay;
   return c;
 }
 
 /// The layer's gradient synchronisation after `deps` (the chains' ends), on stream 1.
 DepList grad_sync(LayerSchedule& s, const ModelSpec& m, const std::vector<LayerPlan>& plans, const Groups& groups,
-                  const BackwardBuild& t, const DepList& deps) {
+                  const LayerBuild& b, const BackwardBuild& t, const DepList& deps) {
   const int ph = s.phase(train_phases::kGradSync, PhaseFamily::kAllReduce, 1);
   const LayerPlan& plan = plans.front();
   DepList joins;
@@ -131,7 +145,8 @@ DepList grad_sync(LayerSchedule& s, const ModelSpec& m, const std::vector<LayerP
       std::vector<int> members;
       for (const auto& ring : groups.ring) members.push_back(ring[p]);
       const int v = members.front();
-      const DepList j = add_gradient_all_reduce(s, ph, members, w.attention[v] + w.shared[v], m.weight_bytes, deps);
+      const DepList j =
+          add_gradient_all_reduce(s, ph, members, w.attention[v] + w.shared[v], m.weight_bytes, deps, b.hw);
       joins.insert(joins.end(), j.begin(), j.end());
     }
   if (plan.dense) return joins;
@@ -141,7 +156,8 @@ DepList grad_sync(LayerSchedule& s, const ModelSpec& m, const std::vector<LayerP
   if (members.empty())
     for (int v = 0; v < plan.nodes; ++v) members.push_back(v);
   if (members.size() >= 2) {
-    const DepList j = add_gradient_all_reduce(s, ph, members, m.gate_params() * m.weight_bytes, m.weight_bytes, deps);
+    const DepList j =
+        add_gradient_all_reduce(s, ph, members, m.gate_params() * m.weight_bytes, m.weight_bytes, deps, b.hw);
     joins.insert(joins.end(), j.begin(), j.end());
   }
   return joins;
@@ -150,17 +166,18 @@ DepList grad_sync(LayerSchedule& s, const ModelSpec& m, const std::vector<LayerP
 }  // namespace
 
 DepList add_gradient_all_reduce(LayerSchedule& s, int ph, const std::vector<int>& ring, double bytes,
-                                double element_bytes, const DepList& deps) {
+                                double element_bytes, const DepList& deps, const AnalyticalHardware* hw) {
   const std::vector<double> chunks(ring.size(), bytes / static_cast<double>(ring.size()));
-  const DepList scattered = add_gradient_reduce_scatter(s, ph, ring, chunks, element_bytes, deps);
-  return add_group_collective(s, ph, gradient_collective(CollectiveKind::kRingAllGather, ring, chunks, element_bytes),
-                              scattered);
+  const DepList scattered = add_gradient_reduce_scatter(s, ph, ring, chunks, element_bytes, deps, hw);
+  return add_group_collective(
+      s, ph, gradient_collective(CollectiveKind::kRingAllGather, ring, chunks, element_bytes, hw), scattered);
 }
 
 DepList add_gradient_reduce_scatter(LayerSchedule& s, int ph, const std::vector<int>& ring,
-                                    const std::vector<double>& chunk_bytes, double element_bytes, const DepList& deps) {
+                                    const std::vector<double>& chunk_bytes, double element_bytes, const DepList& deps,
+                                    const AnalyticalHardware* hw) {
   return add_group_collective(
-      s, ph, gradient_collective(CollectiveKind::kRingReduceScatter, ring, chunk_bytes, element_bytes), deps);
+      s, ph, gradient_collective(CollectiveKind::kRingReduceScatter, ring, chunk_bytes, element_bytes, hw), deps);
 }
 
 LayerSchedule build_moe_layer_backward(const ModelSpec& m, const std::vector<LayerPlan>& plans, const Groups& groups,
@@ -175,7 +192,7 @@ LayerSchedule build_moe_layer_backward(const ModelSpec& m, const std::vector<Lay
     ends.push_back(backward_chain(s, m, plans[k], groups, b, start));
     s.set_micro_batch(first, static_cast<int>(k));
   }
-  const DepList joins = grad_sync(s, m, plans, groups, t, ends);
+  const DepList joins = grad_sync(s, m, plans, groups, b, t, ends);
   if (sync_joins) sync_joins->assign(joins.begin(), joins.end());
   if (chain_ends) *chain_ends = ends;
   return s;

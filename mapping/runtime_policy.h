@@ -28,6 +28,7 @@ struct RunConfig {
   int attn_tp = 0;          ///< nodes per attention TP group, 0 = all nodes
   TimelineWindow timeline;  ///< the step and layers whose events go to StrategyResult::timeline (none by default)
   int micro_batches = 1;    ///< each step's requests in this many micro-batches whose layers interleave
+  int moe_chunks = 1;       ///< each MoE block (dispatch, experts, combine) in this many token chunks (Tutel)
   size_t first_token = 0;   ///< step s uses the trace tokens after those of steps 0..s-1 (shape.tokens(s) each)
 };
 

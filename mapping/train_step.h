@@ -69,14 +69,16 @@ LayerSchedule build_optimizer_step(const ModelSpec& m, const std::vector<double>
                                    const std::vector<OpRef>& syncs, std::vector<OpId>* adam = nullptr);
 
 /// Gradient collectives for phase `ph` after `deps`, with fused adds (they run on the reducers, which
-/// a background stream may use); both return the joins of their last steps.
+/// a background stream may use), by `hw`'s `collectives.gradients` (without it: both ways round the
+/// ring from 3 members); both return the joins of their last steps.
 /// A ring all-reduce of `bytes` held by every member of `ring`: a reduce-scatter of bytes / g per
 /// member, then an all-gather (both ways round the ring from 3 members).
 DepList add_gradient_all_reduce(LayerSchedule& s, int ph, const std::vector<int>& ring, double bytes,
-                                double element_bytes, const DepList& deps);
+                                double element_bytes, const DepList& deps, const AnalyticalHardware* hw = nullptr);
 /// A ring reduce-scatter: member k ends with the sum over the ring of chunk k (`chunk_bytes[k]`), as
 /// the owner of a piece whose copies computed gradients does.
 DepList add_gradient_reduce_scatter(LayerSchedule& s, int ph, const std::vector<int>& ring,
-                                    const std::vector<double>& chunk_bytes, double element_bytes, const DepList& deps);
+                                    const std::vector<double>& chunk_bytes, double element_bytes, const DepList& deps,
+                                    const AnalyticalHardware* hw = nullptr);
 
 }  // namespace nmpsim::mapping

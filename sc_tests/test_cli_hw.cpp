@@ -77,7 +77,7 @@ TEST(CliNocRouter, BadRouterOptionsAreOneLineExitTwo) {
 TEST(CliHw, ListsPresetsOnePerLineNameFirst) {
   const CliRun r = nmpsim("hw --list-presets");
   EXPECT_EQ(r.code, 0);
-  EXPECT_EQ(lines(r.out), 16);
+  EXPECT_EQ(lines(r.out), 18);
   EXPECT_EQ(r.out.rfind("gpu-cluster-32 ", 0), 0u);  // sorted by name
   EXPECT_NE(r.out.find("\nwsc-4wafer-8x8 "), std::string::npos);
 }
@@ -153,7 +153,7 @@ TEST(CliHw, AHierarchyOfAnyDepthIsDescribedSetAndChecked) {
 TEST(CliHw, FieldsAreListedWithTheirValues) {
   const CliRun r = nmpsim("hw --fields");
   EXPECT_EQ(r.code, 0) << r.out;
-  EXPECT_EQ(lines(r.out), 2 + 59 + 6) << r.out;  // header, rule, one row per field, 6 per general level
+  EXPECT_EQ(lines(r.out), 2 + 60 + 6) << r.out;  // header, rule, one row per field, 6 per general level
   EXPECT_NE(r.out.find("| `noc.vcs` | integer | - | 2 | 1..8 |"), std::string::npos) << r.out;
   const CliRun v = nmpsim("hw --hw wsc-4x4 --set noc.vcs=4 --fields");
   EXPECT_EQ(v.code, 0) << v.out;

@@ -115,10 +115,10 @@ TEST(CliRegimes, BadShapesAreOneLineErrorsThatWriteNothing) {
             {},
             kBudget},
            {"simulator_memory",
-            "run --no-plots --fidelity flow --strategy ep --out {D}/out --phase prefill --batch 64 --prompt-tokens "
-            "32768 --hw nmp-4x4-5t50g",
+            "run --no-plots --fidelity flow --strategy ep --out {D}/out --phase train --batch 64 --prompt-tokens "
+            "64 --hw nmp-4x4-5t50g --set mesh.width=64 --set mesh.height=64 --attn-tp 16",
             2,
-            "2097152 tokens per step x 16 nodes",
+            "69.7 GiB for gradient rings of 4096 nodes",
             {},
             kBudget},
        })

@@ -75,6 +75,77 @@ TEST(TrainPolicies, HybridEpCopiesReduceTheirGradientsOverTheBoxAndResidentOnesA
   EXPECT_NEAR(extra, 16 * 16 * 3 * kP, 1e-9 * extra);
 }
 
+TEST(TrainPolicies, HybridEpSrSendsExpertsAtTheRatioAndAllReducesTheSharedExpert) {
+  // As above (W / 2 per node and MoE layer, boxes of 4), stream with SR at 8x:
+  // - the gather: each node sends W / 16 to its 3 box members: 16 x 3 x W / 16 = 3 W per layer, 6 W
+  //   over the 2 layers (48 W without SR);
+  // - the shared expert (one per layer, W) all-reduced over all 16 nodes: 2 x 15 x W per layer, 60 W;
+  // - the copies' gradients back to the owners: full 48 W; sr 48 W / 8 = 6 W; none 0;
+  // - SREncode after the update: per node and layer 2 x W / 2 + W / 16, 16 x 2 x 1.0625 W = 34 W;
+  // - SRDecode of every copy before its experts: W / 16 + 2 x W / 2 per copy, 3 copies per node and
+  //   layer: 16 x 2 x 3 x 1.0625 W = 102 W.
+  const std::string dir = scratch_with_tiny_model("train_hybridep_sr");
+  const std::string base = "--hw nmp-4x4-5t50g --model " + dir +
+                           "/tiny.json --fidelity flow --batch 2 --prompt-tokens 64 --steps 1 --strategy hybridep "
+                           "--sed 4 --strategy-opt hybridep.mode=stream --strategy-opt hybridep.sr_ratio=8 "
+                           "--strategy-opt hybridep.grad_return=";
+  std::map<std::string, double> sent;
+  for (const char* how : {"full", "sr", "none"}) {
+    const nlohmann::json p = train(dir, how, base + how)["hybridep"]["policies"]["hybridep"];
+    EXPECT_NEAR(p["allgather_bytes"].get<double>(), 6 * kW, 1e-9 * kW) << how;
+    EXPECT_NEAR(p["shared_allreduce_bytes"].get<double>(), 60 * kW, 1e-9 * kW) << how;
+    EXPECT_NEAR(p["sr_encode_dram_bytes"].get<double>(), 34 * kW, 1e-9 * kW) << how;
+    EXPECT_NEAR(p["sr_decode_dram_bytes"].get<double>(), 102 * kW, 1e-9 * kW) << how;
+    sent[how] = p["gradient_bytes_sent"].get<double>();
+  }
+  EXPECT_NEAR(sent["full"], 48 * kW, 1e-9 * kW);
+  EXPECT_NEAR(sent["sr"], 6 * kW, 1e-9 * kW);
+  EXPECT_EQ(sent["none"], 0.0);
+}
+
+TEST(TrainPolicies, HybridEpGathersEarlierTheEarlierItIssuesThem) {
+  // The same gathers (48 W over the step) after each gate, from each layer's start, or every layer's
+  // from the step's start: the forward can only get shorter the earlier they go. `choose once` keeps
+  // one domain layout for every layer of every step.
+  const std::string dir = scratch_with_tiny_model("train_hybridep_prefetch");
+  const std::string base = "--hw nmp-4x4-5t50g --model " + dir +
+                           "/tiny.json --fidelity flow --batch 2 --prompt-tokens 64 --steps 2 --strategy hybridep "
+                           "--strategy-opt hybridep.mode=stream ";
+  std::map<std::string, double> forward;
+  for (const char* when : {"gate", "layer", "step"}) {
+    const nlohmann::json st = train(dir, when, base + "--sed 4 --strategy-opt hybridep.prefetch=" + when)["hybridep"];
+    EXPECT_NEAR(st["policies"]["hybridep"]["allgather_bytes"].get<double>(), 2 * 48 * kW, 1e-9 * kW) << when;
+    forward[when] = st["forward_us"].get<double>();
+  }
+  EXPECT_LE(forward["layer"], forward["gate"] * (1 + 1e-9));
+  EXPECT_LE(forward["step"], forward["layer"] * (1 + 1e-9));
+  const nlohmann::json once = train(dir, "once", base + "--strategy-opt hybridep.choose=once")["hybridep"];
+  const nlohmann::json& chosen = once["policies"]["hybridep"]["sed_chosen"];
+  ASSERT_EQ(chosen.size(), 1u) << chosen.dump();
+  EXPECT_EQ(chosen.begin()->get<int>(), 2 * 2);  // 2 MoE layers x 2 steps
+}
+
+TEST(TrainPolicies, HybridEpOptionsThatCannotWorkTogetherAreOneLineErrors) {
+  const std::string base =
+      "run --phase train --no-plots --quiet --hw nmp-4x4-5t50g --model {D}/tiny.json --fidelity "
+      "flow --batch 2 --prompt-tokens 64 --steps 1 --strategy hybridep --out {D}/o "
+      "--strategy-opt hybridep.";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"mode=stream --strategy-opt hybridep.sr_ratio=0.5", "sr_ratio: expected 0 (off) or a ratio of at least 1"},
+      {"mode=stream --strategy-opt hybridep.sr_ratio=50 --strategy-opt hybridep.sr_keep=0.01",
+       "sr_ratio: give sr_ratio or sr_keep, not both"},
+      {"mode=resident --strategy-opt hybridep.sr_ratio=50", "sr_ratio: SR needs mode stream"},
+      {"mode=stream --strategy-opt hybridep.grad_return=sr", "grad_return: sr compresses the gradients at sr_ratio"},
+      {"mode=stream --strategy-opt hybridep.grad_return=half", "grad_return: expected full, sr or none, got 'half'"},
+      {"mode=stream --strategy-opt hybridep.choose=once --sed 4", "choose: once chooses the domain sizes"},
+      {"mode=stream --strategy-opt hybridep.prefetch=step", "prefetch: step gathers every layer at the step's start"},
+      {"mode=resident --strategy-opt hybridep.prefetch=gate", "prefetch: needs mode stream"}};
+  int n = 0;
+  for (const auto& [opts, want] : cases)
+    check({"hybridep_options_" + std::to_string(n++), base + opts, 2, want,
+           [](const std::string& d) { write(d + "/tiny.json", kTinyMoeModel); }});
+}
+
 TEST(TrainPolicies, HierMoeSwapsMoveWeightsAndOptimizerStateAfterTheUpdate) {
   // One whole expert per node; a swap round at step 1 on step 0's routing (every step, a horizon
   // that any saving pays back). Every copy carries its expert's weights and optimizer state, in the

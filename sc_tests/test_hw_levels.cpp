@@ -50,6 +50,33 @@ TEST(HwLevels, TheClusterPresetsLinksByLevelAsCountedByHand) {
   EXPECT_DOUBLE_EQ(t.link(t.id(3, 0), t.id(4, 0)).gbytes_per_s, 25.0 / 6);  // 200 Gb/s over 6 links
 }
 
+TEST(HwLevels, TheDataCentrePresetsLinksAsCountedByHand) {
+  // HybridEP's Cluster-L: 4 data centres of 4x2 GPUs laid 2x2 on an 8x4 mesh. Rows: one DC border of 4
+  // rows; columns: one of 8 columns; x 2 ways = 24 directed dc-to-dc links, the other 104 - 24 = 80
+  // inside the DCs. A DC has 2 + 4 border links sharing its 10 Gb/s; PCIe 3.0 x16 is 8 GT/s x 16 lanes x
+  // 128/130 / 8 bits.
+  const mapping::Topology t = preset("xdc-4x8-a800").topology;
+  std::array<int, 3> directed{};
+  for (int n = 0; n < t.nodes(); ++n)
+    for (int d = 0; d < 4; ++d)
+      if (const int m = mapping::neighbour(t, n, d); m >= 0) ++directed[static_cast<size_t>(t.level_of_link(n, m))];
+  EXPECT_EQ(directed, (std::array<int, 3>{0, 80, 24}));
+  EXPECT_EQ(t.link_name(2), "dc-to-dc");
+  EXPECT_DOUBLE_EQ(t.link(t.id(0, 0), t.id(1, 0)).gbytes_per_s, 8.0 * 16 * 128 / 130 / 8);
+  EXPECT_DOUBLE_EQ(t.link(t.id(3, 0), t.id(4, 0)).gbytes_per_s, 1.25 / 6);
+  EXPECT_DOUBLE_EQ(t.link(t.id(0, 1), t.id(0, 2)).gbytes_per_s, 1.25 / 6);
+  // Fig. 17's 1000 one-GPU data centres: 40x25, 2 (39 x 25 + 40 x 24) = 3870 directed links, each a
+  // quarter of a DC's 10 Gb/s.
+  const HardwareSpec k = preset("xdc-1000");
+  EXPECT_EQ(k.topology.nodes(), 1000);
+  int links = 0;
+  for (int n = 0; n < k.topology.nodes(); ++n)
+    for (int d = 0; d < 4; ++d) links += mapping::neighbour(k.topology, n, d) >= 0;
+  EXPECT_EQ(links, 3870);
+  EXPECT_DOUBLE_EQ(k.topology.link(0, 1).gbytes_per_s, 1.25 / 4);
+  EXPECT_EQ(k.collectives.gradients, mapping::RingAlgorithm::kAuto);
+}
+
 TEST(HwLevels, HierMoEsGroupsOnTheClusterAreThePapers) {
   // HierMoE Sec. IV: U[1] = 4 nodes, U[2] = 8 (QPI halves), U[3] = 16 (NVLink pairs).
   const methods::common::Hierarchy h = methods::common::make_hierarchy(preset("gpu-cluster-32").topology, 0, "test");

@@ -14,7 +14,7 @@ TEST(HwPresets, AllRequiredNamesExistAndValidate) {
   for (const char* mesh : {"4x4", "4x8", "8x8"})
     for (const char* p : {"2.5t75g", "5t50g", "10t25g"}) expected.push_back(std::string("nmp-") + mesh + "-" + p);
   for (const char* w : {"wsc-4x4", "wsc-6x6", "wsc-8x8", "wsc-4wafer-8x8", "wsc-4wafer-8x8-wide-border",
-                        "wsc-4wafer-8x8-levels", "gpu-cluster-32"})
+                        "wsc-4wafer-8x8-levels", "gpu-cluster-32", "xdc-4x8-a800", "xdc-1000"})
     expected.push_back(w);
   const auto names = preset_names();
   EXPECT_EQ(names.size(), expected.size());

@@ -191,7 +191,8 @@ TEST(HybridPolicy, StreamGathersEachDomainsExpertsAndNoTokenIsLost) {
   }
   // Options: a bad mode or sed is an input error; resident needs sizes.
   EXPECT_THROW(hybrid_options({{"mode", "x"}}, "t"), mapping::InputError);
-  EXPECT_THROW(hybrid_options({{"mode", "resident"}}, "t"), mapping::InputError);
+  // Resident without sizes parses (the strategy chooses them); the policy's factory refuses it.
+  EXPECT_TRUE(hybrid_options({{"mode", "resident"}}, "t").sed.empty());
   EXPECT_THROW(hybrid_options({{"sed", "2,a"}, {"mode", "stream"}}, "t"), mapping::InputError);
   HybridOptions bad = resident;
   bad.sed = {3};

@@ -5,6 +5,7 @@
 
 #include "mapping_test_util.h"
 #include "nmpsim/flow/flow_executor.h"
+#include "nmpsim/mapping/layer_phases.h"
 #include "nmpsim/mapping/moe_layer.h"
 
 namespace nmpsim::mapping {
@@ -54,6 +55,44 @@ TEST(Pipeline, ReduceScatterOfEachPieceOverlapsTheNextPiecesCompute) {
   attention_block_s(4, &ops, &startups);
   EXPECT_EQ(ops, 2 * 4);
   EXPECT_EQ(startups, 2);
+}
+
+/// Tutel's chunks on a 2-node line: node 0's tokens go to node 1's expert (1 MB, 20 us at 50 GB/s), it
+/// computes 20 us, the results come back (1 MB, 20 us). Returns the block's seconds in `chunks`.
+double moe_block_s(int chunks, double* bytes = nullptr) {
+  AnalyticalHardware hw = testing::line_hardware(2);
+  hw.peak_flops = 1e12;
+  hw.startup_s = 0;
+  LayerPlan plan;
+  plan.nodes = 2;
+  plan.expert_work = {{}, {ExpertWork{0, 8, 1.0, 20e6, 0.0}}};
+  const std::vector<double> dispatch = {0, 1e6, 0, 0}, combine = {0, 0, 1e6, 0}, sums = {0, 0};
+  LayerBuild b;
+  b.moe_chunks = chunks;
+  auto s = std::make_shared<LayerSchedule>();
+  layer_phases::PhaseChain chain(*s);
+  const int phases[3] = {s->phase("dispatch", PhaseFamily::kMoeComm), s->phase("experts", PhaseFamily::kMoeCompute),
+                         s->phase("combine", PhaseFamily::kMoeComm)};
+  layer_phases::chunked_moe_block(*s, chain, phases, dispatch, combine, &sums, plan, b);
+  if (bytes) {
+    *bytes = 0;
+    for (const Op& o : s->ops())
+      if (o.kind == OpKind::kTransfer) *bytes += o.bytes;
+  }
+  flow::FlowExecutor ex(hw);
+  ex.execute(s);
+  return ex.now_s();
+}
+
+TEST(ChunkedMoe, EachChunksAllToAllOverlapsTheOtherChunksExperts) {
+  // One chunk: 20 + 20 + 20 us. C chunks of T = 20 / C us each: a three-stage pipeline, (C + 2) T,
+  // plus a hop's 5 ns per transfer on the critical path (the first dispatch and the C combines).
+  for (int c : {1, 2, 4, 8}) {
+    double bytes = 0;
+    const double t = 20e-6 / c;
+    EXPECT_NEAR(moe_block_s(c, &bytes), (c + 2) * t, (c + 1) * 5e-9 + 1e-11) << c;
+    EXPECT_DOUBLE_EQ(bytes, 2e6) << c;  // the same bytes, in 2 C messages
+  }
 }
 
 }  // namespace

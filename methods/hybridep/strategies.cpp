@@ -40,34 +40,30 @@ class HybridStrategy : public PlacementStrategy {
            "domain, tokens by same-offset all-to-all across domains; resident copies or per-layer all-gather";
   }
   std::vector<OptionDoc> options() const override {
-    return {{"sed", "auto",
-             "expert domain size per level, coarse to fine, e.g. 1,4 (nmpsim hw --report hierarchy lists the levels); "
-             "auto: "
-             "resident chooses offline, stream per layer at run time"},
-            {"mode", "resident", "'resident' (copies at load) or 'stream' (all-gathered every layer, the paper's)"},
-            {"virtual_levels", "0", "recursive 2x2 quadrant levels inside the finest real group"},
-            {"sr_keep", "0", "stream: SR compression, share of residual elements sent (0 = off)"},
-            {"samples", "4", "resident auto: profile batches the candidates are rated on"},
-            {"model", "inference",
-             "stream auto: 'inference' (Eq. 8 plus each worker's expert time) or 'paper' (Eq. 8 as written)"}};
+    std::vector<OptionDoc> out = {
+        {"sed", "auto",
+         "expert domain size per level, coarse to fine, e.g. 1,4 (nmpsim hw --report hierarchy lists the levels); "
+         "auto: "
+         "resident chooses offline, stream per layer at run time"},
+        {"samples", "4", "resident auto: profile batches the candidates are rated on"}};
+    for (const OptionDoc& d : policy_option_docs())
+      if (d.name != "sed" && d.name != "max_box") out.push_back(d);
+    return out;
   }
   nlohmann::json resolve_options(const nlohmann::json& given, const std::string& where,
                                  const StrategyContext&) const override {
+    // The policy's options, checked by the policy's parser (options.cpp), and the strategy's own.
+    nlohmann::json policy = given.is_object() ? given : nlohmann::json::object();
     const JsonFields f(given, where, "");
-    nlohmann::json o;
-    o["sed"] = "auto";
-    if (f.has("sed")) {
-      const std::string s = f.raw("sed").is_string() ? f.string("sed") : f.raw("sed").dump();
-      if (s != "auto") o["sed"] = sed_text(parse_sed(s, where + ": sed"));
-    }
-    o["mode"] = f.string("mode", "resident");
-    if (o["mode"] != "resident" && o["mode"] != "stream") f.fail("mode", "expected resident or stream");
-    o["virtual_levels"] = f.integer("virtual_levels", 0, 8, 0);
-    o["sr_keep"] = f.number_in("sr_keep", 0.0, 1.0, 0.0);
-    o["samples"] = f.integer("samples", 1, 64, 4);
-    o["model"] = f.string("model", "inference");
-    if (o["model"] != "inference" && o["model"] != "paper") f.fail("model", "expected inference or paper");
-    f.no_unknown_keys();
+    const long long samples = f.integer("samples", 1, 64, 4);
+    policy.erase("samples");
+    if (policy.contains("max_box")) f.fail("max_box", "set by the strategy (the largest box that fits)");
+    if (policy.contains("sed") && policy["sed"].is_number()) policy["sed"] = policy["sed"].dump();
+    const HybridOptions p = hybrid_options(policy, where);
+    nlohmann::json o = to_json(p);
+    o.erase("max_box");
+    o["sed"] = p.sed.empty() ? std::string("auto") : sed_text(p.sed);
+    o["samples"] = samples;
     return o;
   }
   Placement build(const StrategyContext& ctx) const override;
@@ -111,14 +107,19 @@ Placement HybridStrategy::build(const StrategyContext& ctx) const {
   const Hierarchy h = make_hierarchy(ctx.hw.topology, vlevels, ctx.where + ": virtual_levels");
   const Levels lv = levels_of(h);
   Placement p = ep_by_rank(ctx.model, h, name(), ctx.where);
-  HybridOptions o;
-  o.stream = ctx.options.at("mode") == "stream";
-  o.virtual_levels = vlevels;
-  o.sr_keep = ctx.options.at("sr_keep").get<double>();
-  o.paper_model = ctx.options.value("model", "inference") == "paper";
+  nlohmann::json policy = ctx.options;
+  policy.erase("samples");
+  HybridOptions o = hybrid_options(policy, ctx.where);
+  o.sed.clear();  // set below: given, or chosen offline (resident auto)
   const double native = ctx.model.expert_bytes() * std::max(1.0, double(ctx.model.experts) / h.nodes()) /
                         std::max(1.0, double(h.nodes()) / ctx.model.experts);
-  const double base = memory_demand(p, ctx.model, ctx.attn_tp, ctx.shape).max_bytes;
+  // SR's shared expert: one per MoE layer on every node, in training with its gradient and optimizer state.
+  const double shared = o.sr_ratio > 0 ? ctx.model.moe_layers * ctx.model.expert_bytes() *
+                                             (ctx.shape.kind == StepKind::kTrain
+                                                  ? 2.0 + optimizer_state_bytes(ctx.model) / ctx.model.weight_bytes
+                                                  : 1.0)
+                                       : 0.0;
+  const double base = memory_demand(p, ctx.model, ctx.attn_tp, ctx.shape).max_bytes + shared;
   const double copy_bytes = copy_bytes_per_weight_byte(ctx);
   // Copies of the box's other members: every MoE layer (resident), or two layers in flight (stream;
   // a training step keeps every layer's for its backward).

@@ -343,7 +343,7 @@ void BalancerPolicy::before_backward_layer(PolicyContext& ctx, LayerSchedule& s,
     std::sort(holders.begin(), holders.end());  // the ring in node order
     // Every holder takes part, one that served no token with a zero gradient (as the gate's copies).
     const DepList j =
-        add_gradient_all_reduce(s, b.grad_sync_phase, holders, grad, ctx.model.weight_bytes, b.gradients_done);
+        add_gradient_all_reduce(s, b.grad_sync_phase, holders, grad, ctx.model.weight_bytes, b.gradients_done, &ctx.hw);
     b.sync_joins->insert(b.sync_joins->end(), j.begin(), j.end());
     const double g = static_cast<double>(holders.size());
     gradient_bytes_ += 2 * (g - 1) * grad;

@@ -90,20 +90,7 @@ def with_d(a, res, tag):
 
 
 def model_file(a, base, name, **fields):
-    """OUT/models/NAME.json: model preset BASE (`nmpsim model --print-json`) with `fields` changed."""
-    proc = subprocess.run([a.bin, "model", "--model", base, "--print-json"], stdin=subprocess.DEVNULL,
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        sys.stderr.write("error: nmpsim model --model %s: %s\n" % (base, proc.stderr.strip()))
-        sys.exit(2)
-    m = json.loads(proc.stdout)
-    m.update(fields, name=name)
-    os.makedirs(os.path.join(a.out, "models"), exist_ok=True)
-    path = os.path.join(a.out, "models", name + ".json")
-    with open(path + ".part", "w") as f:
-        json.dump(m, f, indent=1)
-    os.replace(path + ".part", path)
-    return path
+    return repro_lib.model_file(a.bin, a.out, base, name, **fields)
 
 
 def testbed(a):

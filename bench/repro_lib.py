@@ -65,6 +65,23 @@ class Writer:
         write_csv(self.path, self.keys + ["strategy"] + self.derived_keys + self.fields + ["command"], self.rows)
 
 
+def model_file(binary, out, base, name, **fields):
+    """OUT/models/NAME.json: model preset BASE (`nmpsim model --print-json`) with `fields` changed."""
+    proc = subprocess.run([binary, "model", "--model", base, "--print-json"], stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        sys.stderr.write("error: nmpsim model --model %s: %s\n" % (base, proc.stderr.strip()))
+        sys.exit(2)
+    m = json.loads(proc.stdout)
+    m.update(fields, name=name)
+    os.makedirs(os.path.join(out, "models"), exist_ok=True)
+    path = os.path.join(out, "models", name + ".json")
+    with open(path + ".part", "w") as f:
+        json.dump(m, f, indent=1)
+    os.replace(path + ".part", path)
+    return path
+
+
 def write_csv(path, names, rows):
     """`rows` (dicts) under the header `names`, written to PATH.part and renamed (never half-written)."""
     tmp = path + ".part"

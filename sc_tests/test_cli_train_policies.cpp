@@ -146,6 +146,28 @@ TEST(TrainPolicies, HybridEpOptionsThatCannotWorkTogetherAreOneLineErrors) {
            [](const std::string& d) { write(d + "/tiny.json", kTinyMoeModel); }});
 }
 
+TEST(TrainPolicies, FasterMoeShadowsAreBroadcastAndTheirGradientsReducedToTheOwner) {
+  // One whole expert per node (W): each shadow is broadcast to the 15 other nodes in the forward and
+  // its 15 copies' gradients reduced to its owner in the backward: 15 W each way per shadow. A shadowed
+  // expert's tokens stay at home: the dispatch carries fewer bytes than without shadows.
+  // 65536 tokens, skewed: the hot experts' tokens outweigh their weights (more than 12288 tokens of
+  // 512 B each against W = 786 KB per node, choose_shadows' rule).
+  const std::string dir = scratch_with_tiny_model("train_fastermoe");
+  write(dir + "/tiny16.json", kTiny16);
+  const std::string base = "--hw nmp-4x4-5t50g --model " + dir +
+                           "/tiny16.json --fidelity flow --batch 64 --prompt-tokens 1024 --steps 2 --skew 1.2 "
+                           "--synthetic-tokens 262144 --strategy ep";
+  const nlohmann::json plain = train(dir, "plain", base)["ep"];
+  const nlohmann::json st =
+      train(dir, "shadow", base + " --policy fastermoe-shadow --policy-opt fastermoe-shadow.max_shadows=16")["ep"];
+  const nlohmann::json& p = st["policies"]["fastermoe-shadow"];
+  const double shadows = p["shadows_per_layer"].get<double>() * 2 * 2;  // 2 MoE layers x 2 steps
+  EXPECT_GT(shadows, 0) << p.dump();
+  EXPECT_NEAR(p["broadcast_bytes"].get<double>(), shadows * 15 * kW, 1e-9 * kW);
+  EXPECT_NEAR(p["gradient_bytes_sent"].get<double>(), shadows * 15 * kW, 1e-9 * kW);
+  EXPECT_LT(phase_bytes(st, "dispatch"), phase_bytes(plain, "dispatch"));
+}
+
 TEST(TrainPolicies, HierMoeSwapsMoveWeightsAndOptimizerStateAfterTheUpdate) {
   // One whole expert per node; a swap round at step 1 on step 0's routing (every step, a horizon
   // that any saving pays back). Every copy carries its expert's weights and optimizer state, in the

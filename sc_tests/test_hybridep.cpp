@@ -13,6 +13,7 @@
 #include "nmpsim/methods/hybridep/domains.h"
 #include "nmpsim/methods/hybridep/partition.h"
 #include "nmpsim/methods/hybridep/policy.h"
+#include "nmpsim/methods/hybridep/shadow.h"
 #include "nmpsim/methods/hybridep/stream_model.h"
 
 namespace nmpsim::methods::hybridep {
@@ -197,6 +198,18 @@ TEST(HybridPolicy, StreamGathersEachDomainsExpertsAndNoTokenIsLost) {
   HybridOptions bad = resident;
   bad.sed = {3};
   EXPECT_THROW(run_line(c, bad), mapping::InputError);
+}
+
+TEST(FasterMoeShadow, ShadowsTheExpertsWhoseTokensWeighMoreThanTheirWeights) {
+  // 5 nodes, 1-byte tokens, 10-byte experts; a share 4/5 of a token's trips is remote. Training: the
+  // tokens cross 2 x 2 x t x 0.8 = 3.2 t bytes, a shadow costs 2 x 10 x 4 = 80 (broadcast, gradient):
+  // worth it above 25 tokens. Inference: 1.6 t against 40, the same threshold.
+  const std::vector<double> tokens = {50, 100, 10, 26};
+  for (bool train : {true, false}) {
+    EXPECT_EQ(choose_shadows(tokens, 1, 10, 5, 8, train), (std::vector<char>{1, 1, 0, 1})) << train;
+    EXPECT_EQ(choose_shadows(tokens, 1, 10, 5, 1, train), (std::vector<char>{0, 1, 0, 0})) << train;
+  }
+  EXPECT_EQ(choose_shadows(tokens, 1, 100, 5, 8, true), (std::vector<char>{0, 0, 0, 0}));
 }
 
 }  // namespace

@@ -7,7 +7,7 @@ widened by 25% either way (1.17x: 1.13-1.21x; 2.72x: 2.29-3.15x); "direction onl
 paper's lie on the same side of 1x (or follow the same order); else "contradicted". Where a row is not reproduced it names the setting of the sensitivity table that moves it
 most."""
 
-from section_lib import fail
+from section_lib import fail, verdict, xs
 
 MEG, EP, TDH, HD, SWAP = "hiermoe-megatron", "ep", "hiermoe-2dh", "hiermoe", "hiermoe-swap"
 MODELS = {"deepseek-v3-half-6l": ("DeepSeek-V3 half", 6), "qwen3-30b-a3b-32l": ("Qwen3-30B-A3B", 32)}
@@ -45,22 +45,6 @@ def f(v):
 
 def x(v):
     return "%.2fx" % v
-
-
-def xs(values):
-    """'a-bx' over a list of ratios (one value: 'ax')."""
-    lo, hi = min(values), max(values)
-    return "%.2fx" % lo if abs(hi - lo) < 0.005 else "%.2f-%.2fx" % (lo, hi)
-
-
-def verdict(ours, lo, hi):
-    glo, ghi = lo - 1, hi - 1
-    band = (0.75 * glo, 1.25 * ghi) if glo >= 0 else (1.25 * glo, 0.75 * ghi)
-    if all(band[0] <= v - 1 <= band[1] for v in ours):
-        return "reproduced"
-    if all((v > 1) == (lo > 1) for v in ours):
-        return "direction only"
-    return "contradicted"
 
 
 class Testbed:

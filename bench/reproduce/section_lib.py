@@ -20,6 +20,24 @@ def fail(message):
     sys.exit(2)
 
 
+def xs(values):
+    """'a-bx' over a list of ratios (one value: 'ax')."""
+    lo, hi = min(values), max(values)
+    return "%.2fx" % lo if abs(hi - lo) < 0.005 else "%.2f-%.2fx" % (lo, hi)
+
+
+def verdict(ours, lo, hi):
+    """'reproduced' when every gain of ours (x - 1) lies in the paper's range of gains [lo - 1, hi - 1]
+    widened by 25% either way; 'direction only' on the same side of 1x; else 'contradicted'."""
+    glo, ghi = lo - 1, hi - 1
+    band = (0.75 * glo, 1.25 * ghi) if glo >= 0 else (1.25 * glo, 0.75 * ghi)
+    if all(band[0] <= v - 1 <= band[1] for v in ours):
+        return "reproduced"
+    if all((v > 1) == (lo > 1) for v in ours):
+        return "direction only"
+    return "contradicted"
+
+
 def read_csv(path, required=None):
     """The rows of `path` ([] when it does not exist, unless `required` names the fields it must have:
     then a missing file, a missing field or an empty field is a one-line error, exit 2)."""

@@ -11,6 +11,7 @@
 #include "nmpsim/mapping/strategy.h"
 #include "nmpsim/methods/common/level_fit.h"
 #include "nmpsim/methods/hybridep/policy.h"
+#include "nmpsim/methods/hybridep/shadow.h"
 #include "nmpsim/methods/hybridep/stream_model.h"
 
 namespace nmpsim::methods::hybridep {
@@ -238,6 +239,7 @@ std::vector<int> HybridStrategy::choose_resident(const StrategyContext& ctx, con
 
 void register_methods(Registry& r) {
   register_policy(r);
+  register_shadow_policy(r);
   r.add(std::make_unique<HybridStrategy>());
 }
 

@@ -231,6 +231,7 @@ void check_memory_before(const PreparedExperiment& e, const ExperimentOptions& o
   s.recompute = e.spec.recompute;
   s.top_k = e.model.top_k;
   s.micro_batches = std::max(1, e.spec.micro_batches);
+  s.moe_chunks = std::max(1, e.spec.moe_chunks);
   // Plain EP spreads an expert over ceil(N / E) nodes; any other strategy (TP slices every expert over
   // every node) or a placement file is taken at its worst, every node.
   const bool only_ep = !e.spec.all_strategies && !e.spec.strategies.empty() &&

@@ -50,7 +50,8 @@ MemoryEstimate estimate_run_memory(const RunSize& s) {
   const double span = s.expert_span > 0 ? std::min(n, static_cast<double>(s.expert_span)) : n;
   const double m = static_cast<double>(std::max(1LL, s.micro_batches));
   const double pairs = std::min(m * std::min(n, b) * n, static_cast<double>(std::max(1LL, s.top_k)) * span * b);
-  add(sim * kPerNodePairCrossed * pairs * (s.train && s.recompute ? 2 : 1),
+  add(sim * kPerNodePairCrossed * pairs * static_cast<double>(std::max(1LL, s.moe_chunks)) *
+          (s.train && s.recompute ? 2 : 1),
       count(pairs) + " node pairs a layer's " + count(b) + " tokens cross (1.4 KB each)");
   add(sim * kPerKeptToken * b * kept, count(b) + " tokens x " + count(kept) + " kept layer plans (8 B each)");
   if (s.train) {

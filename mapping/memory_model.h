@@ -21,6 +21,7 @@ struct RunSize {
   long long top_k = 1;            ///< experts per token
   long long expert_span = 0;      ///< most nodes one expert is spread over (0: every node, as TP)
   long long micro_batches = 1;    ///< M: a step's micro-batches
+  long long moe_chunks = 1;       ///< C: each MoE block's exchanges in this many chunks (C x the messages)
   bool train = false;             ///< a training step (gradient rings over all nodes)
   bool recompute = false;         ///< train: each layer's forward runs again before its backward
   double trace_ids = 0;           ///< layers x tokens x top-k of the routing trace

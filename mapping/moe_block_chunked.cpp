@@ -30,7 +30,9 @@ DepList chunk_exchange(LayerSchedule& s, int ph, const std::vector<double>& byte
 void chunked_moe_block(LayerSchedule& s, PhaseChain& chain, const int phases[3], const std::vector<double>& in,
                        const std::vector<double>& out, const std::vector<double>* reduce_flops, const LayerPlan& plan,
                        const LayerBuild& b, const PieceScale& k) {
-  const int n = plan.nodes, chunks = std::max(1, b.moe_chunks);
+  // No more chunks than the step has tokens: a chunk cannot carry less than one.
+  const int n = plan.nodes,
+            chunks = std::max(1, std::min(b.moe_chunks, static_cast<int>(std::max<size_t>(1, plan.home.size()))));
   const DepList start = chain.after();
   DepList in_ops, expert_ops_all, out_ops;
   OpId in_done = -1, out_done = -1;
@@ -76,14 +78,16 @@ void chunked_moe_block(LayerSchedule& s, PhaseChain& chain, const int phases[3],
       for (int v = 0; v < n; ++v) {
         const double f = (*reduce_flops)[static_cast<size_t>(v)] / chunks;
         if (f <= 0) continue;
-        out_ops.push_back(s.reduction(
-            phases[2], PhysicalNode(v), f,
-            back[static_cast<size_t>(v)].empty() ? DepList{in_done} : back[static_cast<size_t>(v)], b.reduce));
+        // The home sums what came back and its own chunk's partials.
+        DepList deps = back[static_cast<size_t>(v)].empty() ? DepList{in_done} : back[static_cast<size_t>(v)];
+        if (piece[static_cast<size_t>(v)] >= 0) deps.push_back(piece[static_cast<size_t>(v)]);
+        out_ops.push_back(s.reduction(phases[2], PhysicalNode(v), f, std::move(deps), b.reduce));
       }
     out_done = s.join(phases[2], c.empty() ? DepList{in_done} : c);
   }
   chain.close(phases[0], std::move(in_ops));
   chain.close(phases[1], std::move(expert_ops_all));
+  out_ops.push_back(chain.barrier());  // the block ends after every expert piece, also those sending nothing
   chain.close(phases[2], std::move(out_ops));
 }
 

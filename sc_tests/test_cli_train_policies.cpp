@@ -139,7 +139,8 @@ TEST(TrainPolicies, HybridEpOptionsThatCannotWorkTogetherAreOneLineErrors) {
       {"mode=stream --strategy-opt hybridep.grad_return=half", "grad_return: expected full, sr or none, got 'half'"},
       {"mode=stream --strategy-opt hybridep.choose=once --sed 4", "choose: once chooses the domain sizes"},
       {"mode=stream --strategy-opt hybridep.prefetch=step", "prefetch: step gathers every layer at the step's start"},
-      {"mode=resident --strategy-opt hybridep.prefetch=gate", "prefetch: needs mode stream"}};
+      {"mode=resident --strategy-opt hybridep.prefetch=gate", "prefetch: needs mode stream"},
+      {"mode=resident --strategy-opt hybridep.choose=once", "choose: needs mode stream"}};
   int n = 0;
   for (const auto& [opts, want] : cases)
     check({"hybridep_options_" + std::to_string(n++), base + opts, 2, want,

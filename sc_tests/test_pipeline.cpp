@@ -65,6 +65,7 @@ double moe_block_s(int chunks, double* bytes = nullptr) {
   hw.startup_s = 0;
   LayerPlan plan;
   plan.nodes = 2;
+  plan.home.assign(8, 0);  // 8 tokens at node 0: up to 8 chunks
   plan.expert_work = {{}, {ExpertWork{0, 8, 1.0, 20e6, 0.0}}};
   const std::vector<double> dispatch = {0, 1e6, 0, 0}, combine = {0, 0, 1e6, 0}, sums = {0, 0};
   LayerBuild b;

@@ -90,7 +90,8 @@ def table5_rows(t5):
         fm = [idx[(cl, d, "FasterMoE")] / idx[(cl, d, "Tutel")] for d in ds]
         out.append(row("FasterMoE's iteration time within +1..+4%% of Tutel's, %s" % CLUSTER_NAMES[cl], "Table V",
                        "1.01-1.04x of Tutel", "%s of Tutel" % xs(fm), REGIME % CLUSTER_NAMES[cl], REPRO % "table5",
-                       "reproduced" if all(0.96 <= v <= 1.05 for v in fm) else
+                       # +1..+4%, the gains widened by 25% as every verdict here: 1.0075-1.05x
+                       "reproduced" if all(1.0075 <= v <= 1.05 for v in fm) else
                        "contradicted: our shadowing %s Tutel's time" % ("cuts" if min(fm) < 1 else "adds to")))
     out.insert(0, row("HybridEP up to 5.6x faster than Tutel, FasterMoE and SmartMoE under constrained bandwidth",
                       "abstract; Table V", "up to 5.60x", "up to %.2fx" % max(best), "Table V's clusters",
@@ -128,16 +129,18 @@ def fig13_rows(f13):
     if not f13:
         return [row("Fig. 13", "Sec. V-C", "-", "not run", "-", REPRO % "fig13", "not measured")]
     idx = {(int(r["expert_mib"]), r["variant"]): f(r["step_us"]) for r in f13}
-    sizes = sorted({k[0] for k in idx}, reverse=True)
-    sp = [idx[(s, "EP")] / idx[(s, "HybridEP without SR")] for s in sizes if (s, "HybridEP without SR") in idx]
+    sizes = sorted({k[0] for k in idx if (k[0], "EP") in idx and (k[0], "HybridEP without SR") in idx}, reverse=True)
+    if not sizes:
+        return [row("Fig. 13", "Sec. V-C", "-", "not run", "-", REPRO % "fig13", "not measured")]
+    sp = [idx[(s, "EP")] / idx[(s, "HybridEP without SR")] for s in sizes]
     ep = [idx[(s, "EP")] for s in sizes]
     return [row("Without SR, expert size 32 -> 2 MB at D = 16 MB: HybridEP 1.18-2.57x", "Sec. V-C, Fig. 13",
                 "1.18-2.57x", "%s over EP (%s MB: %s)" % (xs(sp), "/".join(map(str, sizes)), " / ".join(
                     "%.2f" % s for s in sp)), REGIME % CLUSTER_NAMES["L"] + ", 2048 tokens per GPU, hidden 1024",
                 REPRO % "fig13", "%s; the growth as experts shrink (paper 2.57 / 1.18 = 2.2x): %s" % (
-                    verdict(sp, *PAPER_FIG13), "reproduced" if sp[-1] / sp[0] >= 1.25 else
-                    "not reproduced (ours %.2fx: the model keeps the domains inside each DC at every size)"
-                    % (sp[-1] / sp[0]))),
+                    verdict(sp, *PAPER_FIG13), "%s (ours %.2fx)" % (
+                        verdict([sp[-1] / sp[0]], PAPER_FIG13[1] / PAPER_FIG13[0], PAPER_FIG13[1] / PAPER_FIG13[0]),
+                        sp[-1] / sp[0]))),
             row("The baselines' times barely change with the expert size", "Fig. 13", "nearly unchanged",
                 "EP %.2f-%.2f s (%.0f%% spread)" % (min(ep) / 1e6, max(ep) / 1e6, 100 * (max(ep) / min(ep) - 1)),
                 "as above", REPRO % "fig13", "reproduced" if max(ep) / min(ep) < 1.25 else "contradicted")]

@@ -1,4 +1,5 @@
-// The runtime policy "hybridep": its options (docs/FORMATS.md "Runtime policies") and its registry entry.
+// The runtime policy "hybridep": its options (README.md "HybridEP", nmpsim run --list-policies) and its
+// registry entry.
 #include <memory>
 
 #include "nmpsim/methods/hybridep/policy.h"
@@ -59,6 +60,7 @@ HybridOptions hybrid_options(const nlohmann::json& j, const std::string& where) 
     if (o.sr_ratio > 0 || o.sr_keep > 0) f.fail(o.sr_ratio > 0 ? "sr_ratio" : "sr_keep", "SR needs mode stream");
     if (o.grad_return != GradReturn::kFull) f.fail("grad_return", "needs mode stream (resident copies all-reduce)");
     if (o.prefetch != Prefetch::kLayer) f.fail("prefetch", "needs mode stream (resident copies are not gathered)");
+    if (o.choose_once) f.fail("choose", "needs mode stream (resident domains are chosen offline)");
   }
   if (o.grad_return == GradReturn::kCompressed && o.sr_ratio <= 0)
     f.fail("grad_return", "sr compresses the gradients at sr_ratio, which is 0 (off)");

@@ -114,7 +114,7 @@ const DomainLayout& HybridPolicy::choose(const PolicyContext& ctx) {
       // copies' gradients go back over the box (grad_return) beside the backward of the
       // layer's pre-expert part (twice the forward's). The paper's model leaves the backward out as a
       // constant (Sec. V), so its choice is the forward's.
-      const double rs_s = rs / ring[static_cast<size_t>(v)];
+      const double rs_s = rs > 0 ? rs / ring[static_cast<size_t>(v)] : 0.0;
       if (train && !opt_.paper_model) t += std::max(2 * pe, rs_s) + 2 * a2a_s + 2 * expert_s;
       if (!opt_.paper_model) t += expert_s;
       worst = std::max(worst, t);

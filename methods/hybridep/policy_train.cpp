@@ -124,7 +124,7 @@ nlohmann::json HybridPolicy::stats() const {
     in.workers = h_.nodes();
     in.bytes_per_s = bytes_per_s_;
     in.pre_expert_s = pre_expert_sum_s_ / layers_seen_;
-    in.data_bytes = data_sum_ / layers_seen_;
+    in.data_bytes = data_sum_ / std::max(1, choices_);
     double pe = 0;
     for (double b : native_bytes_) pe += b / static_cast<double>(native_bytes_.size());
     in.expert_bytes = pe;

@@ -29,7 +29,8 @@ double copy_bytes_per_weight_byte(const StrategyContext& ctx) {
   const bool stream = ctx.options.at("mode") == "stream";
   const bool train = ctx.shape.kind == StepKind::kTrain;
   const double L = ctx.model.moe_layers;
-  if (stream) return train ? L : 2.0;
+  // prefetch=step gathers every layer's copies at the step's start: all L layers at once.
+  if (stream) return train || ctx.options.value("prefetch", "layer") == "step" ? L : 2.0;
   return train ? L * (2.0 + optimizer_state_bytes(ctx.model) / ctx.model.weight_bytes) : L;
 }
 

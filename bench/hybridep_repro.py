@@ -14,6 +14,8 @@ reported as HybridEP). Sections (each writes OUT/<section>.csv; every row names 
   sens     the headline (Cluster-L, D = 96 MB) under one changed assumption at a time
   fig17    Fig. 17 (reconstruction): G one-GPU DCs (`xdc-1000` and smaller meshes), E = G experts, 2 MoE
            layers, at 1, 10 and 100 Gb/s per DC: EP against HybridEP at S_ED = 8 (a) and at S = G / 8 (b)
+  fig16    Fig. 16: bytes over the DC-to-DC links per step against D, EP and HybridEP (from table5's runs,
+           no run of its own)
   cycle    flow against cycle fidelity on Cluster-S and -M, a small layer (2 MiB experts, 2 MoE layers),
            128 tokens per GPU: EP, Tutel (C = 2), FasterMoE, HybridEP
 Runs nmpsim by argv (no shell). Not a test.
@@ -216,6 +218,28 @@ def fig17(a):
     w.close()
 
 
+def wan_bytes(path):
+    """Bytes over the links between data centres (links.csv level `dc-to-dc`) of one run."""
+    import csv
+    with open(path) as f:
+        return sum(float(r["bytes"]) for r in csv.DictReader(f) if r["level"] == "dc-to-dc")
+
+
+def fig16(a):
+    rows = []
+    for cl in ("M", "L"):
+        for d in TABLE5_D:
+            for variant, suffix in (("EP", "ep"), ("HybridEP", "hybridep")):
+                path = "%s/runs/t5-%s-%d-%s/links.csv" % (a.out, cl, d, suffix)
+                if not os.path.exists(path):
+                    sys.stderr.write("error: fig16: %s is missing (run --sections table5 first)\n" % path)
+                    sys.exit(2)
+                rows.append(dict(cluster=cl, d_mib=d, variant=variant, wan_bytes=wan_bytes(path),
+                                 command="links.csv of table5's run t5-%s-%d-%s" % (cl, d, suffix)))
+    repro_lib.write_csv(os.path.join(a.out, "fig16.csv"), list(rows[0]), rows)
+    repro_lib.progress("fig16")
+
+
 def cycle(a):
     """Each strategy at both fidelities; the flow run's step and MoE communication over the cycle run's."""
     rows = []
@@ -245,7 +269,7 @@ def cycle(a):
 
 def main():
     repro_lib.main(__doc__, {"table5": table5, "table6": table6, "fig13": fig13, "sens": sens, "fig17": fig17,
-                             "cycle": cycle})
+                             "fig16": fig16, "cycle": cycle})
 
 
 if __name__ == "__main__":

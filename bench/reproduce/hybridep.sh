@@ -10,8 +10,8 @@ source "$(dirname "$0")/common.sh"
 docs="$here/../docs"
 resume=()
 [ "${RESUME:-0}" = 1 ] && resume=(--resume)
-step "Table VI, Table V, Fig. 13, sensitivity, Fig. 17, cycle checks"
-python3 "$here/hybridep_repro.py" --bin "$BIN" --out "$OUT" --sections table6,table5,fig13,sens,fig17,cycle \
+step "Table VI, Table V, Fig. 13, sensitivity, Fig. 17, Fig. 16, cycle checks"
+python3 "$here/hybridep_repro.py" --bin "$BIN" --out "$OUT" --sections table6,table5,fig13,sens,fig17,fig16,cycle \
   "${resume[@]}"
 elapsed=$(( $(date +%s) - start ))
 [ "${RESUME:-0}" = 1 ] && elapsed=0  # runs from several invocations: no end-to-end time to state

@@ -182,8 +182,29 @@ def static_rows():
             row("Fusing SREncode / SRDecode cuts their overhead by 30% / 45%", "Fig. 15", "30%, 45%",
                 "modelled fused only (encode 2 P_E + P_E / CR of DRAM, decode P_E / CR + 2 P_E per copy)", "-", "-",
                 "not measured: no unfused variant"),
-            row("EP's traffic grows with tokens, HybridEP's is bounded", "Sec. V-F, Fig. 16", "shape", "-", "-", "-",
-                "not measured yet")]
+]
+
+
+def fig16_rows(f16):
+    """EP's bytes between DCs grow linearly with D (the bytes per MB of D from 6 to 12 MB and from 48 to 96 MB,
+    both at top-2, agree within 10%); HybridEP's grow by at most 1.25x from 6 to 96 MB."""
+    idx = {(r["cluster"], int(r["d_mib"]), r["variant"]): f(r["wan_bytes"]) for r in f16}
+    out = []
+    for cl in ("M", "L"):
+        if (cl, 6, "EP") not in idx or (cl, 96, "HybridEP") not in idx:
+            continue
+        ep, hy = idx[(cl, 96, "EP")] / idx[(cl, 6, "EP")], idx[(cl, 96, "HybridEP")] / idx[(cl, 6, "HybridEP")]
+        lo = (idx[(cl, 12, "EP")] - idx[(cl, 6, "EP")]) / 6
+        hi = (idx[(cl, 96, "EP")] - idx[(cl, 48, "EP")]) / 48
+        linear = abs(hi / lo - 1) <= 0.10
+        out.append(row("EP's traffic between DCs grows with the tokens, HybridEP's is bounded, %s" % CLUSTER_NAMES[cl],
+                       "Sec. V-F, Fig. 16", "EP linear, HybridEP flat",
+                       "D 6 -> 96 MB: EP %.1fx (%.3f GB per MB of D from 6 to 12 MB, %.3f from 48 to 96), HybridEP "
+                       "%.2fx (%.1f GB per step)" % (ep, lo / 1e9, hi / 1e9, hy, idx[(cl, 96, "HybridEP")] / 1e9),
+                       REGIME % CLUSTER_NAMES[cl], REPRO % "table5,fig16",
+                       "reproduced" if linear and hy <= 1.25 else "not reproduced"))
+    return out or [row("EP's traffic grows with tokens, HybridEP's is bounded", "Sec. V-F, Fig. 16", "shape",
+                       "not run", "-", REPRO % "table5,fig16", "not measured")]
 
 
 def cycle_rows(cyc):

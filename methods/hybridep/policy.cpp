@@ -196,7 +196,8 @@ void HybridPolicy::experts_wait(LayerSchedule& s, const DomainLayout& d, const s
   const int experts = s.find_phase(phase_names::kExperts);
   if (experts < 0) return;
   // SR: each copy is restored before its expert computation (SRDecode, recovery and addition fused:
-  // the compressed residual and the shared expert read, the expert written; docs/MODEL.md "HybridEP: SR").
+  // the compressed residual and the shared expert read, the expert written; docs/MODEL.md "HybridEP:
+  // stream model").
   std::map<int, OpId> decoded;  // by node
   auto wait_of = [&](int v) -> OpId {
     const std::vector<int>& box = d.box_of[static_cast<size_t>(v)];

@@ -9,16 +9,10 @@ import os
 
 import hiermoe_claims as hc
 from hiermoe_claims import HD, MEG, MODELS, PAPER_TABLE4, SWAP, f
-from section_lib import parse_args, read_csv, replace_section
+from section_lib import heading, parse_args, read_csv, replace_section
 
 BEGIN, END = "<!-- hiermoe:begin -->", "<!-- hiermoe:end -->"
 NEEDED = ["model", "strategy", "moe_comm_us", "mean_tbt_us", "d_mean"]
-
-
-def heading(title, note, columns):
-    """A table's heading lines: its title, a note (None: none), the header row and the rule."""
-    return (["", "### " + title, ""] + ([note, ""] if note is not None else []) +
-            ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)])
 
 
 def testbed_table(tb):

@@ -8,14 +8,9 @@ Usage: hybridep_section.py OUTDIR REPRODUCTION.md SECONDS
 import os
 
 import hybridep_claims as hc
-from section_lib import parse_args, read_csv, replace_section
+from section_lib import heading, parse_args, read_csv, replace_section
 
 BEGIN, END = "<!-- hybridep:begin -->", "<!-- hybridep:end -->"
-
-
-def heading(title, note, columns):
-    return (["", "### " + title, ""] + ([note, ""] if note is not None else []) +
-            ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)])
 
 
 def table(rows, title, note, keys):

@@ -38,6 +38,12 @@ def verdict(ours, lo, hi):
     return "contradicted"
 
 
+def heading(title, note, columns):
+    """A table's heading lines: its title, a note (None: none), the header row and the rule."""
+    return (["", "### " + title, ""] + ([note, ""] if note is not None else []) +
+            ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)])
+
+
 def read_csv(path, required=None):
     """The rows of `path` ([] when it does not exist, unless `required` names the fields it must have:
     then a missing file, a missing field or an empty field is a one-line error, exit 2)."""

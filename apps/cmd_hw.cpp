@@ -114,8 +114,8 @@ int run_exercise(const hw::HardwareSpec& spec, const std::string& vcd, const std
   out.commit();
   const std::string err = sys.mesh().network().check_conservation();
   if (!err.empty() || sys.mesh().network().stalled()) {
-    std::fprintf(stderr, "nmpsim hw: NoC check failed: %s\n",
-                 err.empty() ? sys.mesh().network().stall_report().c_str() : err.c_str());
+    const noc::Network& net = sys.mesh().network();
+    std::fprintf(stderr, "nmpsim hw: model failure: %s\n", net.stalled() ? net.stall_report().c_str() : err.c_str());
     return kExitCheckFailed;
   }
   return kExitOk;

@@ -12,6 +12,7 @@
 #include "nmpsim/apps/commands.h"
 #include "nmpsim/apps/noc_curve.h"
 #include "nmpsim/apps/router_choice.h"
+#include "nmpsim/base/model_failure.h"
 #include "nmpsim/base/output_files.h"
 #include "nmpsim/noc/testbench.h"
 
@@ -125,7 +126,7 @@ void print_report(std::FILE* rep, const noc::TestbenchConfig& cfg, const noc::Te
   std::fprintf(rep, "  simulated %llu cycles in %.3f s = %.0f cycles/s\n",
                static_cast<unsigned long long>(r.simulated_cycles), r.wall_seconds, r.simulated_cycles_per_second());
   if (!vcd_path.empty()) std::fprintf(rep, "  RTL router %d signals written to %s\n", vcd_node, vcd_path.c_str());
-  if (s.measured_packets_undelivered)
+  if (s.measured_packets_undelivered && !r.stalled)  // a stall is reported as such
     std::fprintf(rep,
                  "  warning: %llu measured packets were still undelivered after %llu drain cycles "
                  "(offered load beyond saturation); latency covers delivered packets only\n",
@@ -224,22 +225,22 @@ int run_single(const NocArgs& a, const RouterChoice& rc, bool quiet, std::FILE* 
   // The VCD grows while the simulation runs: it is staged and put in place when the run is complete.
   const std::string vcd_tmp = a.vcd_path.empty() ? "" : out.stage(a.vcd_path, "--vcd");
   const noc::TestbenchResult r = run_noc_testbench(cfg, rc, vcd_tmp, a.vcd_node);
-  if (!quiet) print_report(rep, cfg, r, a.traffic, a.router, a.vcd_path, a.vcd_node);
+  if (!quiet) {
+    print_report(rep, cfg, r, a.traffic, a.router, a.vcd_path, a.vcd_node);
+    if (const std::string note = adapter_note(rc, cfg.noc); !note.empty()) std::fprintf(rep, "  %s\n", note.c_str());
+  }
   if (!a.json_path.empty()) out.write(a.json_path, result_json(cfg, r, rc).dump(2) + "\n", "--json");
   out.commit();
-  if (r.stalled) {
-    std::fprintf(stderr, "%s\n", r.stall_report.c_str());
-    return kExitCheckFailed;
-  }
-  if (!r.router_error.empty()) {
-    std::fprintf(stderr, "nmpsim noc: router error: %s\n", r.router_error.c_str());
-    return kExitCheckFailed;
-  }
-  if (!r.conservation_error.empty()) {
-    std::fprintf(stderr, "nmpsim noc: flit conservation violated: %s\n", r.conservation_error.c_str());
-    return kExitCheckFailed;
-  }
-  return kExitOk;
+  // The first cause first, on one line: a router's own error, then a failed check (which the stall
+  // report carries when the mesh stalled after it), then the stall.
+  std::string failure = r.router_error.empty() ? "" : "router error: " + r.router_error;
+  const std::string check = r.stalled                      ? r.stall_report
+                            : r.conservation_error.empty() ? ""
+                                                           : "noc: check failed at " + r.conservation_error;
+  if (!check.empty()) failure += (failure.empty() ? "" : "; ") + check;
+  if (failure.empty()) return kExitOk;
+  std::fprintf(stderr, "nmpsim noc: model failure: %s\n", base::one_line(failure).c_str());
+  return kExitCheckFailed;
 }
 
 }  // namespace

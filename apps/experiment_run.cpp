@@ -10,6 +10,7 @@
 #include "nmpsim/apps/cli_common.h"
 #include "nmpsim/apps/experiment.h"
 #include "nmpsim/apps/workers.h"
+#include "nmpsim/base/model_failure.h"
 #include "nmpsim/firmware/cycle_executor.h"
 #include "nmpsim/flow/flow_executor.h"
 #include "nmpsim/hw/system.h"
@@ -127,10 +128,10 @@ hw::SystemOptions system_options(const ExperimentOptions& opt) {
 
 void check_conservation(hw::System& sys) {
   const std::string err = sys.mesh().network().check_conservation();
-  if (!err.empty()) throw std::runtime_error("NoC conservation violated: " + err);
+  if (!err.empty()) throw base::ModelFailure("NoC check failed: " + err);
   // Pin-level routers report what only they can see (e.g. a flit into a full buffer).
   if (noc::PinMesh* pins = sys.mesh().pin_mesh(); pins && !pins->router_error().empty())
-    throw std::runtime_error("NoC router error: " + pins->router_error());
+    throw base::ModelFailure("NoC router error: " + pins->router_error());
 }
 
 /// The strategies `which` (indices into e.placements), each in its own worker process with its own

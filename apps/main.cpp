@@ -11,7 +11,9 @@
 
 #include "nmpsim/apps/cli_common.h"
 #include "nmpsim/apps/commands.h"
+#include "nmpsim/apps/router_choice.h"
 #include "nmpsim/base/cleanup.h"
+#include "nmpsim/base/model_failure.h"
 #include "nmpsim/mapping/base_names.h"
 #include "nmpsim/noc/noc_config.h"
 
@@ -30,7 +32,9 @@ const char* kUsage =
     "  sweep   design-space sweeps: axes over hardware and run fields, each point in its own process\n\n"
     "Options:\n"
     "  --help      show this help\n"
-    "  --version   print the version\n\n"
+    "  --version   print the version\n"
+    "  --rtl-plugin FILE   (with any command, repeatable) load router RTL built out of tree into a plugin\n"
+    "              (docs/RTL.md \"Out of tree\"); also from NMPSIM_RTL_PLUGINS (paths separated by ':')\n\n"
     "Exit codes: 0 ok, 1 a simulation check failed (stall, conservation), 2 bad input.\n";
 
 /// SystemC's messages go to stderr on one line (its default handler writes to stdout); its
@@ -53,7 +57,8 @@ void systemc_report(const sc_core::sc_report& rep, const sc_core::sc_actions& ac
 /// An error message on one line (the error types already are; Boost's and the library's may not be).
 std::string one_line(const char* what) { return nmpsim::mapping::one_line(what); }
 
-int run(const std::vector<std::string>& argv) {
+/// The command `argv[0]` with the rest of `argv` (which no longer holds --rtl-plugin options).
+int dispatch(const std::vector<std::string>& argv) {
   using namespace nmpsim::apps;
   if (argv.empty()) {
     std::fputs(kUsage, stderr);
@@ -67,27 +72,39 @@ int run(const std::vector<std::string>& argv) {
     std::cout << "nmpsim 0.1.0\n";
     return kExitOk;
   }
-  const std::string cmd = argv[0];
+  const std::string& cmd = argv[0];
   const std::vector<std::string> rest(argv.begin() + 1, argv.end());
+  if (cmd == "noc") return cmd_noc(rest);
+  if (cmd == "hw") return cmd_hw(rest);
+  if (cmd == "run") return cmd_run(rest);
+  if (cmd == "place") return cmd_place(rest);
+  if (cmd == "model") return cmd_model(rest);
+  if (cmd == "sweep") return cmd_sweep(rest);
+  throw UsageError("unknown command '" + cmd + "' (try nmpsim --help)");
+}
+
+int run(std::vector<std::string> argv) {
+  using namespace nmpsim::apps;
+  std::string who = "nmpsim";  // "nmpsim CMD" in messages once the command is known
   try {
-    if (cmd == "noc") return cmd_noc(rest);
-    if (cmd == "hw") return cmd_hw(rest);
-    if (cmd == "run") return cmd_run(rest);
-    if (cmd == "place") return cmd_place(rest);
-    if (cmd == "model") return cmd_model(rest);
-    if (cmd == "sweep") return cmd_sweep(rest);
-    throw UsageError("unknown command '" + cmd + "' (try nmpsim --help)");
+    if (!argv.empty() && argv[0].rfind('-', 0) != 0) who += " " + argv[0];
+    load_rtl_plugins(argv);  // any command: --rtl-plugin may stand before it
+    if (who == "nmpsim" && !argv.empty()) who += " " + argv[0];
+    return dispatch(argv);
   } catch (const UsageError& e) {
-    std::fprintf(stderr, "nmpsim %s: error: %s\n", cmd.c_str(), one_line(e.what()).c_str());
+    std::fprintf(stderr, "%s: error: %s\n", who.c_str(), one_line(e.what()).c_str());
   } catch (const nmpsim::noc::ConfigError& e) {
-    std::fprintf(stderr, "nmpsim %s: error: %s\n", cmd.c_str(), one_line(e.what()).c_str());
+    std::fprintf(stderr, "%s: error: %s\n", who.c_str(), one_line(e.what()).c_str());
   } catch (const nmpsim::mapping::InputError& e) {
-    std::fprintf(stderr, "nmpsim %s: error: %s\n", cmd.c_str(), one_line(e.what()).c_str());
+    std::fprintf(stderr, "%s: error: %s\n", who.c_str(), one_line(e.what()).c_str());
   } catch (const std::out_of_range& e) {
-    std::fprintf(stderr, "nmpsim %s: error: %s\n", cmd.c_str(), one_line(e.what()).c_str());
+    std::fprintf(stderr, "%s: error: %s\n", who.c_str(), one_line(e.what()).c_str());
+  } catch (const nmpsim::base::ModelFailure& e) {
+    std::fprintf(stderr, "%s: model failure: %s\n", who.c_str(), one_line(e.what()).c_str());
+    return kExitCheckFailed;
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "nmpsim %s: error: out of memory: the inputs ask for more memory than this machine has\n",
-                 cmd.c_str());
+    std::fprintf(stderr, "%s: error: out of memory: the inputs ask for more memory than this machine has\n",
+                 who.c_str());
   }
   return kExitUsage;
 }

@@ -50,9 +50,11 @@ struct Point {
 
 Point point_of(const noc::TestbenchResult& r) {
   Point p{r.stats.packet_latency_cycles.avg, r.stats.accepted_flits_per_node_cycle, ""};
+  // The first cause: a router's own error, else the stall (whose report starts with any check that
+  // failed before it), else the failed check.
+  if (!r.conservation_error.empty()) p.failure = r.conservation_error;
   if (r.stalled) p.failure = r.stall_report;
   if (!r.router_error.empty()) p.failure = "router error: " + r.router_error;
-  if (!r.conservation_error.empty()) p.failure = r.conservation_error;
   return p;
 }
 

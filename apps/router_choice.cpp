@@ -1,5 +1,7 @@
 #include "nmpsim/apps/router_choice.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <sstream>
 
 #include "nmpsim/apps/cli_common.h"
@@ -30,6 +32,51 @@ std::set<int> parse_node_list(const std::string& text, int nodes) {
 }
 
 }  // namespace
+
+void load_rtl_plugins(std::vector<std::string>& args) {
+  std::vector<std::string> files;
+  if (const char* env = std::getenv("NMPSIM_RTL_PLUGINS"); env != nullptr && *env != '\0') {
+    std::string list(env);
+    for (size_t at = 0; at <= list.size();) {
+      const size_t end = std::min(list.find(':', at), list.size());
+      if (end > at) files.push_back(list.substr(at, end - at));
+      at = end + 1;
+    }
+  }
+  const std::string opt = "--rtl-plugin";
+  for (size_t i = 0; i < args.size();) {
+    if (args[i] == opt) {
+      if (i + 1 >= args.size()) throw UsageError("--rtl-plugin: the option needs a file");
+      files.push_back(args[i + 1]);
+      args.erase(args.begin() + static_cast<long>(i), args.begin() + static_cast<long>(i) + 2);
+    } else if (args[i].rfind(opt + "=", 0) == 0) {
+      files.push_back(args[i].substr(opt.size() + 1));
+      args.erase(args.begin() + static_cast<long>(i));
+    } else {
+      ++i;
+    }
+  }
+  std::string all;
+  for (const std::string& f : files) {
+    if (f.empty() || f.find(':') != std::string::npos)
+      throw UsageError("--rtl-plugin: '" + f + "' is not a file name (empty, or contains ':')");
+  }
+  for (const std::string& f : files) {
+    all += (all.empty() ? "" : ":") + rtl::load_rtl_plugin(f);
+  }
+  if (!all.empty()) ::setenv("NMPSIM_RTL_PLUGINS", all.c_str(), 1);
+}
+
+std::string adapter_note(const RouterChoice& rc, const noc::NocConfig& noc) {
+  const rtl::DescribedRouter* r = rc.own_rtl ? rtl::find_described_router(rc.rtl_name) : nullptr;
+  if (r == nullptr || r->description.protocol == rtl::Protocol::kCredit) return "";
+  const rtl::RouterDescription& d = r->description;
+  const char* protocol = d.protocol == rtl::Protocol::kValidStop ? "valid/stop"
+                         : d.valid_hold                          ? "valid/ready"
+                                                                 : "valid/ready without hold";
+  return "rtl:" + d.name + " (" + protocol + ") sits behind the adapter's " + std::to_string(noc.buffer_flits) +
+         "-flit credit buffer per input (noc.buffer_flits), in front of its own FIFOs";
+}
 
 const std::vector<RtlRouterInfo>& rtl_routers() {
   static const std::vector<RtlRouterInfo> all = [] {
@@ -114,7 +161,7 @@ RouterChoice parse_router_choice(const std::string& router, const std::string& r
     rtl::check_rtl_fits(noc);
   } else if (!rc.rtl_name.empty()) {
     const rtl::DescribedRouter& r = *rtl::find_described_router(rc.rtl_name);
-    rtl::check_fits(r, noc.buffer_flits, noc.width, noc.height);
+    rtl::check_fits(r, noc.buffer_flits, noc.width, noc.height, noc.max_packet_flits);
     for (int n = 0; n < noc.nodes(); ++n)
       if (rc.rtl_at(n)) rtl::check_credit_links(r, noc::RouterParams::of(noc, n));
   }

@@ -45,6 +45,14 @@ RouterChoice parse_router_choice(const std::string& router, const std::string& r
 /// engine model, so --router defaults to sc and engine is refused. Sets noc.router_kind and noc.vcs.
 void settle_noc_router(const std::string& router_kind, bool kind_given, bool vcs_given, bool router_given,
                        std::string& router, noc::NocConfig& noc);
+/// Loads the router plugins named by NMPSIM_RTL_PLUGINS (paths separated by ':') and by every
+/// `--rtl-plugin FILE` (or `--rtl-plugin=FILE`) in `args`, which it removes; then sets
+/// NMPSIM_RTL_PLUGINS to all of them, so that the processes a command starts load them too. Throws
+/// UsageError or noc::ConfigError (one line naming the file).
+void load_rtl_plugins(std::vector<std::string>& args);
+/// For a described valid/stop or valid/ready router: one line saying what the adapter adds in front
+/// of it ("... behind the adapter's 8-flit buffer per input ..."); empty otherwise.
+std::string adapter_note(const RouterChoice& rc, const noc::NocConfig& noc);
 /// The routers' factory: empty for the engine.
 noc::RouterFactory router_factory(const RouterChoice& rc);
 

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "nmpsim/base/cleanup.h"
+#include "nmpsim/base/model_failure.h"
 #include "nmpsim/mapping/base_names.h"
 #include "nmpsim/noc/noc_config.h"
 
@@ -18,7 +19,7 @@ namespace nmpsim::apps {
 namespace {
 
 // A child's answer, in an anonymous temporary file (gone when closed): one status byte, then text.
-enum : char { kOk = '0', kFailed = '1', kBadInput = '2' };
+enum : char { kOk = '0', kFailed = '1', kBadInput = '2', kModelFailed = '3' };
 
 void write_all(int fd, const std::string& s) {
   size_t done = 0;
@@ -50,6 +51,9 @@ std::string read_all(FILE* f) {
   } catch (const noc::ConfigError& e) {  // a configuration the job's hardware refuses: bad input too
     status = kBadInput;
     text = e.what();
+  } catch (const base::ModelFailure& e) {
+    status = kModelFailed;
+    text = e.what();
   } catch (const std::exception& e) {
     status = kFailed;
     text = e.what();
@@ -72,7 +76,7 @@ std::vector<std::string> run_in_workers(int count, int jobs, const std::vector<s
   std::vector<std::string> results(static_cast<size_t>(count));
   std::map<pid_t, std::pair<int, FILE*>> running;
   std::string first_error;
-  bool bad_input = false;
+  bool bad_input = false, model_failed = false;
   auto reap = [&] {
     int status = 0;
     const pid_t pid = ::waitpid(-1, &status, 0);
@@ -97,6 +101,7 @@ std::vector<std::string> run_in_workers(int count, int jobs, const std::vector<s
     if (!error.empty() && first_error.empty()) {
       first_error = error;
       bad_input = !answer.empty() && answer[0] == kBadInput;
+      model_failed = !answer.empty() && answer[0] == kModelFailed;
     }
     if (on_done) on_done(i);
   };
@@ -118,6 +123,7 @@ std::vector<std::string> run_in_workers(int count, int jobs, const std::vector<s
   while (!running.empty()) reap();
   if (!first_error.empty()) {
     if (bad_input) throw mapping::InputError(first_error);
+    if (model_failed) throw base::ModelFailure(first_error);
     throw std::runtime_error(first_error);
   }
   return results;

@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "nmpsim/base/model_failure.h"
+
 namespace nmpsim::firmware {
 
 using mapping::Op;
@@ -147,7 +149,7 @@ void CycleExecutor::run_until(Done done, const char* what) {
     if (!sc_core::sc_pending_activity())
       throw std::runtime_error(std::string("firmware: ") + what + " never finished (nothing left to simulate)");
     sc_core::sc_start();
-    if (net.stalled()) throw std::runtime_error(net.stall_report());
+    if (net.stalled()) throw base::ModelFailure(net.stall_report());
   }
 }
 

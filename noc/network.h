@@ -80,6 +80,10 @@ class Network {
 
   const NocConfig& config() const { return cfg_; }
   const MeshGeometry& geometry() const { return geo_; }
+  /// The flits of live packet `packet` (a flit's packet id), or 0 when no such packet is in flight.
+  int packet_flits(uint32_t packet) const {
+    return packet < packets_.size() ? static_cast<int>(packets_[packet].flits) : 0;
+  }
   int nodes() const { return geo_.width * geo_.height; }
 
   /// Queues a message of `bytes` from src to dst, injectable from `cycle` on. Cut into packets of

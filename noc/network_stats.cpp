@@ -31,7 +31,12 @@ LatencySummary LatencySummary::of(std::vector<uint32_t> s) {
 void Network::fire_watchdog() {
   stalled_ = true;
   std::ostringstream os;
-  os << "noc: stall at cycle " << cycle_ << ": no flit moved for " << (cycle_ - last_progress_) << " cycles with "
+  // A check that failed before the stall is its likely cause: it comes first.
+  if (violations_)
+    os << "noc: check failed at " << first_violation_ << " (" << violations_ << " violations in all); then a ";
+  else
+    os << "noc: ";
+  os << "stall at cycle " << cycle_ << ": no flit moved for " << (cycle_ - last_progress_) << " cycles with "
      << flits_in_flight() << " flits in flight and " << flits_queued_at_sources() << " queued at sources. ";
   int listed = 0, stuck = 0;
   for (int node = 0; node < nodes(); ++node) {

@@ -40,7 +40,9 @@ PinMesh::PinMesh(sc_core::sc_module_name name, const NocConfig& cfg, const Route
   const int n = cfg.nodes();
   routers_.resize(static_cast<size_t>(n));
   for (int node = 0; node < n; ++node) {
-    std::unique_ptr<RouterPins> r = factory("router_" + std::to_string(node), RouterParams::of(cfg, node));
+    RouterParams params = RouterParams::of(cfg, node);
+    params.packet_flits = [this](uint32_t packet) { return net_.packet_flits(packet); };
+    std::unique_ptr<RouterPins> r = factory("router_" + std::to_string(node), params);
     if (!r) continue;
     r->clk(clk_);
     r->rst(rst_);

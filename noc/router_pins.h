@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <systemc>
 
@@ -31,6 +32,10 @@ struct RouterParams {
   int router_delay_cycles = 2;
   int ni_ports = 1;                      ///< local ports (NocConfig::ni_ports): pins kLocal .. kLocal + ni_ports - 1
   OutputLinkTiming links[kNumMeshDirs];  ///< per output direction; edge ports keep the default
+  int max_packet_flits = 16;             ///< NocConfig::max_packet_flits
+  /// The flit count of a live packet by its id (the mesh's network sets it; empty elsewhere): what a
+  /// network interface knows, for routers whose head flit carries the packet's length.
+  std::function<int(uint32_t packet)> packet_flits;
   int ports() const { return kNumMeshDirs + ni_ports; }
   static RouterParams of(const NocConfig& cfg, int node);
 };

@@ -64,7 +64,7 @@ void ValidStopAdapter::take_inputs(uint32_t (&credit_out)[kNumPorts]) {
   for (int p = 0; p < kNumPorts; ++p) {
     const bool has = !in_q_[p].empty();
     // valid/stop: offer only when not stopped; valid/ready: whenever there is a flit.
-    pins_.in_valid[p] = has && (handshake_ == Handshake::kValidReady || !pins_.in_stop[p]);
+    pins_.in_valid[p] = has && (handshake_ != Handshake::kValidStop || !pins_.in_stop[p]);
     pins_.in_flit[p] = pins_.in_valid[p] ? mesh_to_la(in_q_[p].front(), params_.node, params_.geo) : 0;
     if (!pins_.in_valid[p] || pins_.in_stop[p]) continue;
     in_q_[p].pop_front();
@@ -75,7 +75,7 @@ void ValidStopAdapter::take_inputs(uint32_t (&credit_out)[kNumPorts]) {
 bool ValidStopAdapter::leaves(int o, uint64_t now_q) {
   const bool valid = pins_.out_valid[o];
   if (handshake_ == Handshake::kValidStop) return valid;
-  if (held_[o] && (!valid || pins_.out_flit[o] != held_flit_[o]))
+  if (handshake_ == Handshake::kValidReady && held_[o] && (!valid || pins_.out_flit[o] != held_flit_[o]))
     fail(std::string("the flit presented on ") + port_name(o) + (valid ? " changed" : " was withdrawn") +
          " before ready took it (valid/ready)");
   const bool ready = o == kLocal || (credits_[o] > 0 && link_free_q_[o] <= now_q);

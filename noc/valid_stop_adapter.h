@@ -28,7 +28,9 @@
 
 namespace nmpsim::noc {
 
-enum class Handshake { kValidStop, kValidReady };
+/// kValidReadyNoHold: valid/ready where a flit presented but not taken may change or go (the
+/// router re-arbitrates); the hold check is off.
+enum class Handshake { kValidStop, kValidReady, kValidReadyNoHold };
 
 class ValidStopAdapter : public RouterPins {
  public:

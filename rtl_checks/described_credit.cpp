@@ -23,7 +23,7 @@ void check_credit_links(const DescribedRouter& r, const noc::RouterParams& p) {
 
 DescribedCreditRouter::DescribedCreditRouter(sc_core::sc_module_name name, const noc::RouterParams& p,
                                              const DescribedRouter& r)
-    : RouterPins(name, p), d_(r.description), format_(r.description, p.node, p.geo) {
+    : RouterPins(name, p), d_(r.description), format_(r.description, p.node, p.geo, p.packet_flits) {
   if (p.vcs != 1)
     throw noc::ConfigError("noc: the RTL router '" + d_.name + "' has no virtual channels: noc.vcs must be 1 (got " +
                            std::to_string(p.vcs) + ")");
@@ -31,10 +31,11 @@ DescribedCreditRouter::DescribedCreditRouter(sc_core::sc_module_name name, const
     throw noc::ConfigError("noc: the RTL router '" + d_.name + "' has one local port: noc.ni_ports must be 1 (got " +
                            std::to_string(p.ni_ports) + ")");
   check_credit_links(r, p);
-  check_fits(r, p.buffer_flits, p.geo.width, p.geo.height);
+  check_fits(r, p.buffer_flits, p.geo.width, p.geo.height, p.max_packet_flits);
   io_ = r.make(StrapValues{p.geo.x(p.node), p.geo.y(p.node), p.geo.width, p.geo.height, p.buffer_flits});
   reset_pins();
   io_->clock(true);
+  outputs_.take(*io_);
   SC_METHOD(on_edge);
   sensitive << clk.pos();
   dont_initialize();
@@ -52,6 +53,7 @@ void DescribedCreditRouter::on_edge() {
   if (rst.read()) {
     reset_pins();
     io_->clock(true);
+    outputs_.take(*io_);
     format_.clear();
     for (int p = 0; p < noc::kNumPorts; ++p) {
       out_flit[p].write(0);
@@ -68,6 +70,8 @@ void DescribedCreditRouter::on_edge() {
     io_->set_in_flit(p, valid ? format_.to_router(noc::mesh_to_la(w, params_.node, geo)) : FlitBits{});
     io_->set_flow_in(p, p != noc::kLocal && noc::credit_word_valid(in_credit[p].read()));
   }
+  io_->settle();
+  if (const std::string path = outputs_.changed_since(*io_); !path.empty()) fail(path);
   io_->clock(false);
   for (int p = 0; p < noc::kNumPorts; ++p) {
     uint64_t w = 0;
@@ -81,7 +85,12 @@ void DescribedCreditRouter::on_edge() {
     out_credit[p].write(io_->flow_out(p) ? noc::encode_credit_word(0) : 0);
   }
   if (!format_.error().empty()) fail(format_.error());
+  outputs_.take(*io_);
   ++cycle_;
+}
+
+void DescribedCreditRouter::open_vcd(const std::string& path) {
+  if (const std::string why = io_->open_vcd(path); !why.empty()) throw noc::ConfigError(why);
 }
 
 void DescribedCreditRouter::fail(const std::string& what) {

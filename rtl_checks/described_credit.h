@@ -25,7 +25,7 @@ class DescribedCreditRouter : public noc::RouterPins {
   DescribedCreditRouter(sc_core::sc_module_name name, const noc::RouterParams& p, const DescribedRouter& r);
   const char* implementation() const override { return "rtl"; }
   std::string error() const override { return error_; }
-  void open_vcd(const std::string& path) override { io_->open_vcd(path); }
+  void open_vcd(const std::string& path) override;
 
  private:
   void on_edge();
@@ -35,6 +35,7 @@ class DescribedCreditRouter : public noc::RouterPins {
   const RouterDescription& d_;
   FlitFormat format_;
   std::unique_ptr<RtlPinIo> io_;
+  PinSnapshot outputs_;  // as of the last edge
   uint64_t cycle_ = 0;
   std::string error_;
 };

@@ -20,6 +20,8 @@ std::vector<DescribedRouter>& registry() {
 }  // namespace
 
 void register_described_router(const std::string& name, const std::string& json, PinIoMaker make) {
+  for (const DescribedRouter& r : registry())
+    if (r.description.name == name) throw noc::ConfigError("RTL router '" + name + "' is registered twice");
   registry().push_back(DescribedRouter{RouterDescription::parse(name, json), std::move(make)});
 }
 
@@ -34,21 +36,44 @@ const DescribedRouter* find_described_router(const std::string& name) {
   return nullptr;
 }
 
-void check_fits(const DescribedRouter& r, int buffer_flits, int width, int height) {
+void check_fits(const DescribedRouter& r, int buffer_flits, int width, int height, int max_packet_flits) {
   const RouterDescription& d = r.description;
-  if (buffer_flits < 1 || buffer_flits > d.max_buffer_flits)
+  if (d.max_buffer_flits > 0 && (buffer_flits < 1 || buffer_flits > d.max_buffer_flits))
     throw noc::ConfigError("noc: the RTL router '" + d.name + "' holds 1.." + std::to_string(d.max_buffer_flits) +
                            " flits per input, not " + std::to_string(buffer_flits) +
                            " (noc.buffer_flits; max_buffer_flits in its description)");
+  const std::string mesh = std::to_string(width) + "x" + std::to_string(height) + " mesh";
   for (const auto& [f, extent, key] : {std::tuple{d.dst_x, width, "flit.dst_x"}, {d.dst_y, height, "flit.dst_y"}})
     if (extent > 0 && static_cast<uint64_t>(extent - 1) > f.mask())
       throw noc::ConfigError("noc: the RTL router '" + d.name + "' names destinations in " + std::to_string(f.width) +
-                             " bits (" + key + "), too few for a " + std::to_string(width) + "x" +
-                             std::to_string(height) + " mesh");
+                             " bits (" + key + "), too few for a " + mesh);
+  for (const Strap& s : d.straps) {
+    const int most = s.value == "x"        ? width - 1
+                     : s.value == "y"      ? height - 1
+                     : s.value == "width"  ? width
+                     : s.value == "height" ? height
+                                           : 0;
+    if (width > 0 && s.width > 0 && s.width < 31 && most >> s.width)
+      throw noc::ConfigError("noc: the RTL router '" + d.name + "' takes " + s.value + " in " +
+                             std::to_string(s.width) + " bits (straps." + s.key + "), too few for a " + mesh);
+  }
+  const int longest = static_cast<int>(d.length_value(max_packet_flits));
+  if (max_packet_flits > 0 && d.length.width > 0 && d.length.width < 31 && longest >> d.length.width)
+    throw noc::ConfigError("noc: the RTL router '" + d.name + "' counts packet lengths in " +
+                           std::to_string(d.length.width) + " bits (flit.length), too few for packets of " +
+                           std::to_string(max_packet_flits) + " flits (noc.max_packet_flits)");
 }
 
-FlitFormat::FlitFormat(const RouterDescription& d, int node, const noc::MeshGeometry& geo)
-    : d_(d), node_(node), geo_(geo), handles_(d.payload.width < kDirectPayloadBits) {
+FlitFormat::FlitFormat(const RouterDescription& d, int node, const noc::MeshGeometry& geo,
+                       std::function<int(uint32_t)> packet_flits)
+    : d_(d),
+      node_(node),
+      geo_(geo),
+      packet_flits_(std::move(packet_flits)),
+      handles_(d.payload.width < kDirectPayloadBits) {
+  if (d.length.width > 0 && !packet_flits_)
+    throw noc::ConfigError("noc: the RTL router '" + d.name +
+                           "' reads packet lengths (flit.length), which only a mesh's network can give");
   if (!handles_) return;
   const size_t n = size_t{1} << std::min(d.payload.width, 16);
   payload_.assign(n, 0);
@@ -57,6 +82,7 @@ FlitFormat::FlitFormat(const RouterDescription& d, int node, const noc::MeshGeom
 }
 
 void FlitFormat::clear() {
+  left_.fill(0);
   if (!handles_) return;
   free_.clear();
   for (size_t h = payload_.size(); h-- > 0;) free_.push_back(static_cast<uint32_t>(h));
@@ -67,6 +93,7 @@ void FlitFormat::clear() {
 FlitBits FlitFormat::to_router(uint64_t la) {
   using noc::LaFlit;
   uint64_t payload = LaFlit::payload(la);
+  const uint64_t length = d_.length.width ? d_.length_value(packet_flits_(static_cast<uint32_t>(payload >> 16))) : 0;
   if (handles_) {
     if (free_.empty()) {
       if (error_.empty())
@@ -87,11 +114,23 @@ FlitBits FlitFormat::to_router(uint64_t la) {
   d_.dst_x.put(w, static_cast<uint64_t>(LaFlit::x(la)));
   d_.dst_y.put(w, static_cast<uint64_t>(LaFlit::y(la)));
   d_.lookahead_port.put(w, static_cast<uint64_t>(LaFlit::la_port(la)));
+  d_.length.put(w, length);  // in every flit: a router reads it in the head and carries the rest
   d_.payload.put(w, payload);
   return w;
 }
 
-void FlitFormat::release(const FlitBits& w) {
+std::pair<bool, bool> FlitFormat::framing(const FlitBits& w, int port) const {
+  if (d_.head.width > 0) return {d_.head.get(w) != 0, d_.tail.get(w) != 0};
+  if (left_[port] > 0) return {false, left_[port] == 1};
+  const uint64_t n = d_.length.get(w) + (d_.length_total ? 0 : 1);  // the packet's flits, from its head
+  return {true, n <= 1};
+}
+
+void FlitFormat::moved(const FlitBits& w, int port) {
+  if (d_.head.width == 0) {
+    const uint64_t n = d_.length.get(w) + (d_.length_total ? 0 : 1);
+    left_[port] = left_[port] > 0 ? left_[port] - 1 : static_cast<int>(n > 0 ? n - 1 : 0);
+  }
   const uint64_t h = d_.payload.get(w);
   if (!handles_ || h >= live_.size() || !live_[h]) return;
   live_[h] = false;
@@ -109,24 +148,41 @@ uint64_t FlitFormat::from_router(const FlitBits& w, int out_port, bool keep) {
   uint64_t payload = d_.payload.get(w);
   if (handles_) {
     const uint64_t h = payload;
-    if (h >= live_.size() || !live_[h]) {
-      if (error_.empty())
-        error_ = "sent a flit whose payload handle " + std::to_string(h) +
-                 " names no flit it holds (duplicated, forged or payload not carried unchanged)";
-      payload = 0;
-    } else {
+    payload = 0;
+    if (h < live_.size() && live_[h])
       payload = payload_[h];
-      if (!keep) release(w);
-    }
+    else if (error_.empty())
+      error_ = "sent a flit whose payload handle " + std::to_string(h) +
+               " names no flit it holds (duplicated, forged or payload not carried unchanged)";
   }
-  return noc::LaFlit::make(d_.head.get(w) != 0, d_.tail.get(w) != 0, x, y, la, payload);
+  const auto [head, tail] = framing(w, out_port);
+  if (!keep) moved(w, out_port);
+  return noc::LaFlit::make(head, tail, x, y, la, payload);
 }
 
-DescribedCore::DescribedCore(const DescribedRouter& r, int node, const noc::MeshGeometry& geo, int buffer_flits)
-    : d_(r.description), format_(r.description, node, geo) {
-  check_fits(r, buffer_flits, geo.width, geo.height);
-  io_ = r.make(StrapValues{geo.x(node), geo.y(node), geo.width, geo.height, buffer_flits});
+DescribedCore::DescribedCore(const DescribedRouter& r, const noc::RouterParams& p)
+    : d_(r.description), format_(r.description, p.node, p.geo, p.packet_flits) {
+  const noc::MeshGeometry& geo = p.geo;
+  check_fits(r, p.buffer_flits, geo.width, geo.height, p.max_packet_flits);
+  io_ = r.make(StrapValues{geo.x(p.node), geo.y(p.node), geo.width, geo.height, p.buffer_flits});
   DescribedCore::reset();
+}
+
+namespace {
+noc::RouterParams alone(int node, const noc::MeshGeometry& geo, int buffer_flits) {
+  noc::RouterParams p;
+  p.node = node;
+  p.geo = geo;
+  p.buffer_flits = buffer_flits;
+  return p;
+}
+}  // namespace
+
+DescribedCore::DescribedCore(const DescribedRouter& r, int node, const noc::MeshGeometry& geo, int buffer_flits)
+    : DescribedCore(r, alone(node, geo, buffer_flits)) {}
+
+void DescribedCore::open_vcd(const std::string& path) {
+  if (const std::string why = io_->open_vcd(path); !why.empty()) throw noc::ConfigError(why);
 }
 
 void DescribedCore::reset() {
@@ -139,6 +195,7 @@ void DescribedCore::reset() {
   format_.clear();
   in_pending_.fill(false);
   out_pending_.fill(false);
+  outputs_.take(*io_);
 }
 
 void DescribedCore::edge(noc::LaPins& pins) {
@@ -146,7 +203,7 @@ void DescribedCore::edge(noc::LaPins& pins) {
   for (int p = 0; p < noc::kNumPorts; ++p) {
     // valid/ready: the flit presented on output p since the last edge moves at this one if ready.
     if (out_pending_[p] && !pins.out_stop[p]) {
-      format_.release(out_word_[p]);
+      format_.moved(out_word_[p], p);
       out_pending_[p] = false;
     }
     if (pins.in_valid[p] && !in_pending_[p]) {  // a flit presented for the first time
@@ -158,6 +215,8 @@ void DescribedCore::edge(noc::LaPins& pins) {
     io_->set_flow_in(p, pins.out_stop[p] != ready);
     if (pins.in_valid[p] && !pins.in_stop[p]) in_pending_[p] = false;  // taken at this edge
   }
+  io_->settle();
+  if (const std::string path = outputs_.changed_since(*io_); !path.empty() && error_.empty()) error_ = path;
   io_->clock(false);
   for (int p = 0; p < noc::kNumPorts; ++p) {
     pins.out_valid[p] = io_->out_valid(p);
@@ -166,6 +225,29 @@ void DescribedCore::edge(noc::LaPins& pins) {
     pins.out_flit[p] = pins.out_valid[p] ? format_.from_router(out_word_[p], p, ready) : 0;
     pins.in_stop[p] = io_->flow_out(p) != ready;
   }
+  outputs_.take(*io_);
+}
+
+void PinSnapshot::take(const RtlPinIo& io) {
+  for (int p = 0; p < noc::kNumPorts; ++p) {
+    valid[p] = io.out_valid(p);
+    flit[p] = valid[p] ? io.out_flit(p) : FlitBits{};
+    flow[p] = io.flow_out(p);
+  }
+}
+
+std::string PinSnapshot::changed_since(const RtlPinIo& io, bool check_flow) const {
+  for (int p = 0; p < noc::kNumPorts; ++p) {
+    const char* what = io.out_valid(p) != valid[p]               ? "out_valid"
+                       : valid[p] && io.out_flit(p) != flit[p]   ? "out_flit"
+                       : check_flow && io.flow_out(p) != flow[p] ? "its flow control (ready, stop or credit)"
+                                                                 : nullptr;
+    if (what)
+      return std::string("output ") + what + " on " + noc::port_name(p) +
+             " changed between clock edges when the router's inputs did: a combinational path from an input "
+             "pin to an output pin (outputs must come from registers; docs/RTL.md \"Registered outputs\")";
+  }
+  return "";
 }
 
 noc::RouterFactory described_factory(const std::string& name, std::function<bool(int)> at, noc::RouterFactory other) {
@@ -176,10 +258,12 @@ noc::RouterFactory described_factory(const std::string& name, std::function<bool
     if (!at(p.node)) return other(module, p);
     if (r->description.protocol == Protocol::kCredit)
       return std::make_unique<DescribedCreditRouter>(module.c_str(), p, *r);
-    const noc::Handshake hs =
-        r->description.protocol == Protocol::kValidReady ? noc::Handshake::kValidReady : noc::Handshake::kValidStop;
-    return std::make_unique<noc::ValidStopAdapter>(
-        module.c_str(), p, std::make_unique<DescribedCore>(*r, p.node, p.geo, p.buffer_flits), "rtl", hs);
+    const RouterDescription& d = r->description;
+    const noc::Handshake hs = d.protocol == Protocol::kValidStop ? noc::Handshake::kValidStop
+                              : d.valid_hold                     ? noc::Handshake::kValidReady
+                                                                 : noc::Handshake::kValidReadyNoHold;
+    return std::make_unique<noc::ValidStopAdapter>(module.c_str(), p, std::make_unique<DescribedCore>(*r, p), "rtl",
+                                                   hs);
   };
 }
 

@@ -3,7 +3,8 @@
 // handshake and the straps come from the description, and generated glue reads and writes the
 // Verilated model's pins, so plugging a router in takes no C++ (docs/RTL.md "Bring your own
 // router"). Handshakes: valid/stop and valid/ready (behind noc::ValidStopAdapter) and credits
-// (DescribedCreditRouter); no virtual channels; flits of up to 64 bits.
+// (DescribedCreditRouter); no virtual channels; flits of up to 512 bits. Routers come from the
+// build (rtl_checks/routers.cmake) or from plugins built out of tree (load_rtl_plugin).
 #pragma once
 
 #include <array>
@@ -18,31 +19,6 @@
 
 namespace nmpsim::rtl {
 
-/// Values the straps of a router can take (the description maps strap pins to these names).
-struct StrapValues {
-  int x = 0, y = 0, width = 1, height = 1, buffer_flits = 1;
-};
-
-/// The pins of one Verilated router, by role and port (generated per router from its description).
-class RtlPinIo {
- public:
-  virtual ~RtlPinIo() = default;
-  /// One rising edge with reset held at `rst`.
-  virtual void clock(bool rst) = 0;
-  virtual void set_in_valid(int port, bool v) = 0;
-  virtual void set_in_flit(int port, const FlitBits& w) = 0;
-  /// The flow control the router receives about output `port`: out_stop, out_ready or in_credit.
-  virtual void set_flow_in(int port, bool v) = 0;
-  virtual bool out_valid(int port) const = 0;
-  virtual FlitBits out_flit(int port) const = 0;
-  /// The flow control the router sends about input `port`: in_stop, in_ready or out_credit.
-  virtual bool flow_out(int port) const = 0;
-  /// Dumps every signal to a VCD file from the next edge on (one time unit = half a cycle);
-  /// throws noc::ConfigError when the file cannot be opened.
-  virtual void open_vcd(const std::string& path) = 0;
-  virtual void close_vcd() = 0;
-};
-
 using PinIoMaker = std::function<std::unique_ptr<RtlPinIo>(const StrapValues&)>;
 
 struct DescribedRouter {
@@ -54,10 +30,17 @@ const std::vector<DescribedRouter>& described_routers();
 /// The one named `name`, or nullptr.
 const DescribedRouter* find_described_router(const std::string& name);
 /// Throws noc::ConfigError (one line) when `buffer_flits` per input exceed what router `r` holds,
-/// or (width, height > 0) when its destination fields cannot name every node of such a mesh.
-void check_fits(const DescribedRouter& r, int buffer_flits, int width = 0, int height = 0);
-/// Called by the generated registry (one call per nmpsim_add_router_rtl).
+/// or (width, height > 0) when its destination fields or coordinate straps cannot name every node
+/// of such a mesh, or (max_packet_flits > 0) its length field cannot count such a packet.
+void check_fits(const DescribedRouter& r, int buffer_flits, int width = 0, int height = 0, int max_packet_flits = 0);
+/// Called by the generated registry (one call per nmpsim_add_router_rtl). Throws noc::ConfigError
+/// when the description is wrong or the name is taken.
 void register_described_router(const std::string& name, const std::string& json, PinIoMaker make);
+/// Loads the routers of a plugin built out of tree (docs/RTL.md "Out of tree"); throws
+/// noc::ConfigError (one line naming the file) when it is not one, is built for another interface
+/// version, or names a router that exists. Loading the same file twice is a no-op. Returns the
+/// file's canonical path.
+std::string load_rtl_plugin(const std::string& path);
 
 /// Converts between a described router's flit word and the look-ahead flit word (noc::LaFlit).
 /// A payload field of 42 bits or more carries the mesh's sequence number and packet id; a
@@ -66,16 +49,20 @@ void register_described_router(const std::string& name, const std::string& json,
 class FlitFormat {
  public:
   static constexpr int kDirectPayloadBits = 42;
-  FlitFormat(const RouterDescription& d, int node, const noc::MeshGeometry& geo);
+  /// `packet_flits`: a live packet's flit count by id, for a description with a length field.
+  FlitFormat(const RouterDescription& d, int node, const noc::MeshGeometry& geo,
+             std::function<int(uint32_t)> packet_flits = {});
   /// The router's word for a flit entering it; with handles, enters the flit in the table.
   FlitBits to_router(uint64_t la);
   /// The look-ahead word of a flit leaving on `out_port`; without a look-ahead field in the
-  /// description, the port it takes at the next router is computed here. With handles, removes
-  /// the flit from the table unless `keep` (it is only presented: release() it when it moves); a
-  /// handle naming no flit held makes error() non-empty.
+  /// description, the port it takes at the next router is computed here; without head and tail
+  /// fields, they follow from the length of the packet that output is sending. Unless `keep` (it
+  /// is only presented: call moved() when it moves) the flit has moved. A handle naming no flit
+  /// held makes error() non-empty.
   uint64_t from_router(const FlitBits& w, int out_port, bool keep = false);
-  /// Removes the flit of router word `w` from the table (handles only).
-  void release(const FlitBits& w);
+  /// The flit of router word `w` left on `out_port`: removes it from the table (handles) and
+  /// counts it against the packet that output is sending (length framing).
+  void moved(const FlitBits& w, int out_port);
   /// The first problem found (a forged or reused handle, a full table), or empty.
   const std::string& error() const { return error_; }
   /// Flits entered and not yet out (handles only).
@@ -84,9 +71,13 @@ class FlitFormat {
   void clear();
 
  private:
+  /// Head and tail of a flit leaving on `port`, by the description's fields or by length framing.
+  std::pair<bool, bool> framing(const FlitBits& w, int port) const;
   const RouterDescription& d_;
   int node_;
   noc::MeshGeometry geo_;
+  std::function<int(uint32_t)> packet_flits_;
+  std::array<int, noc::kNumPorts> left_{};  // length framing: flits still to come of each output's packet
   bool handles_;
   std::vector<uint64_t> payload_;  // by handle: the look-ahead payload
   std::vector<bool> live_;
@@ -95,24 +86,38 @@ class FlitFormat {
   std::string error_;
 };
 
+/// Empty, or the first output of `io` whose value differs from `before` (outputs read after the
+/// last edge) now that its inputs changed without a clock edge: a combinational path from an input
+/// pin to an output pin (docs/RTL.md "Registered outputs"). `before` is refreshed.
+struct PinSnapshot {
+  std::array<bool, noc::kNumPorts> valid{}, flow{};
+  std::array<FlitBits, noc::kNumPorts> flit{};
+  void take(const RtlPinIo& io);
+  std::string changed_since(const RtlPinIo& io, bool check_flow = true) const;
+};
+
 /// A described valid/stop or valid/ready router behind the look-ahead pins (noc::LaPins), whose
 /// in_stop/out_stop carry !ready for valid/ready.
 class DescribedCore : public noc::LaCore {
  public:
+  DescribedCore(const DescribedRouter& r, const noc::RouterParams& p);
+  /// Alone (no mesh network: no packet lengths), at `node` with `buffer_flits` per input.
   DescribedCore(const DescribedRouter& r, int node, const noc::MeshGeometry& geo, int buffer_flits);
   void reset() override;
   void edge(noc::LaPins& pins) override;
-  void open_vcd(const std::string& path) override { io_->open_vcd(path); }
-  std::string error() const override { return format_.error(); }
+  std::string error() const override { return error_.empty() ? format_.error() : error_; }
+  void open_vcd(const std::string& path) override;
 
  private:
   const RouterDescription& d_;
   FlitFormat format_;
+  std::string error_;
   std::unique_ptr<RtlPinIo> io_;
   // The router word of the flit presented on each input (until taken) and each output (until
   // taken, valid/ready), so that a flit keeps one handle while it waits.
   std::array<FlitBits, noc::kNumPorts> in_word_{}, out_word_{};
   std::array<bool, noc::kNumPorts> in_pending_{}, out_pending_{};
+  PinSnapshot outputs_;  // as of the last edge
 };
 
 /// Described routers `name` (behind the adapter their protocol needs) where at(node); `other`

@@ -19,7 +19,7 @@ function(nmpsim_rtl_mutant name base from to)
   if(NOT base STREQUAL "la_router")
     set(_under ${CMAKE_CURRENT_LIST_DIR}/rtl/la_router.sv)
   endif()
-  nmpsim_add_router_rtl(${name} UNREGISTERED
+  nmpsim_add_router_rtl(${name} UNREGISTERED NO_COMB_CHECK
     SOURCES ${_sv} ${_under}
     TOP ${base}
     DESCRIPTION ${CMAKE_CURRENT_LIST_DIR}/rtl/${base}.json
@@ -46,3 +46,8 @@ nmpsim_rtl_mutant(la_vr_broken_hold la_vr_router "skid_valid_q[o] <= 1'b1;" "ski
 nmpsim_rtl_mutant(la_credit_broken_credit la_credit_router
                   "assign inner_out_stop[o] = credits_q == {{AW{1'b0}}, inner_out_valid[o]};"
                   "assign inner_out_stop[o] = 1'b0;")
+# A valid that depends on ready within the cycle (BrokenRtl.*): the per-cycle registered-output check.
+# (Registered with NO_COMB_CHECK, as every mutant: Yosys would refuse it at configure time, which
+# rtl_comb_path_check tests on the same mutant.)
+nmpsim_rtl_mutant(la_vr_broken_comb la_vr_router "assign out_valid[o] = skid_valid_q[o] | inner_out_valid[o];"
+                  "assign out_valid[o] = (skid_valid_q[o] | inner_out_valid[o]) & out_ready[o];")

@@ -3,19 +3,13 @@
 // and used where no router is built. docs/RTL.md "The description".
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include "nmpsim/rtl_checks/rtl_pin_io.h"
 
 namespace nmpsim::rtl {
-
-/// A flit word of up to 512 bits, in 64-bit words, least significant first.
-struct FlitBits {
-  static constexpr int kMaxBits = 512;
-  std::array<uint64_t, kMaxBits / 64> w{};
-  bool operator==(const FlitBits& o) const { return w == o.w; }
-  bool operator!=(const FlitBits& o) const { return w != o.w; }
-};
 
 enum class Protocol { kValidStop, kValidReady, kCredit };
 
@@ -42,14 +36,32 @@ struct Field {
   }
 };
 
+/// A strap: a pin, a bit or a slice of one (`pin`, `pin[3]`, `pin[4 +: 4]`) held at a value the
+/// mesh gives (x, y, width, height, buffer_flits) or at a constant.
+struct Strap {
+  std::string key;    ///< as the description writes it
+  int width = 0;      ///< the slice's width; 0: a whole pin (its width is the pin's)
+  std::string value;  ///< x | y | width | height | buffer_flits, or empty for a constant
+  uint64_t constant = 0;
+};
+
 /// What the description says, checked (every problem is a one-line error naming the field).
 struct RouterDescription {
   std::string name;
   Protocol protocol = Protocol::kValidStop;
-  int flit_bits = 64;  ///< the width of the flit pins
+  bool valid_hold = true;  ///< valid/ready: a flit presented must stay until taken
+  bool reset_low = false;  ///< reset_active "low": the reset pin is 0 while in reset
+  int flit_bits = 64;      ///< the width of the flit pins
   Field head, tail, dst_x, dst_y, lookahead_port, payload;
-  int max_buffer_flits = 1;
+  Field length;               ///< the packet's length in the head flit (width 0: absent)
+  bool length_total = false;  ///< length counts every flit (true) or the flits after the head
+  int max_buffer_flits = 0;   ///< the most flits per input the router holds (0: not strapped)
+  std::vector<Strap> straps;
+  /// The router's index of nmpsim's port N, E, S, W, L (port_index; default 0..4).
+  std::array<int, 5> port_index{0, 1, 2, 3, 4};
   static RouterDescription parse(const std::string& name, const std::string& json);
+  /// The value `length` carries for a packet of `flits` flits.
+  uint64_t length_value(int flits) const { return static_cast<uint64_t>(length_total ? flits : flits - 1); }
 };
 
 }  // namespace nmpsim::rtl

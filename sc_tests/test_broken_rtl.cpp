@@ -1,5 +1,5 @@
-// The router-agnostic checks (docs/RTL.md) catch a deliberately broken RTL router: four one-line
-// mutants of la_router.sv, built the way a router of your own is (nmpsim_add_router_rtl and its
+// The router-agnostic checks (docs/RTL.md) catch a deliberately broken RTL router: one-line
+// mutants of la_router.sv and of its shells, built the way a router of your own is (nmpsim_add_router_rtl and its
 // description file), each at the centre of a 3x3 mesh of look-ahead models. Each test is its own
 // ctest case (one SystemC simulation each).
 #include <gtest/gtest.h>
@@ -18,6 +18,7 @@ void register_rtl_la_broken_dup();
 void register_rtl_la_broken_stop();
 void register_rtl_la_vr_broken_hold();
 void register_rtl_la_credit_broken_credit();
+void register_rtl_la_vr_broken_comb();
 }  // namespace nmpsim::rtl
 
 namespace nmpsim::noc {
@@ -32,6 +33,7 @@ TestbenchResult run_broken(const std::string& name, TrafficPattern pattern = Tra
     rtl::register_rtl_la_broken_stop();
     rtl::register_rtl_la_vr_broken_hold();
     rtl::register_rtl_la_credit_broken_credit();
+    rtl::register_rtl_la_vr_broken_comb();
     return true;
   }();
   (void)registered;
@@ -92,6 +94,23 @@ TEST(BrokenRtl, ACreditRouterThatIgnoresItsCreditsIsCaught) {
   const TestbenchResult r = run_broken("la_credit_broken_credit", TrafficPattern::kHotspot);
   EXPECT_NE(r.conservation_error.find("router 4 (1,1) sent flit"), std::string::npos) << everything(r);
   EXPECT_NE(r.conservation_error.find("without a credit"), std::string::npos) << everything(r);
+}
+
+TEST(BrokenRtl, AnOutputThatDependsOnAnInputWithinTheCycleIsCaught) {
+  // out_valid & out_ready: a flit offered while the downstream is not ready vanishes between edges.
+  const TestbenchResult r = run_broken("la_vr_broken_comb", TrafficPattern::kHotspot);
+  EXPECT_NE(r.router_error.find("router 4 (1,1) (rtl): output out_valid on "), std::string::npos) << everything(r);
+  EXPECT_NE(r.router_error.find("a combinational path from an input pin to an output pin"), std::string::npos)
+      << everything(r);
+}
+
+TEST(BrokenRtl, AStallAfterAViolationIsReportedWithTheViolationFirst) {
+  // The dropped flit leaves its packet open: the mesh stalls later, and the report says why.
+  const TestbenchResult r = run_broken("la_broken_drop", TrafficPattern::kHotspot);
+  ASSERT_TRUE(r.stalled) << everything(r);
+  const size_t order = r.stall_report.find("(wormhole order broken)"), stall = r.stall_report.find("then a stall");
+  EXPECT_NE(order, std::string::npos) << r.stall_report;
+  EXPECT_LT(order, stall) << r.stall_report;
 }
 
 void expect_unbroken(const char* name) {

@@ -89,6 +89,18 @@ TEST(CliRunRouter, TheLookaheadRouterRunsTheWorkloadIdenticallyAsModelAndRtl) {
   EXPECT_NE(deliveries("engine", model, "vc"), sc);  // a different micro-architecture, different timing
 }
 
+TEST(CliRunRouter, DescribedRoutersOfOtherProtocolsDeliverEveryMessageOfTheStep) {
+  // la_vr and la_credit (valid/ready and credit shells with flit formats of their own, registered
+  // from descriptions only) add their shells' cycles, so their timing is their own: every message
+  // the look-ahead model delivers is delivered, with every check passing. (The out-of-tree router
+  // pkt does the same in the test router_plugin_out_of_tree.)
+  const std::string model = one_layer_model();
+  const std::vector<std::string> sc = deliveries("sc", model, "lookahead");
+  ASSERT_GT(sc.size(), 100u);
+  for (const char* r : {"rtl:la_vr", "rtl:la_credit"})
+    EXPECT_EQ(deliveries(r, model, "lookahead").size(), sc.size()) << r;
+}
+
 TEST(CliNocLookahead, ModelAndRtlMeshesGiveTheSameResults) {
   auto run = [](const std::string& router) {
     const std::string path = ::testing::TempDir() + "nmpsim_noc_la.json";
@@ -232,6 +244,39 @@ TEST(CliNocCurve, BadCurveOptionsAreOneLineExitTwo) {
     EXPECT_NE(r.out.find(want), std::string::npos) << r.out;
     EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
   }
+}
+
+}  // namespace
+}  // namespace nmpsim::testing
+
+namespace nmpsim::testing {
+namespace {
+
+TEST(CliRtlPlugin, PluginOptionsThatAreWrongAreOneLineExitTwo) {
+  const std::string missing = ::testing::TempDir() + "nmpsim_no_such_plugin.so";
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"noc", "--rtl-plugin"}, "nmpsim noc: error: --rtl-plugin: the option needs a file"},
+      {{"--rtl-plugin", missing, "noc"}, "nmpsim: error: --rtl-plugin " + missing + ": no such file"},
+      {{"noc", "--rtl-plugin=" + missing}, "--rtl-plugin " + missing + ": no such file"},
+      {{"noc", "--rtl-plugin", ::testing::TempDir()}, "not a regular file"},
+      {{"noc", "--rtl-plugin", "a:b"}, "--rtl-plugin: 'a:b' is not a file name"},
+  };
+  for (const auto& [argv, want] : cases) {
+    const CliRun r = run_nmpsim(argv);
+    EXPECT_EQ(r.code, 2) << want;
+    EXPECT_NE(r.out.find(want), std::string::npos) << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+  }
+}
+
+TEST(CliNocFailure, AStallIsAOneLineModelFailureWithExitCodeOne) {
+  // A watchdog of one cycle with 8-cycle routers: nothing moves for a cycle soon after the start.
+  const CliRun r = run_nmpsim({"noc", "--mesh", "3x3", "--cycles", "200", "--warmup-cycles", "0", "--watchdog-cycles",
+                               "1", "--router-delay", "8", "--injection-rate", "0.01", "--quiet"});
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_EQ(r.out.rfind("nmpsim noc: model failure: noc: stall at cycle ", 0), 0u) << r.out;
+  EXPECT_EQ(r.out.find("internal error"), std::string::npos) << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
 }
 
 }  // namespace

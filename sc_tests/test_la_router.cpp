@@ -213,7 +213,8 @@ TEST(LaRouter, ADescriptionThatDoesNotFitIsAOneLineErrorNamingTheField) {
           "dst_x": [2, 8], "dst_y": [10, 8], "payload": [100, 43]}})",
        "flit.payload: must be 1 to 64 bits within the 128-bit flit word (flit_bits)"},
       {R"({"protocol": "valid_stop", "flit_bits": 1024, )" + flit + "}", "flit_bits: must be in 8..512"},
-      {"{\"protocol\": \"valid_stop\", " + flit + "}", "max_buffer_flits: must be in 1..1024"},
+      {"{\"protocol\": \"valid_stop\", \"max_buffer_flits\": 2000, " + flit + "}",
+       "max_buffer_flits: must be in 1..1024"},
   };
   for (const auto& [json, want] : cases) {
     try {

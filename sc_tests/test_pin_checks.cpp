@@ -159,6 +159,17 @@ TEST(PinChecks, CatchAFlitSentWithoutACredit) {
   });
   EXPECT_NE(r.conservation_error.find("router 4 (1,1) sent flit"), std::string::npos) << everything(r);
   EXPECT_NE(r.conservation_error.find("on E VC 0 without a credit"), std::string::npos) << everything(r);
+  // The extra flits overflow router 5's buffer and the mesh stalls: the stall report starts with the
+  // violation that caused it, then the stall and the routers that hold flits, on one line.
+  ASSERT_TRUE(r.stalled) << everything(r);
+  const std::string& s = r.stall_report;
+  EXPECT_EQ(s.rfind("noc: check failed at cycle ", 0), 0u) << s;
+  const size_t violation = s.find("router 4 (1,1) sent flit"), stall = s.find("; then a stall at cycle ");
+  EXPECT_NE(violation, std::string::npos) << s;
+  EXPECT_NE(stall, std::string::npos) << s;
+  EXPECT_LT(violation, stall) << s;
+  EXPECT_NE(s.find("Stuck: pin-level router", stall), std::string::npos) << s;
+  EXPECT_EQ(s.find('\n'), std::string::npos) << s;
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 // tree compile against it.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -44,23 +45,52 @@ void set_bit(VlWide<N>& pin, int b, bool v) {
   word = v ? word | m : word & ~m;
 }
 
+/// Bits [lo, lo + width) of a pin (width <= 64), from bit 0.
+template <class T>
+uint64_t get_bits(const T& pin, int lo, int width) {
+  const uint64_t v = static_cast<uint64_t>(pin) >> lo;
+  return width >= 64 ? v : v & ((uint64_t{1} << width) - 1);
+}
+template <std::size_t N>
+uint64_t get_bits(const VlWide<N>& pin, int lo, int width) {
+  uint64_t v = 0;
+  for (int got = 0; got < width;) {  // 32-bit words, a piece of each
+    const int b = lo + got, sh = b % 32, take = std::min(32 - sh, width - got);
+    v |= ((static_cast<uint64_t>(pin[static_cast<std::size_t>(b / 32)]) >> sh) & ((uint64_t{1} << take) - 1)) << got;
+    got += take;
+  }
+  return v;
+}
+/// Writes v's bits [0, width) into bits [lo, lo + width) of a pin (width <= 64): a strap value.
+template <class T>
+void put_value(T& pin, int lo, int width, uint64_t v) {
+  const uint64_t m = (width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1) << lo;
+  pin = static_cast<T>((static_cast<uint64_t>(pin) & ~m) | ((v << lo) & m));
+}
+template <std::size_t N>
+void put_value(VlWide<N>& pin, int lo, int width, uint64_t v) {
+  for (int done = 0; done < width;) {
+    const int b = lo + done, sh = b % 32, take = std::min(32 - sh, width - done);
+    const uint32_t m = static_cast<uint32_t>(((uint64_t{1} << take) - 1) << sh);
+    uint32_t& word = pin[static_cast<std::size_t>(b / 32)];
+    word = (word & ~m) | (static_cast<uint32_t>((v >> done) << sh) & m);
+    done += take;
+  }
+}
+
 /// Bits [lo, lo + width) of a pin, as a flit word from bit 0.
 template <class T>
 FlitBits get_slice(const T& pin, int lo, int width) {
   FlitBits f;
-  for (int i = 0; i < width; ++i)
-    if (get_bit(pin, lo + i)) f.w[static_cast<std::size_t>(i / 64)] |= uint64_t{1} << (i % 64);
+  for (int k = 0; 64 * k < width; ++k)
+    f.w[static_cast<std::size_t>(k)] = get_bits(pin, lo + 64 * k, std::min(64, width - 64 * k));
   return f;
 }
 /// Writes flit word bits [0, width) into bits [lo, lo + width) of a pin.
 template <class T>
 void put_slice(T& pin, int lo, int width, const FlitBits& f) {
-  for (int i = 0; i < width; ++i) set_bit(pin, lo + i, (f.w[static_cast<std::size_t>(i / 64)] >> (i % 64)) & 1u);
-}
-/// A strap value into bits [lo, lo + width) (width <= 64).
-template <class T>
-void put_value(T& pin, int lo, int width, uint64_t v) {
-  for (int i = 0; i < width; ++i) set_bit(pin, lo + i, (v >> i) & 1u);
+  for (int k = 0; 64 * k < width; ++k)
+    put_value(pin, lo + 64 * k, std::min(64, width - 64 * k), f.w[static_cast<std::size_t>(k)]);
 }
 
 template <class T>

@@ -10,6 +10,10 @@
 #include "nmpsim/noc/la_router.h"
 #include "nmpsim/noc/noc_config.h"
 #include "nmpsim/rtl_checks/described_router.h"
+// verilated.h (under flit_pins.h) sees SystemC and then expects sc_time_stamp unqualified, as in a
+// Verilated SystemC model's translation unit.
+using sc_core::sc_time_stamp;
+#include "nmpsim/rtl_checks/flit_pins.h"  // NOLINT: after the using-declaration above
 
 namespace nmpsim::rtl {
 namespace {
@@ -159,6 +163,39 @@ TEST(FlitFormat, StrapsAndLengthsThatCannotHoldTheMeshAreRefusedInOneLine) {
   EXPECT_NE(message(4, 4, 5).find("counts packet lengths in 2 bits (flit.length), too few for packets of 5 flits "
                                   "(noc.max_packet_flits)"),
             std::string::npos);
+}
+
+TEST(FlitPins, SlicesOfPackedVectorsReadAndWriteTheirBitsAndNoOthers) {
+  // A [4:0][65:0] link vector is 330 bits: Verilator's VlWide<11>. Link 3's data is bits 198..261.
+  VlWide<11> link;
+  for (std::size_t i = 0; i < 11; ++i) link[i] = 0xffffffffu;
+  FlitBits f;
+  f.w[0] = 0x0123456789abcdefull;
+  put_slice(link, 198, 64, f);
+  for (int b = 0; b < 330; ++b) {
+    const bool want = b >= 198 && b < 262 ? (f.w[0] >> (b - 198)) & 1u : true;
+    ASSERT_EQ(get_bit(link, b), want) << "bit " << b;
+  }
+  EXPECT_EQ(get_slice(link, 198, 64), f);
+  EXPECT_EQ(get_bits(link, 200, 8), (f.w[0] >> 2) & 0xff);
+  set_bit(link, 263, false);  // link 3's valid
+  EXPECT_FALSE(get_bit(link, 263));
+  EXPECT_EQ(link[8] & 0x80u, 0u);  // bit 263 = word 8, bit 7
+  // A 128-bit slice across five words.
+  FlitBits g;
+  g.w[0] = 0xfedcba9876543210ull;
+  g.w[1] = 0x00000000deadbeefull;
+  put_slice(link, 5, 128, g);
+  EXPECT_EQ(get_slice(link, 5, 128), g);
+  EXPECT_EQ(link[0] & 0x1fu, 0x1fu);  // bits 0..4 untouched
+  // Integer pins: a strap slice and a bit.
+  uint16_t cord = 0xffff;
+  put_value(cord, 4, 4, 0xa);
+  EXPECT_EQ(cord, 0xffafu);
+  EXPECT_EQ(get_bits(cord, 4, 4), 0xau);
+  uint64_t wide = 0;
+  put_value(wide, 0, 64, ~uint64_t{0});
+  EXPECT_EQ(wide, ~uint64_t{0});
 }
 
 TEST(RtlPlugin, FilesThatAreNotRouterPluginsAreOneLineErrors) {

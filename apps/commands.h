@@ -12,5 +12,6 @@ int cmd_run(const std::vector<std::string>& args);
 int cmd_place(const std::vector<std::string>& args);
 int cmd_model(const std::vector<std::string>& args);
 int cmd_sweep(const std::vector<std::string>& args);
+int cmd_serve(const std::vector<std::string>& args);
 
 }  // namespace nmpsim::apps

@@ -29,7 +29,8 @@ const char* kUsage =
     "  noc     synthetic-traffic testbench of the XY-routed wormhole mesh NoC\n"
     "  hw      hardware presets, descriptions (JSON) and a small exercise workload\n"
     "  model   MoE model presets and descriptions (JSON)\n"
-    "  sweep   design-space sweeps: axes over hardware and run fields, each point in its own process\n\n"
+    "  sweep   design-space sweeps: axes over hardware and run fields, each point in its own process\n"
+    "  serve   requests served on the chip: arrivals, continuous batching, TTFT/TPOT, goodput at an SLO\n\n"
     "Options:\n"
     "  --help      show this help\n"
     "  --version   print the version\n"
@@ -80,6 +81,7 @@ int dispatch(const std::vector<std::string>& argv) {
   if (cmd == "place") return cmd_place(rest);
   if (cmd == "model") return cmd_model(rest);
   if (cmd == "sweep") return cmd_sweep(rest);
+  if (cmd == "serve") return cmd_serve(rest);
   throw UsageError("unknown command '" + cmd + "' (try nmpsim --help)");
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -126,6 +128,18 @@ inline std::vector<std::string> words(const std::string& s) {
 }
 
 inline CliRun nmpsim(const std::string& args) { return run_nmpsim(words(args)); }
+
+/// A one-layer Mixtral-8x7B (`nmpsim model --print-json`, one MoE layer, no dense one), written into
+/// the test's temporary directory; returns its path.
+inline std::string one_layer_model() {
+  const std::string path = ::testing::TempDir() + "nmpsim_router_model.json";
+  const CliRun r = run_nmpsim({"model", "--model", "mixtral-8x7b", "--print-json"});
+  nlohmann::json m = nlohmann::json::parse(r.stdout_text);
+  m["moe_layers"] = 1;
+  m["dense_layers"] = 0;
+  std::ofstream(path) << m.dump();
+  return path;
+}
 
 inline int lines(const std::string& s) {
   int n = 0;

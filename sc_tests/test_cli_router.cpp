@@ -14,17 +14,6 @@
 namespace nmpsim::testing {
 namespace {
 
-/// A one-layer Mixtral-8x7B, written next to the test's outputs.
-std::string one_layer_model() {
-  const std::string path = ::testing::TempDir() + "nmpsim_router_model.json";
-  const CliRun r = run_nmpsim({"model", "--model", "mixtral-8x7b", "--print-json"});
-  nlohmann::json m = nlohmann::json::parse(r.stdout_text);
-  m["moe_layers"] = 1;
-  m["dense_layers"] = 0;
-  std::ofstream(path) << m.dump();
-  return path;
-}
-
 /// Every delivered message as "src,dst,bytes,create_cycle,deliver_cycle", sorted. Ids and tags are
 /// left out: deliveries of one cycle are reported in a different order by the engine and by a pin
 /// mesh, so messages created in the same cycle may be numbered differently.

@@ -1,0 +1,70 @@
+#include "nmpsim/apps/serve_steps.h"
+
+#include <cmath>
+
+#include "nmpsim/base/errors.h"
+
+namespace nmpsim::apps::serve {
+
+int bucket_up(int v) {
+  if (v <= 4) return v;
+  int octave = 4;  // the grid's points between octave and 2 octave: octave x {1, 1.25, 1.5, 1.75}
+  while (2 * octave < v) octave *= 2;
+  const int step = octave / 4;
+  return (v + step - 1) / step * step;
+}
+
+StepShape bucketed(const StepShape& s) {
+  return StepShape{bucket_up(s.decode_tokens), bucket_up(s.prefill_tokens), bucket_up(s.context_tokens)};
+}
+
+RunSpec step_spec(const RunSpec& base, const StepShape& s) {
+  RunSpec r = base;
+  r.steps = 1;
+  r.all_strategies = false;
+  if (s.prefill_tokens == 0) {
+    r.phase = mapping::StepKind::kDecode;
+    r.batch = s.decode_tokens;
+    r.context = std::max(1, s.context_tokens);
+  } else if (s.decode_tokens == 0) {
+    r.phase = mapping::StepKind::kPrefill;
+    r.batch = 1;
+    r.prompt_tokens = s.prefill_tokens;
+  } else {
+    r.phase = mapping::StepKind::kMixed;
+    r.batch = s.decode_tokens;
+    r.context = std::max(1, s.context_tokens);
+    r.prompt_tokens = r.prefill_chunk = s.prefill_tokens;
+  }
+  return r;
+}
+
+StepCost SimulatedSteps::operator()(const StepShape& asked) {
+  const StepShape s = bucketing_ ? bucketed(asked) : asked;
+  if (const auto it = cache_.find(s); it != cache_.end()) return it->second;
+  const Experiment x = run_experiment(step_spec(base_, s), opt_);
+  const StrategyReport& rep = x.reports.at(0);
+  StepCost c;
+  c.seconds = rep.result.mean_tbt_s();
+  c.energy_j = rep.energy ? rep.energy->total() * 1e-12 : 0;
+  return cache_[s] = c;
+}
+
+int64_t kv_capacity_tokens(const PreparedExperiment& e) {
+  const mapping::ModelSpec& m = e.model;
+  const double memory = static_cast<double>(e.hardware.memory.capacity_bytes) * e.hardware.noc_config().nodes();
+  const double dense_ffn = double(m.ffn_matrices) * m.hidden * m.dense_intermediate;
+  const double params =
+      m.layers() * m.attention_params() +
+      m.moe_layers * (m.experts * m.expert_params() + m.shared_params() + double(m.hidden) * m.experts) +
+      m.dense_layers * dense_ffn;
+  const double weights = params * m.weight_bytes;
+  const double per_token = m.kv_bytes_per_token() * m.layers();
+  if (weights >= memory)
+    throw base::InputError("serve: the model's weights (" + std::to_string(weights / double(1ULL << 30)) +
+                           " GiB) do not fit the hardware's memory (" + std::to_string(memory / double(1ULL << 30)) +
+                           " GiB)");
+  return static_cast<int64_t>(std::floor((memory - weights) / per_token));
+}
+
+}  // namespace nmpsim::apps::serve

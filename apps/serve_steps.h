@@ -1,0 +1,44 @@
+// Step times for `nmpsim serve`: each step shape the scheduler asks about is simulated once, with the
+// placement, policies and fidelity of `nmpsim run` (run_experiment), and reused. Shapes are bucketed
+// first (docs/MODEL.md "Serving": the grid and the error it costs), unless bucketing is off.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "nmpsim/apps/experiment.h"
+#include "nmpsim/apps/serve.h"
+
+namespace nmpsim::apps::serve {
+
+/// The next value >= v on the grid: exact up to 4, then four points per octave (4, 5, 6, 7 x 2^k),
+/// so a value is rounded up by less than 25%.
+int bucket_up(int v);
+/// A shape with its three counts rounded up to the grid (0 stays 0).
+StepShape bucketed(const StepShape& s);
+/// The run spec that simulates one step of shape `s` on top of `base` (hardware, model, strategy,
+/// fidelity): decode (batch = decode tokens, context), prefill (one prompt of the prefill tokens) or
+/// mixed (both, the prefill as one chunk).
+RunSpec step_spec(const RunSpec& base, const StepShape& s);
+
+class SimulatedSteps {
+ public:
+  SimulatedSteps(RunSpec base, const ExperimentOptions& opt, bool bucketing)
+      : base_(std::move(base)), opt_(opt), bucketing_(bucketing) {}
+  /// Seconds and joules of one step of shape `s` (simulated on first use).
+  StepCost operator()(const StepShape& s);
+  size_t simulated() const { return cache_.size(); }
+  const std::map<StepShape, StepCost>& shapes() const { return cache_; }
+
+ private:
+  RunSpec base_;
+  ExperimentOptions opt_;
+  bool bucketing_;
+  std::map<StepShape, StepCost> cache_;
+};
+
+/// KV-cache capacity in tokens: every node's memory less the model's weights, over the KV bytes a
+/// token takes in every layer. Throws mapping::InputError when the weights alone do not fit.
+int64_t kv_capacity_tokens(const PreparedExperiment& e);
+
+}  // namespace nmpsim::apps::serve

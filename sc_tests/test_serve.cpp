@@ -1,0 +1,173 @@
+// The serving scheduler (apps/serve.h) against hand-computed cases: a step timer of our own gives
+// known step times, so TTFT, TPOT, capacity and Little's law can be checked by arithmetic.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "nmpsim/apps/serve.h"
+#include "nmpsim/apps/serve_steps.h"
+#include "nmpsim/base/errors.h"
+
+namespace nmpsim::apps::serve {
+namespace {
+
+/// Prefill steps (any prefill tokens) take `prefill_s`, decode-only steps `decode_s`.
+StepTimer two_speeds(double prefill_s, double decode_s) {
+  return [=](const StepShape& s) { return StepCost{s.prefill_tokens > 0 ? prefill_s : decode_s, 1.0}; };
+}
+
+TEST(Serve, ALoneRequestsTtftIsItsPrefillStepAndItsTpotItsDecodeStep) {
+  const std::vector<Request> one = {{2.0, 100, 5}};
+  const ServeRun run = simulate_serving(one, SchedulerConfig{}, two_speeds(0.1, 0.01));
+  const RequestResult& r = run.requests.at(0);
+  EXPECT_DOUBLE_EQ(r.first_token_s, 2.1);  // the prefill step yields the first token
+  EXPECT_NEAR(r.ttft_s(), 0.1, 1e-12);
+  EXPECT_NEAR(r.tpot_s(), 0.01, 1e-12);  // four decode steps for the other four tokens
+  EXPECT_NEAR(r.latency_s(), 0.14, 1e-12);
+  ASSERT_EQ(run.steps.size(), 5u);
+  EXPECT_EQ(run.steps[0].prefill_tokens, 100);
+  EXPECT_EQ(run.steps[1].decode_tokens, 1);
+  EXPECT_EQ(run.steps[1].context_tokens, 100);  // the prompt's KV
+  EXPECT_EQ(run.steps[4].context_tokens, 103);
+  EXPECT_DOUBLE_EQ(run.energy_j, 5.0);
+}
+
+TEST(Serve, APromptLongerThanTheBudgetIsPrefilledInChunks) {
+  SchedulerConfig c;
+  c.token_budget = 64;
+  c.max_seqs = 8;
+  const ServeRun run = simulate_serving({{0.0, 200, 2}}, c, two_speeds(0.1, 0.01));
+  // 64 + 64 + 64 + 8: four prefill steps, then one decode.
+  EXPECT_DOUBLE_EQ(run.requests[0].ttft_s(), 0.4);
+  ASSERT_EQ(run.steps.size(), 5u);
+  EXPECT_EQ(run.steps[3].prefill_tokens, 8);
+}
+
+TEST(Serve, WithArrivalsFarApartLatencyDoesNotDependOnTheRate) {
+  SyntheticArrivals a;
+  a.requests = 50;
+  a.prompt_tokens = 64;
+  a.output_tokens = 16;
+  a.rate_per_s = 0.01;  // 100 s apart on average; a request takes 0.25 s
+  const ServeRun slow = simulate_serving(synthetic_requests(a), SchedulerConfig{}, two_speeds(0.1, 0.01));
+  a.rate_per_s = 0.001;
+  const ServeRun slower = simulate_serving(synthetic_requests(a), SchedulerConfig{}, two_speeds(0.1, 0.01));
+  const ServeSummary s1 = summarize(slow, 0, 0), s2 = summarize(slower, 0, 0);
+  EXPECT_NEAR(s1.latency_mean_s, 0.1 + 15 * 0.01, 1e-9);
+  EXPECT_NEAR(s2.latency_mean_s, s1.latency_mean_s, 1e-9);
+  EXPECT_NEAR(s1.ttft_p99_s, 0.1, 1e-9);
+}
+
+TEST(Serve, AboveCapacityTheQueueGrowsAndGoodputSaturates) {
+  // One request at a time, every step 10 ms, 10 output tokens: 10 steps per request, so the chip
+  // serves 10 requests per second whatever the offer.
+  SchedulerConfig c;
+  c.max_seqs = 1;
+  SyntheticArrivals a;
+  a.requests = 2000;
+  a.prompt_tokens = 8;
+  a.output_tokens = 10;
+  a.rate_per_s = 50;
+  const ServeRun run = simulate_serving(synthetic_requests(a), c, two_speeds(0.01, 0.01));
+  const ServeSummary s = summarize(run, /*ttft*/ 1e9, /*tpot*/ 0.0105);
+  EXPECT_NEAR(s.throughput_requests_per_s, 10.0, 0.2);
+  EXPECT_NEAR(s.goodput_requests_per_s, 10.0, 0.2);  // every request keeps its TPOT; TTFT is unbounded here
+  // The queue grows: the last request waits about 2000 / 10 - 2000 / 50 = 160 s before it starts.
+  EXPECT_GT(run.requests.back().ttft_s(), 150.0);
+  EXPECT_LT(run.requests.front().ttft_s(), 0.02);
+  const ServeSummary tight = summarize(run, 1.0, 0.0105);  // a 1 s TTFT limit: only the first few keep it
+  EXPECT_LT(tight.goodput_requests_per_s, 0.1);
+}
+
+TEST(Serve, LittlesLawHoldsOnALongRun) {
+  SchedulerConfig c;
+  c.max_seqs = 16;
+  SyntheticArrivals a;
+  a.requests = 200000;  // the realised arrival rate is then within 0.3% (one sigma) of the offered one
+  a.prompt_tokens = 32;
+  a.output_tokens = 20;
+  a.prompt_spread = a.output_spread = 0.5;
+  a.rate_per_s = 30;
+  // Steps slow down with the tokens they carry: the queue is busy but stable.
+  const StepTimer timer = [](const StepShape& s) {
+    return StepCost{0.004 + 1e-4 * (s.decode_tokens + s.prefill_tokens), 0};
+  };
+  const ServeRun run = simulate_serving(synthetic_requests(a), c, timer);
+  const ServeSummary s = summarize(run, 0, 0);
+  // L (time-averaged requests in the system, integrated by the scheduler's clock) = lambda W.
+  EXPECT_NEAR(s.mean_in_system / (a.rate_per_s * s.latency_mean_s), 1.0, 0.02);
+}
+
+TEST(Serve, WhenTheKvCacheRunsOutTheLastAdmittedIsPreemptedAndRecomputed) {
+  SchedulerConfig c;
+  c.kv_tokens = 30;
+  const std::vector<Request> two = {{0.0, 10, 15}, {0.0, 10, 15}};
+  const ServeRun run = simulate_serving(two, c, two_speeds(0.1, 0.01));
+  // Both prompts fit (20 of 30); after 5 decodes each (30 tokens) the next decodes do not: the second
+  // request goes back to the queue and the first runs alone, as it would have without the second.
+  EXPECT_EQ(run.requests[0].preemptions, 0);
+  EXPECT_EQ(run.requests[1].preemptions, 1);
+  EXPECT_NEAR(run.requests[0].latency_s(), 0.1 + 14 * 0.01, 1e-9);
+  EXPECT_GT(run.requests[1].finish_s, run.requests[0].finish_s);
+  EXPECT_LE(run.peak_kv_tokens, 30);
+}
+
+TEST(Serve, RequestsThatCanNeverRunAreOneLineErrors) {
+  SchedulerConfig c;
+  c.kv_tokens = 100;
+  c.max_context = 80;
+  try {
+    simulate_serving({{0.0, 50, 40}}, c, two_speeds(0.1, 0.01));
+    ADD_FAILURE() << "accepted";
+  } catch (const base::InputError& e) {
+    EXPECT_STREQ(e.what(), "request 1: 90 tokens of prompt and output exceed the model's context of 80");
+  }
+  c.max_context = 0;
+  EXPECT_THROW(simulate_serving({{0.0, 90, 40}}, c, two_speeds(0.1, 0.01)), base::InputError);
+}
+
+TEST(ServeTrace, BadRowsAreOneLineErrorsNamingTheLineAndField) {
+  const std::string path = ::testing::TempDir() + "nmpsim_serve_trace.csv";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"arrival,prompt,output\n", "line 1: expected the header 'arrival_s,prompt_tokens,output_tokens'"},
+      {"arrival_s,prompt_tokens,output_tokens\n-1,5,5\n", "line 2: arrival_s: -1 is negative"},
+      {"arrival_s,prompt_tokens,output_tokens\n2,5,5\n1,5,5\n",
+       "line 3: arrival_s: 1 is before the previous request's (arrivals must be sorted)"},
+      {"arrival_s,prompt_tokens,output_tokens\n0,0,5\n", "line 2: prompt_tokens: a request needs at least one token"},
+      {"arrival_s,prompt_tokens,output_tokens\n0,5,x\n", "line 2: output_tokens: 'x' is not a whole number"},
+      {"arrival_s,prompt_tokens,output_tokens\n0,5\n", "line 2: expected 3 fields, got 2"},
+      {"arrival_s,prompt_tokens,output_tokens\nnan,5,5\n", "line 2: arrival_s: 'nan' is not a number"},
+      {"arrival_s,prompt_tokens,output_tokens\n", "no requests"},
+  };
+  for (const auto& [text, want] : cases) {
+    std::ofstream(path) << text;
+    try {
+      read_request_trace(path);
+      ADD_FAILURE() << text;
+    } catch (const base::InputError& e) {
+      EXPECT_EQ(std::string(e.what()), path + ": " + want) << text;
+    }
+  }
+  std::ofstream(path) << "arrival_s,prompt_tokens,output_tokens\n0,5,7\n0.5,100,1\n";
+  const std::vector<Request> ok = read_request_trace(path);
+  ASSERT_EQ(ok.size(), 2u);
+  EXPECT_EQ(ok[1].prompt_tokens, 100);
+}
+
+TEST(ServeSteps, TheBucketGridRoundsUpByLessThanAQuarter) {
+  EXPECT_EQ(bucket_up(0), 0);
+  EXPECT_EQ(bucket_up(4), 4);
+  EXPECT_EQ(bucket_up(5), 5);
+  EXPECT_EQ(bucket_up(9), 10);
+  EXPECT_EQ(bucket_up(17), 20);
+  EXPECT_EQ(bucket_up(513), 640);
+  for (int v = 1; v < 100000; v += 7) {
+    ASSERT_GE(bucket_up(v), v);
+    ASSERT_LT(bucket_up(v), 1.25 * v + 1) << v;
+  }
+}
+
+}  // namespace
+}  // namespace nmpsim::apps::serve

@@ -12,6 +12,7 @@
 #include "nmpsim/hw/hardware_fields.h"
 #include "nmpsim/hw/system.h"
 #include "nmpsim/methods/register_all.h"
+#include "nmpsim/noc/pin_mesh.h"
 
 namespace po = boost::program_options;
 
@@ -113,9 +114,14 @@ int run_exercise(const hw::HardwareSpec& spec, const std::string& vcd, const std
   if (!json_path.empty()) out.write(json_path, exercise_json(spec, sys.nodes(), r).dump(2) + "\n", "--json");
   out.commit();
   const std::string err = sys.mesh().network().check_conservation();
-  if (!err.empty() || sys.mesh().network().stalled()) {
+  const bool router_failed = sys.mesh().pin_mesh() && !sys.mesh().pin_mesh()->router_error().empty();
+  if (!err.empty() || sys.mesh().network().stalled() || router_failed) {
     const noc::Network& net = sys.mesh().network();
-    std::fprintf(stderr, "nmpsim hw: model failure: %s\n", net.stalled() ? net.stall_report().c_str() : err.c_str());
+    const noc::PinMesh* pins = sys.mesh().pin_mesh();
+    const std::string own =
+        pins && !pins->router_error().empty() ? "router error: " + pins->router_error() + "; then " : "";
+    std::fprintf(stderr, "nmpsim hw: model failure: %s%s\n", own.c_str(),
+                 net.stalled() ? net.stall_report().c_str() : err.c_str());
     return kExitCheckFailed;
   }
   return kExitOk;

@@ -236,7 +236,7 @@ int run_single(const NocArgs& a, const RouterChoice& rc, bool quiet, std::FILE* 
   std::string failure = r.router_error.empty() ? "" : "router error: " + r.router_error;
   const std::string check = r.stalled                      ? r.stall_report
                             : r.conservation_error.empty() ? ""
-                                                           : "noc: check failed at " + r.conservation_error;
+                                                           : "noc: check failed: " + r.conservation_error;
   if (!check.empty()) failure += (failure.empty() ? "" : "; ") + check;
   if (failure.empty()) return kExitOk;
   std::fprintf(stderr, "nmpsim noc: model failure: %s\n", base::one_line(failure).c_str());
@@ -258,7 +258,9 @@ int cmd_noc(const std::vector<std::string>& args) {
   }
   a.apply(vm);
 
-  const RouterChoice rc = router_choice(vm, a.cfg.noc, a.router, a.rtl_nodes, a.vcd_node);
+  noc::NocConfig checked = a.cfg.noc;  // the synthetic packets must fit a router's length field too
+  checked.max_packet_flits = std::max(checked.max_packet_flits, a.cfg.traffic.packet_flits);
+  const RouterChoice rc = router_choice(vm, checked, a.router, a.rtl_nodes, a.vcd_node);
   if (vm.count("plot") && !vm.count("curve")) throw UsageError("--plot needs --curve");
   if (a.cfg.traffic.pattern != noc::TrafficPattern::kHotspot)
     for (const char* k : {"hotspot-node", "hotspot-fraction"})

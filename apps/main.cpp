@@ -90,8 +90,11 @@ int run(std::vector<std::string> argv) {
   std::string who = "nmpsim";  // "nmpsim CMD" in messages once the command is known
   try {
     if (!argv.empty() && argv[0].rfind('-', 0) != 0) who += " " + argv[0];
-    load_rtl_plugins(argv);  // any command: --rtl-plugin may stand before it
-    if (who == "nmpsim" && !argv.empty()) who += " " + argv[0];
+    // Any command: --rtl-plugin may stand before it. Help and the version need no plugin.
+    const bool info =
+        !argv.empty() && (argv[0] == "--help" || argv[0] == "-h" || argv[0] == "help" || argv[0] == "--version");
+    if (!info) load_rtl_plugins(argv);
+    if (who == "nmpsim" && !argv.empty() && argv[0].rfind('-', 0) != 0) who += " " + argv[0];
     return dispatch(argv);
   } catch (const UsageError& e) {
     std::fprintf(stderr, "%s: error: %s\n", who.c_str(), one_line(e.what()).c_str());

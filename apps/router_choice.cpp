@@ -34,12 +34,12 @@ std::set<int> parse_node_list(const std::string& text, int nodes) {
 }  // namespace
 
 void load_rtl_plugins(std::vector<std::string>& args) {
-  std::vector<std::string> files;
+  std::vector<std::pair<std::string, bool>> files;  // (path, named by NMPSIM_RTL_PLUGINS)
   if (const char* env = std::getenv("NMPSIM_RTL_PLUGINS"); env != nullptr && *env != '\0') {
-    std::string list(env);
+    const std::string list(env);
     for (size_t at = 0; at <= list.size();) {
       const size_t end = std::min(list.find(':', at), list.size());
-      if (end > at) files.push_back(list.substr(at, end - at));
+      if (end > at) files.emplace_back(list.substr(at, end - at), true);
       at = end + 1;
     }
   }
@@ -47,22 +47,26 @@ void load_rtl_plugins(std::vector<std::string>& args) {
   for (size_t i = 0; i < args.size();) {
     if (args[i] == opt) {
       if (i + 1 >= args.size()) throw UsageError("--rtl-plugin: the option needs a file");
-      files.push_back(args[i + 1]);
+      files.emplace_back(args[i + 1], false);
       args.erase(args.begin() + static_cast<long>(i), args.begin() + static_cast<long>(i) + 2);
     } else if (args[i].rfind(opt + "=", 0) == 0) {
-      files.push_back(args[i].substr(opt.size() + 1));
+      files.emplace_back(args[i].substr(opt.size() + 1), false);
       args.erase(args.begin() + static_cast<long>(i));
     } else {
       ++i;
     }
   }
-  std::string all;
-  for (const std::string& f : files) {
+  for (const auto& [f, env] : files)
     if (f.empty() || f.find(':') != std::string::npos)
       throw UsageError("--rtl-plugin: '" + f + "' is not a file name (empty, or contains ':')");
-  }
-  for (const std::string& f : files) {
-    all += (all.empty() ? "" : ":") + rtl::load_rtl_plugin(f);
+  std::string all;
+  for (const auto& [f, env] : files) {
+    try {
+      all += (all.empty() ? "" : ":") + rtl::load_rtl_plugin(f);
+    } catch (const noc::ConfigError& e) {
+      if (!env) throw;
+      throw noc::ConfigError(std::string("NMPSIM_RTL_PLUGINS: ") + e.what());
+    }
   }
   if (!all.empty()) ::setenv("NMPSIM_RTL_PLUGINS", all.c_str(), 1);
 }

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "nmpsim/base/model_failure.h"
+#include "nmpsim/noc/pin_mesh.h"
 
 namespace nmpsim::firmware {
 
@@ -149,7 +150,13 @@ void CycleExecutor::run_until(Done done, const char* what) {
     if (!sc_core::sc_pending_activity())
       throw std::runtime_error(std::string("firmware: ") + what + " never finished (nothing left to simulate)");
     sc_core::sc_start();
-    if (net.stalled()) throw base::ModelFailure(net.stall_report());
+    if (net.stalled()) {
+      // A pin-level router's own error (a forged flit, a combinational path) comes before the stall it caused.
+      const noc::PinMesh* pins = sys_.mesh().pin_mesh();
+      const std::string own =
+          pins && !pins->router_error().empty() ? "NoC router error: " + pins->router_error() + "; then " : "";
+      throw base::ModelFailure(own + net.stall_report());
+    }
   }
 }
 

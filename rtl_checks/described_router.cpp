@@ -48,14 +48,16 @@ void check_fits(const DescribedRouter& r, int buffer_flits, int width, int heigh
       throw noc::ConfigError("noc: the RTL router '" + d.name + "' names destinations in " + std::to_string(f.width) +
                              " bits (" + key + "), too few for a " + mesh);
   for (const Strap& s : d.straps) {
-    const int most = s.value == "x"        ? width - 1
-                     : s.value == "y"      ? height - 1
-                     : s.value == "width"  ? width
-                     : s.value == "height" ? height
-                                           : 0;
-    if (width > 0 && s.width > 0 && s.width < 31 && most >> s.width)
+    const int most = s.value == "x"              ? width - 1
+                     : s.value == "y"            ? height - 1
+                     : s.value == "width"        ? width
+                     : s.value == "height"       ? height
+                     : s.value == "buffer_flits" ? buffer_flits
+                                                 : 0;
+    if ((width > 0 || s.value == "buffer_flits") && s.width > 0 && s.width < 31 && most >> s.width)
       throw noc::ConfigError("noc: the RTL router '" + d.name + "' takes " + s.value + " in " +
-                             std::to_string(s.width) + " bits (straps." + s.key + "), too few for a " + mesh);
+                             std::to_string(s.width) + " bits (straps." + s.key + "), too few for " +
+                             (s.value == "buffer_flits" ? std::to_string(most) + " (noc.buffer_flits)" : "a " + mesh));
   }
   const int longest = static_cast<int>(d.length_value(max_packet_flits));
   if (max_packet_flits > 0 && d.length.width > 0 && d.length.width < 31 && longest >> d.length.width)
@@ -93,7 +95,17 @@ void FlitFormat::clear() {
 FlitBits FlitFormat::to_router(uint64_t la) {
   using noc::LaFlit;
   uint64_t payload = LaFlit::payload(la);
-  const uint64_t length = d_.length.width ? d_.length_value(packet_flits_(static_cast<uint32_t>(payload >> 16))) : 0;
+  uint64_t length = 0;
+  if (d_.length.width > 0) {
+    const int n = packet_flits_(static_cast<uint32_t>(payload >> 16));
+    if (n < 1 || d_.length_value(n) > d_.length.mask()) {
+      if (error_.empty())
+        error_ = "was given a packet of " + std::to_string(n) + " flits, which its " + std::to_string(d_.length.width) +
+                 "-bit length field (flit.length) cannot count";
+    } else {
+      length = d_.length_value(n);
+    }
+  }
   if (handles_) {
     if (free_.empty()) {
       if (error_.empty())
@@ -119,15 +131,19 @@ FlitBits FlitFormat::to_router(uint64_t la) {
   return w;
 }
 
-std::pair<bool, bool> FlitFormat::framing(const FlitBits& w, int port) const {
+std::pair<bool, bool> FlitFormat::framing(const FlitBits& w, int port, uint64_t payload) const {
   if (d_.head.width > 0) return {d_.head.get(w) != 0, d_.tail.get(w) != 0};
+  if (port == noc::kLocal) {  // the Local output may interleave packets: its sequence number and length
+    const uint64_t seq = payload & 0xffff;
+    return {seq == 0, static_cast<int64_t>(seq) + 1 == packet_flits_(static_cast<uint32_t>(payload >> 16))};
+  }
   if (left_[port] > 0) return {false, left_[port] == 1};
   const uint64_t n = d_.length.get(w) + (d_.length_total ? 0 : 1);  // the packet's flits, from its head
   return {true, n <= 1};
 }
 
 void FlitFormat::moved(const FlitBits& w, int port) {
-  if (d_.head.width == 0) {
+  if (d_.head.width == 0 && port != noc::kLocal) {
     const uint64_t n = d_.length.get(w) + (d_.length_total ? 0 : 1);
     left_[port] = left_[port] > 0 ? left_[port] - 1 : static_cast<int>(n > 0 ? n - 1 : 0);
   }
@@ -155,7 +171,7 @@ uint64_t FlitFormat::from_router(const FlitBits& w, int out_port, bool keep) {
       error_ = "sent a flit whose payload handle " + std::to_string(h) +
                " names no flit it holds (duplicated, forged or payload not carried unchanged)";
   }
-  const auto [head, tail] = framing(w, out_port);
+  const auto [head, tail] = framing(w, out_port, payload);
   if (!keep) moved(w, out_port);
   return noc::LaFlit::make(head, tail, x, y, la, payload);
 }

@@ -56,7 +56,9 @@ class FlitFormat {
   FlitBits to_router(uint64_t la);
   /// The look-ahead word of a flit leaving on `out_port`; without a look-ahead field in the
   /// description, the port it takes at the next router is computed here; without head and tail
-  /// fields, they follow from the length of the packet that output is sending. Unless `keep` (it
+  /// fields, they follow from the length of the packet a mesh output is sending (counted down, as
+  /// its downstream would), and on Local, which may interleave packets, from the flit's sequence
+  /// number and its packet's length. Unless `keep` (it
   /// is only presented: call moved() when it moves) the flit has moved. A handle naming no flit
   /// held makes error() non-empty.
   uint64_t from_router(const FlitBits& w, int out_port, bool keep = false);
@@ -72,7 +74,8 @@ class FlitFormat {
 
  private:
   /// Head and tail of a flit leaving on `port`, by the description's fields or by length framing.
-  std::pair<bool, bool> framing(const FlitBits& w, int port) const;
+  /// (`payload`: the flit's look-ahead payload, sequence number and packet id.)
+  std::pair<bool, bool> framing(const FlitBits& w, int port, uint64_t payload) const;
   const RouterDescription& d_;
   int node_;
   noc::MeshGeometry geo_;

@@ -88,7 +88,7 @@ void parse_flit(const std::string& name, const nlohmann::json& j, RouterDescript
 void parse_straps(const std::string& name, const nlohmann::json& j, RouterDescription& d) {
   if (!j.contains("straps")) return;
   if (!j["straps"].is_object()) bad(name, "straps", "must be an object: {\"pin\": \"x\", ...}");
-  static const std::regex key_re(R"(^[A-Za-z_][A-Za-z0-9_]*(\[([0-9]{1,4})\]|\[([0-9]{1,4}) \+: ([0-9]{1,2})\])?$)");
+  static const std::regex key_re(R"(^[A-Za-z_][A-Za-z0-9_]*(\[([0-9]{1,4})\]|\[([0-9]{1,4}) *\+: *([0-9]{1,2})\])?$)");
   for (const auto& [key, v] : j["straps"].items()) {
     std::smatch m;
     if (!std::regex_match(key, m, key_re))

@@ -25,7 +25,10 @@ set(_case10 "protocol|\"valid_ready\"=>\"ready_valid\"|protocol: 'ready_valid' i
 set(_case11 "sources|ARGS:SOURCES;nowhere.sv|SOURCES: no file")
 set(_case12 "includes|ARGS:INCLUDE_DIRS;nowhere|INCLUDE_DIRS: no directory")
 set(_case13 "unknown|ARGS:FLAGS;-O2|unknown arguments: FLAGS")
-set(_ncases 13)
+set(_case14 "clock|\"clock\": \"clk\"=>\"clock\": \"clk; x\"|clock: 'clk; x' is not a pin name (letters, digits, _)")
+set(_case15 "ports|\"reset_active\": \"low\"=>\"reset_active\": \"low\", \"ports\": [\"n\", \"{p}\", \"s\", \"w\", \"l\"]|ports: '{p}' is not a port name")
+set(_case16 "strap_width|\"my_cord_i[0 +: 4]\"=>\"my_cord_i[0 +: 65]\"|straps.my_cord_i[0 +: 65]: a slice is 1 to 64 bits wide")
+set(_ncases 16)
 set(_good "{\"protocol\": \"valid_ready\", \"valid_hold\": false, \"clock\": \"clk\", \"reset\": \"rst\", \"reset_active\": \"low\",
   \"port_index\": {\"north\": 3, \"east\": 2, \"south\": 4, \"west\": 1, \"local\": 0},
   \"pins\": {${_good_pins}}, ${_flit}, \"straps\": {\"my_cord_i[0 +: 4]\": \"x\", \"my_cord_i[4 +: 4]\": \"y\"}}")

@@ -258,6 +258,18 @@ TEST(CliRtlPlugin, PluginOptionsThatAreWrongAreOneLineExitTwo) {
   }
 }
 
+TEST(CliRtlPlugin, APluginTheEnvironmentNamesIsLoadedOrNamedInTheError) {
+  CliOptions o;
+  o.env = {"NMPSIM_RTL_PLUGINS=/nonexistent/nmpsim_rtl_x.so"};
+  const CliRun r = run_nmpsim({"noc", "--mesh", "2x2", "--cycles", "10"}, o);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("NMPSIM_RTL_PLUGINS: --rtl-plugin /nonexistent/nmpsim_rtl_x.so: no such file"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(run_nmpsim({"--help"}, o).code, 0);  // help and the version load no plugin
+  EXPECT_EQ(run_nmpsim({"--version"}, o).code, 0);
+}
+
 TEST(CliNocFailure, AStallIsAOneLineModelFailureWithExitCodeOne) {
   // A watchdog of one cycle with 8-cycle routers: nothing moves for a cycle soon after the start.
   const CliRun r = run_nmpsim({"noc", "--mesh", "3x3", "--cycles", "200", "--warmup-cycles", "0", "--watchdog-cycles",

@@ -133,6 +133,20 @@ TEST(FlitFormat, ALengthFieldCarriesThePacketsLengthAndFramesItOnTheWayOut) {
   EXPECT_TRUE(LaFlit::head(out));
   EXPECT_TRUE(LaFlit::tail(out));
   EXPECT_EQ(f.error(), "");
+  // On Local, which may interleave packets, head and tail come from the sequence number and the length.
+  const FlitBits h7 = f.to_router(flit(7, 0, true, false)), h9 = f.to_router(flit(9, 0, true, true));
+  const FlitBits t7 = f.to_router(flit(7, 2, false, true));
+  const uint64_t a = f.from_router(h7, noc::kLocal), b9 = f.from_router(h9, noc::kLocal);
+  const uint64_t c = f.from_router(t7, noc::kLocal);
+  EXPECT_TRUE(LaFlit::head(a) && !LaFlit::tail(a));
+  EXPECT_TRUE(LaFlit::head(b9) && LaFlit::tail(b9));
+  EXPECT_TRUE(!LaFlit::head(c) && LaFlit::tail(c));
+  // A packet the length field cannot count is the router's error, named.
+  lengths[11] = 17;  // 16 after the head: more than 4 bits
+  f.to_router(flit(11, 0, true, false));
+  EXPECT_NE(f.error().find("was given a packet of 17 flits, which its 4-bit length field (flit.length) cannot count"),
+            std::string::npos)
+      << f.error();
   // Counting every flit instead: the same three-flit packet carries 3.
   const RouterDescription total =
       RouterDescription::parse("t", with("", R"("length": [56, 4], "length_counts": "total")"));
@@ -160,6 +174,18 @@ TEST(FlitFormat, StrapsAndLengthsThatCannotHoldTheMeshAreRefusedInOneLine) {
             std::string::npos);
   EXPECT_NE(message(4, 9, 4).find("takes y in 3 bits (straps.cord[2 +: 3]), too few for a 4x9 mesh"),
             std::string::npos);
+  const DescribedRouter depth{RouterDescription::parse("d", with(R"("straps": {"depth[0 +: 2]": "buffer_flits"})")),
+                              {}};
+  EXPECT_NO_THROW(check_fits(depth, 3, 4, 4, 4));
+  try {
+    check_fits(depth, 4, 4, 4, 4);
+    ADD_FAILURE() << "a depth of 4 in a 2-bit strap was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "takes buffer_flits in 2 bits (straps.depth[0 +: 2]), too few for 4 (noc.buffer_flits)"),
+              std::string::npos)
+        << e.what();
+  }
   EXPECT_NE(message(4, 4, 5).find("counts packet lengths in 2 bits (flit.length), too few for packets of 5 flits "
                                   "(noc.max_packet_flits)"),
             std::string::npos);

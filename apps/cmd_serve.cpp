@@ -3,13 +3,17 @@
 // and latency, percentiles, throughput and goodput at an SLO (apps/serve.h, docs/MODEL.md "Serving").
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "nmpsim/apps/cli_common.h"
 #include "nmpsim/apps/commands.h"
 #include "nmpsim/apps/serve.h"
+#include "nmpsim/apps/serve_report.h"
 #include "nmpsim/apps/serve_steps.h"
 #include "nmpsim/apps/spec_options.h"
 #include "nmpsim/base/output_files.h"
@@ -27,7 +31,7 @@ struct ServeOptions {
   double rate = 2, prompt_spread = 0, output_spread = 0, slo_ttft_ms = 0, slo_tpot_ms = 0;
   long long requests = 200, prompt_tokens = 512, output_tokens = 128, token_budget = 2048, max_seqs = 256;
   long long kv_tokens = 0, seed = 1;
-  std::string trace, out = "serve-out", fidelity = "flow", cache;
+  std::string trace, out = "serve-out", fidelity = "flow", cache, rates;
 
   void add(po::options_description& d) {
     // clang-format off
@@ -40,6 +44,10 @@ struct ServeOptions {
       ("prompt-spread", po::value(&prompt_spread)->default_value(0, "0"),
        "synthetic: prompt lengths uniform within +-this fraction of the mean (0..1)")
       ("output-spread", po::value(&output_spread)->default_value(0, "0"), "synthetic: likewise for output lengths")
+      ("rates", po::value(&rates),
+       "synthetic arrivals at each of these rates, R1,R2,... (requests per second; instead of --rate): "
+       "rates.csv, goodput.png, one summary per rate; the step shapes are simulated once for all")
+      ("no-plots", "do not draw latency_cdf.png / goodput.png")
       ("trace-requests", po::value(&trace), "requests from a CSV file arrival_s,prompt_tokens,output_tokens (docs/FORMATS.md) instead")
       ("slo-ttft-ms", po::value(&slo_ttft_ms)->default_value(0, "none"), "goodput: time to first token at most this")
       ("slo-tpot-ms", po::value(&slo_tpot_ms)->default_value(0, "none"), "goodput: time per output token at most this")
@@ -80,54 +88,93 @@ std::vector<Request> requests_of(const po::variables_map& vm, const ServeOptions
   return synthetic_requests(a);
 }
 
-std::string requests_csv(const ServeRun& run) {
-  std::ostringstream os;
-  os << "request,arrival_s,prompt_tokens,output_tokens,first_token_s,finish_s,ttft_ms,tpot_ms,latency_ms,preemptions\n";
-  char buf[256];
-  for (size_t i = 0; i < run.requests.size(); ++i) {
-    const RequestResult& r = run.requests[i];
-    std::snprintf(buf, sizeof buf, "%zu,%.9g,%d,%d,%.9g,%.9g,%.6g,%.6g,%.6g,%d\n", i + 1, r.arrival_s, r.prompt_tokens,
-                  r.output_tokens, r.first_token_s, r.finish_s, r.ttft_s() * 1e3, r.tpot_s() * 1e3, r.latency_s() * 1e3,
-                  r.preemptions);
-    os << buf;
+/// Everything a serving run needs besides its requests.
+struct ServeSetup {
+  SchedulerConfig scheduler;
+  std::unique_ptr<SimulatedSteps> steps;
+  std::string title;
+};
+
+ServeSetup setup(const po::variables_map& vm, const ServeOptions& o, const RunSpec& spec,
+                 const ExperimentOptions& opt) {
+  ServeSetup s;
+  const PreparedExperiment prepared = prepare_experiment(step_spec(spec, StepShape{1, 0, 1}), opt);
+  SchedulerConfig& c = s.scheduler;
+  c.max_seqs = static_cast<int>(checked_count(o.max_seqs, "max-seqs", 1, 1 << 16));
+  c.token_budget = static_cast<int>(checked_count(o.token_budget, "token-budget", c.max_seqs, 1 << 20));
+  c.kv_tokens = vm["kv-tokens"].defaulted() ? kv_capacity_tokens(prepared)
+                                            : static_cast<int64_t>(checked_count(o.kv_tokens, "kv-tokens", 1));
+  c.max_context = prepared.model.max_context;
+  s.steps = std::make_unique<SimulatedSteps>(spec, opt, !vm.count("no-bucketing"));
+  s.title = prepared.model.name + " on " + prepared.hardware.name + ", " + spec.strategies.at(0).name;
+  return s;
+}
+
+void print_summary(const ServeSummary& sum, const ServeRun& run, size_t shapes, const std::string& out,
+                   const std::string& note) {
+  std::printf(
+      "nmpsim serve: %d requests over %.3f s, %zu steps (%zu shapes simulated)\n"
+      "  TTFT ms p50 %.2f p90 %.2f p99 %.2f; TPOT ms p50 %.3f p90 %.3f p99 %.3f\n"
+      "  throughput %.3f req/s, %.1f output tokens/s; goodput %.3f req/s (%.1f%% within the SLO)\n"
+      "  outputs in %s%s%s\n",
+      sum.requests, sum.duration_s, run.steps.size(), shapes, sum.ttft_p50_s * 1e3, sum.ttft_p90_s * 1e3,
+      sum.ttft_p99_s * 1e3, sum.tpot_p50_s * 1e3, sum.tpot_p90_s * 1e3, sum.tpot_p99_s * 1e3,
+      sum.throughput_requests_per_s, sum.throughput_tokens_per_s, sum.goodput_requests_per_s, 100 * sum.slo_attained,
+      out.c_str(), note.empty() ? "" : "; ", note.c_str());
+}
+
+/// Draws the plots into a scratch directory and adopts them into `dir`; returns gnuplot's note.
+std::string plots(base::OutputFiles& out, const std::string& dir, const ServeRun* run,
+                  const std::vector<RatePoint>& rates, const std::string& title) {
+  const std::string scratch = out.make_scratch_dir(dir);
+  const std::string note = write_serve_plots(scratch, run, rates, title);
+  for (const char* png : {"latency_cdf.png", "goodput.png"})
+    if (std::filesystem::exists(scratch + "/" + png)) out.adopt(scratch + "/" + png, dir + "/" + png, "--out");
+  return note;
+}
+
+/// --rates: one synthetic run per offered rate, the step shapes shared.
+std::vector<double> parse_rates(const std::string& text) {
+  std::vector<double> rates;
+  for (const std::string& item : split_list(text, "--rates")) {
+    char* end = nullptr;
+    const double r = std::strtod(item.c_str(), &end);
+    if (*end != '\0' || !(r > 0) || !std::isfinite(r))
+      throw UsageError("--rates: '" + base::shown(item) + "' is not a positive number of requests per second");
+    rates.push_back(r);
   }
-  return os.str();
+  if (rates.size() > 100) throw UsageError("--rates: at most 100 rates");
+  return rates;
 }
 
-std::string steps_csv(const ServeRun& run) {
-  std::ostringstream os;
-  os << "step,end_s,decode_tokens,prefill_tokens,context_tokens\n";
-  for (size_t i = 0; i < run.steps.size(); ++i)
-    os << i << ',' << run.step_end_s[i] << ',' << run.steps[i].decode_tokens << ',' << run.steps[i].prefill_tokens
-       << ',' << run.steps[i].context_tokens << '\n';
-  return os.str();
-}
-
-nlohmann::json summary_json(const ServeSummary& s, const ServeRun& run, const ServeOptions& o, const SchedulerConfig& c,
-                            size_t simulated) {
-  auto ms = [](double a, double b, double d) {
-    return nlohmann::json{{"p50", a * 1e3}, {"p90", b * 1e3}, {"p99", d * 1e3}};
-  };
-  nlohmann::json lat = ms(s.latency_p50_s, s.latency_p90_s, s.latency_p99_s);
-  lat["mean"] = s.latency_mean_s * 1e3;
-  return {{"requests", s.requests},
-          {"duration_s", s.duration_s},
-          {"ttft_ms", ms(s.ttft_p50_s, s.ttft_p90_s, s.ttft_p99_s)},
-          {"tpot_ms", ms(s.tpot_p50_s, s.tpot_p90_s, s.tpot_p99_s)},
-          {"latency_ms", lat},
-          {"throughput_requests_per_s", s.throughput_requests_per_s},
-          {"throughput_output_tokens_per_s", s.throughput_tokens_per_s},
-          {"goodput_requests_per_s", s.goodput_requests_per_s},
-          {"slo_attained", s.slo_attained},
-          {"slo_ttft_ms", o.slo_ttft_ms},
-          {"slo_tpot_ms", o.slo_tpot_ms},
-          {"mean_requests_in_system", s.mean_in_system},
-          {"energy_per_output_token_j", s.energy_per_token_j},
-          {"steps", run.steps.size()},
-          {"simulated_step_shapes", simulated},
-          {"preemptions", run.preemptions},
-          {"peak_kv_tokens", run.peak_kv_tokens},
-          {"scheduler", {{"token_budget", c.token_budget}, {"max_seqs", c.max_seqs}, {"kv_tokens", c.kv_tokens}}}};
+int serve_rates(const po::variables_map& vm, const ServeOptions& o, const std::vector<double>& rates, ServeSetup& s) {
+  std::vector<RatePoint> points;
+  for (const double r : rates) {
+    ServeOptions one = o;
+    one.rate = r;
+    const ServeRun run =
+        simulate_serving(requests_of(vm, one), s.scheduler, [&](const StepShape& x) { return (*s.steps)(x); });
+    points.push_back({r, summarize(run, o.slo_ttft_ms * 1e-3, o.slo_tpot_ms * 1e-3)});
+  }
+  base::OutputFiles out;
+  out.make_dir(o.out, "--out");
+  out.write(o.out + "/rates.csv", rates_csv(points), "--out");
+  nlohmann::json j = {{"rates", rates_json(points)},
+                      {"slo_ttft_ms", o.slo_ttft_ms},
+                      {"slo_tpot_ms", o.slo_tpot_ms},
+                      {"simulated_step_shapes", s.steps->simulated()}};
+  out.write(o.out + "/summary.json", j.dump(2) + "\n", "--out");
+  const std::string note = vm.count("no-plots") ? "" : plots(out, o.out, nullptr, points, s.title);
+  out.commit();
+  if (vm.count("quiet")) return kExitOk;
+  std::printf("nmpsim serve: %zu offered rates, %zu step shapes simulated; outputs in %s%s%s\n", points.size(),
+              s.steps->simulated(), o.out.c_str(), note.empty() ? "" : "; ", note.c_str());
+  std::printf("  offered/s  throughput/s  goodput/s  within SLO  TTFT p99 ms  TPOT p99 ms\n");
+  for (const RatePoint& p : points)
+    std::printf("  %9.3f  %12.3f  %9.3f  %9.1f%%  %11.2f  %11.3f\n", p.rate_per_s, p.summary.throughput_requests_per_s,
+                p.summary.goodput_requests_per_s, 100 * p.summary.slo_attained, p.summary.ttft_p99_s * 1e3,
+                p.summary.tpot_p99_s * 1e3);
+  return kExitOk;
 }
 
 }  // namespace
@@ -154,39 +201,31 @@ int cmd_serve(const std::vector<std::string>& args) {
   spec.fidelity = mapping::parse_fidelity(o.fidelity, "--fidelity");
   for (const auto& [v, k] : {std::pair{o.slo_ttft_ms, "slo-ttft-ms"}, {o.slo_tpot_ms, "slo-tpot-ms"}})
     if (!(v >= 0) || !std::isfinite(v)) throw UsageError(std::string("--") + k + ": must be a non-negative number");
-  const std::vector<Request> requests = requests_of(vm, o);
+  if (vm.count("rates") && (vm.count("trace-requests") || given(vm, "rate")))
+    throw UsageError("--rates: synthetic arrivals at several rates; not with --trace-requests or --rate");
+  const std::vector<double> rates = vm.count("rates") ? parse_rates(o.rates) : std::vector<double>{};
+  if (vm.count("rates")) requests_of(vm, o);  // checks the synthetic options before anything runs
+  const std::vector<Request> requests = vm.count("rates") ? std::vector<Request>{} : requests_of(vm, o);
   base::OutputFiles::check_dir(o.out, "--out");
   mapping::PlacementCache placements(placement_cache_dir(vm, o.cache), [](const std::string&) {});
   ExperimentOptions opt;
   opt.registry = &registry;
   opt.cache = &placements;
   opt.jobs = 1;
-  const PreparedExperiment prepared = prepare_experiment(step_spec(spec, StepShape{1, 0, 1}), opt);
-  SchedulerConfig c;
-  c.max_seqs = static_cast<int>(checked_count(o.max_seqs, "max-seqs", 1, 1 << 16));
-  c.token_budget = static_cast<int>(checked_count(o.token_budget, "token-budget", c.max_seqs, 1 << 20));
-  c.kv_tokens = vm["kv-tokens"].defaulted() ? kv_capacity_tokens(prepared)
-                                            : static_cast<int64_t>(checked_count(o.kv_tokens, "kv-tokens", 1));
-  c.max_context = prepared.model.max_context;
-  SimulatedSteps steps(spec, opt, !vm.count("no-bucketing"));
-  const ServeRun run = simulate_serving(requests, c, [&](const StepShape& s) { return steps(s); });
+  ServeSetup s = setup(vm, o, spec, opt);
+  if (vm.count("rates")) return serve_rates(vm, o, rates, s);
+  const ServeRun run = simulate_serving(requests, s.scheduler, [&](const StepShape& x) { return (*s.steps)(x); });
   const ServeSummary sum = summarize(run, o.slo_ttft_ms * 1e-3, o.slo_tpot_ms * 1e-3);
   base::OutputFiles out;
   out.make_dir(o.out, "--out");
   out.write(o.out + "/requests.csv", requests_csv(run), "--out");
   out.write(o.out + "/steps.csv", steps_csv(run), "--out");
-  out.write(o.out + "/summary.json", summary_json(sum, run, o, c, steps.simulated()).dump(2) + "\n", "--out");
+  out.write(o.out + "/summary.json",
+            summary_json(sum, run, o.slo_ttft_ms, o.slo_tpot_ms, s.scheduler, s.steps->simulated()).dump(2) + "\n",
+            "--out");
+  const std::string note = vm.count("no-plots") ? "" : plots(out, o.out, &run, {}, s.title);
   out.commit();
-  if (!vm.count("quiet"))
-    std::printf(
-        "nmpsim serve: %d requests over %.3f s, %zu steps (%zu shapes simulated)\n"
-        "  TTFT ms p50 %.2f p90 %.2f p99 %.2f; TPOT ms p50 %.3f p90 %.3f p99 %.3f\n"
-        "  throughput %.3f req/s, %.1f output tokens/s; goodput %.3f req/s (%.1f%% within the SLO)\n"
-        "  outputs in %s\n",
-        sum.requests, sum.duration_s, run.steps.size(), steps.simulated(), sum.ttft_p50_s * 1e3, sum.ttft_p90_s * 1e3,
-        sum.ttft_p99_s * 1e3, sum.tpot_p50_s * 1e3, sum.tpot_p90_s * 1e3, sum.tpot_p99_s * 1e3,
-        sum.throughput_requests_per_s, sum.throughput_tokens_per_s, sum.goodput_requests_per_s, 100 * sum.slo_attained,
-        o.out.c_str());
+  if (!vm.count("quiet")) print_summary(sum, run, s.steps->simulated(), o.out, note);
   return kExitOk;
 }
 

@@ -172,16 +172,7 @@ std::string write_plots(const std::string& dir, const std::vector<StrategyReport
   write_link_plots(gp, dir, reports, hw, context);
   write_load_plot(gp, dir, reports, hw, context);
   write_phase_plot(gp, dir, reports, context);
-  {
-    std::ofstream script(dir + "/plots.gp");
-    script << gp.str();
-    if (!script) return "plots skipped: cannot write the plot script in " + dir;
-  }
-  // gnuplot runs in the output directory and reads the script by name: no path or label reaches a shell.
-  const ProcessResult r = run_program({"gnuplot", "plots.gp"}, dir, dir + "/plots.log");
-  if (!r.started) return "plots skipped: gnuplot is not installed (bash .ci/install-deps.sh installs it)";
-  if (r.exit_code != 0) return "plots failed: gnuplot's messages are in plots.log";
-  return "";
+  return run_gnuplot(dir, "plots", gp.str());
 }
 
 }  // namespace nmpsim::apps

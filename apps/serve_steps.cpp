@@ -14,6 +14,40 @@ int bucket_up(int v) {
   return (v + step - 1) / step * step;
 }
 
+int bucket_down(int v) {
+  if (v <= 4) return v;
+  int octave = 4;
+  while (2 * octave < v) octave *= 2;
+  const int step = octave / 4;
+  return v / step * step;
+}
+
+StepCost interpolated(const StepShape& s, const std::function<StepCost(const StepShape&)>& at_grid) {
+  const int v[3] = {s.decode_tokens, s.prefill_tokens, s.context_tokens};
+  int lo[3], hi[3];
+  double w[3];  // weight of the upper grid point
+  for (int k = 0; k < 3; ++k) {
+    lo[k] = bucket_down(v[k]);
+    hi[k] = bucket_up(v[k]);
+    w[k] = hi[k] == lo[k] ? 0.0 : double(v[k] - lo[k]) / double(hi[k] - lo[k]);
+  }
+  StepCost c;
+  for (int corner = 0; corner < 8; ++corner) {
+    double weight = 1;
+    int at[3];
+    for (int k = 0; k < 3; ++k) {
+      const bool up = (corner >> k) & 1;
+      weight *= up ? w[k] : 1.0 - w[k];
+      at[k] = up ? hi[k] : lo[k];
+    }
+    if (weight == 0) continue;
+    const StepCost g = at_grid(StepShape{at[0], at[1], at[2]});
+    c.seconds += weight * g.seconds;
+    c.energy_j += weight * g.energy_j;
+  }
+  return c;
+}
+
 StepShape bucketed(const StepShape& s) {
   return StepShape{bucket_up(s.decode_tokens), bucket_up(s.prefill_tokens), bucket_up(s.context_tokens)};
 }
@@ -40,7 +74,11 @@ RunSpec step_spec(const RunSpec& base, const StepShape& s) {
 }
 
 StepCost SimulatedSteps::operator()(const StepShape& asked) {
-  const StepShape s = bucketing_ ? bucketed(asked) : asked;
+  if (bucketing_) return interpolated(asked, [this](const StepShape& g) { return simulate(g); });
+  return simulate(asked);
+}
+
+StepCost SimulatedSteps::simulate(const StepShape& s) {
   if (const auto it = cache_.find(s); it != cache_.end()) return it->second;
   const Experiment x = run_experiment(step_spec(base_, s), opt_);
   const StrategyReport& rep = x.reports.at(0);

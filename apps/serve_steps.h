@@ -3,6 +3,7 @@
 // first (docs/MODEL.md "Serving": the grid and the error it costs), unless bucketing is off.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 
@@ -14,8 +15,13 @@ namespace nmpsim::apps::serve {
 /// The next value >= v on the grid: exact up to 4, then four points per octave (4, 5, 6, 7 x 2^k),
 /// so a value is rounded up by less than 25%.
 int bucket_up(int v);
+/// The last value <= v on the grid.
+int bucket_down(int v);
 /// A shape with its three counts rounded up to the grid (0 stays 0).
 StepShape bucketed(const StepShape& s);
+/// The cost of shape `s` interpolated multilinearly between the grid points around it (at most 8,
+/// each from `at_grid`); exact for a cost linear in each count between neighbouring grid points.
+StepCost interpolated(const StepShape& s, const std::function<StepCost(const StepShape&)>& at_grid);
 /// The run spec that simulates one step of shape `s` on top of `base` (hardware, model, strategy,
 /// fidelity): decode (batch = decode tokens, context), prefill (one prompt of the prefill tokens) or
 /// mixed (both, the prefill as one chunk).
@@ -25,9 +31,12 @@ class SimulatedSteps {
  public:
   SimulatedSteps(RunSpec base, const ExperimentOptions& opt, bool bucketing)
       : base_(std::move(base)), opt_(opt), bucketing_(bucketing) {}
-  /// Seconds and joules of one step of shape `s` (simulated on first use).
+  /// Seconds and joules of one step of shape `s`: interpolated between grid shapes (each simulated on
+  /// first use), or with bucketing off simulated as it is.
   StepCost operator()(const StepShape& s);
   size_t simulated() const { return cache_.size(); }
+  /// One shape, simulated once.
+  StepCost simulate(const StepShape& s);
   const std::map<StepShape, StepCost>& shapes() const { return cache_; }
 
  private:

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <fstream>
 
 #include "nmpsim/base/cleanup.h"
 
@@ -54,6 +55,18 @@ ProcessResult run_program(const std::vector<std::string>& argv, const std::strin
   r.started = got == 0;  // the pipe closed on a successful exec without a byte written
   if (r.started && WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
   return r;
+}
+
+std::string run_gnuplot(const std::string& dir, const std::string& name, const std::string& script) {
+  {
+    std::ofstream f(dir + "/" + name + ".gp");
+    f << script;
+    if (!f) return "plots skipped: cannot write the plot script in " + dir;
+  }
+  const ProcessResult r = run_program({"gnuplot", name + ".gp"}, dir, dir + "/" + name + ".log");
+  if (!r.started) return "plots skipped: gnuplot is not installed (bash .ci/install-deps.sh installs it)";
+  if (r.exit_code != 0) return "plots failed: gnuplot's messages are in " + name + ".log";
+  return "";
 }
 
 }  // namespace nmpsim::apps

@@ -16,5 +16,8 @@ struct ProcessResult {
 /// standard input from /dev/null and its standard output and error appended to `log_path` (empty:
 /// discarded). Waits for it to finish.
 ProcessResult run_program(const std::vector<std::string>& argv, const std::string& cwd, const std::string& log_path);
+/// Writes `script` to DIR/NAME.gp and runs gnuplot on it in DIR (by argv: no path or label reaches a
+/// shell), its messages in DIR/NAME.log. Returns empty, or a one-line note (no gnuplot, it failed).
+std::string run_gnuplot(const std::string& dir, const std::string& name, const std::string& script);
 
 }  // namespace nmpsim::apps

@@ -38,9 +38,11 @@ TEST(CliServe, ALoneRequestTakesThePrefillAndDecodeStepsNmpsimRunReports) {
   std::ifstream in(out + "/summary.json");
   const nlohmann::json s = nlohmann::json::parse(in);
   const double prefill = run_step_ms(model, {"--phase", "prefill", "--batch", "1", "--prompt-tokens", "64"});
-  // The two decode steps attend over 64 and 65 tokens; the grid takes 64 and 80 (docs/MODEL.md).
-  const double decode = 0.5 * (run_step_ms(model, {"--phase", "decode", "--batch", "1", "--context", "64"}) +
-                               run_step_ms(model, {"--phase", "decode", "--batch", "1", "--context", "80"}));
+  // The two decode steps attend over 64 and 65 keys: 64 is a grid point, 65 lies 1/16 of the way from
+  // 64 to the next one, 80 (docs/MODEL.md "Serving").
+  const double d64 = run_step_ms(model, {"--phase", "decode", "--batch", "1", "--context", "64"});
+  const double d80 = run_step_ms(model, {"--phase", "decode", "--batch", "1", "--context", "80"});
+  const double decode = 0.5 * (d64 + (15.0 / 16 * d64 + 1.0 / 16 * d80));
   EXPECT_NEAR(s["ttft_ms"]["p50"].get<double>(), prefill, 1e-6 * prefill);
   EXPECT_NEAR(s["tpot_ms"]["p50"].get<double>(), decode, 1e-6 * decode);
   EXPECT_EQ(s["requests"], 1);
@@ -64,6 +66,35 @@ TEST(CliServe, BadRequestTracesAreOneLineExitTwoAndWriteNothing) {
     EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
     EXPECT_FALSE(std::filesystem::exists(out)) << text;
   }
+}
+
+}  // namespace
+}  // namespace nmpsim::testing
+
+namespace nmpsim::testing {
+namespace {
+
+TEST(CliServe, SeveralRatesShareTheirStepsAndGoodputNeverExceedsThroughput) {
+  const std::string model = one_layer_model();
+  const std::string out = ::testing::TempDir() + "nmpsim_serve_rates";
+  std::filesystem::remove_all(out);
+  const CliRun r = run_nmpsim({"serve", "--hw", "nmp-4x4-5t50g", "--model", model, "--rates", "5,50", "--requests",
+                               "60", "--prompt-tokens", "64", "--output-tokens", "16", "--slo-tpot-ms", "1", "--out",
+                               out, "--no-plots", "--quiet"});
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::ifstream in(out + "/summary.json");
+  const nlohmann::json s = nlohmann::json::parse(in);
+  ASSERT_EQ(s["rates"].size(), 2u);
+  for (const nlohmann::json& p : s["rates"]) {
+    EXPECT_LE(p["goodput_requests_per_s"].get<double>(), p["throughput_requests_per_s"].get<double>() + 1e-12);
+    EXPECT_LE(p["throughput_requests_per_s"].get<double>(), 1.5 * p["offered_rate_per_s"].get<double>());
+  }
+  EXPECT_TRUE(std::filesystem::exists(out + "/rates.csv"));
+  const CliRun bad = run_nmpsim({"serve", "--rates", "5,-1", "--out", out + "_bad", "--quiet"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.out.find("--rates: '-1' is not a positive number of requests per second"), std::string::npos)
+      << bad.out;
+  EXPECT_FALSE(std::filesystem::exists(out + "_bad"));
 }
 
 }  // namespace

@@ -169,5 +169,27 @@ TEST(ServeSteps, TheBucketGridRoundsUpByLessThanAQuarter) {
   }
 }
 
+TEST(ServeSteps, InterpolationBetweenGridShapesIsExactForAMultilinearCost) {
+  // f is linear in each count for the others fixed, so multilinear interpolation reproduces it.
+  auto f = [](const StepShape& s) {
+    return 1e-3 * (1 + 2.0 * s.decode_tokens + 3.0 * s.prefill_tokens + 0.5 * s.context_tokens +
+                   0.01 * s.decode_tokens * s.context_tokens);
+  };
+  for (const StepShape& s :
+       {StepShape{37, 0, 613}, StepShape{0, 999, 0}, StepShape{3, 130, 77}, StepShape{200, 1, 5000}}) {
+    int calls = 0;
+    const StepCost c = interpolated(s, [&](const StepShape& g) {
+      ++calls;
+      EXPECT_EQ(bucket_up(g.decode_tokens), g.decode_tokens);  // only grid shapes are simulated
+      EXPECT_EQ(bucket_up(g.prefill_tokens), g.prefill_tokens);
+      EXPECT_EQ(bucket_up(g.context_tokens), g.context_tokens);
+      return StepCost{f(g), 2 * f(g)};
+    });
+    EXPECT_NEAR(c.seconds, f(s), 1e-12 * f(s)) << s.decode_tokens << " " << s.prefill_tokens << " " << s.context_tokens;
+    EXPECT_NEAR(c.energy_j, 2 * f(s), 1e-12 * f(s));
+    EXPECT_LE(calls, 8);
+  }
+}
+
 }  // namespace
 }  // namespace nmpsim::apps::serve

@@ -85,6 +85,9 @@ std::vector<Request> requests_of(const po::variables_map& vm, const ServeOptions
   a.prompt_spread = o.prompt_spread;
   a.output_spread = o.output_spread;
   a.seed = checked_count(o.seed, "serve-seed", 0);
+  if (a.requests / a.rate_per_s > kMaxArrivalS)
+    throw UsageError("--rate: " + std::to_string(a.requests) + " requests at this rate span more than " +
+                     std::to_string(static_cast<long>(kMaxArrivalS)) + " s");
   return synthetic_requests(a);
 }
 
@@ -101,10 +104,14 @@ ServeSetup setup(const po::variables_map& vm, const ServeOptions& o, const RunSp
   const PreparedExperiment prepared = prepare_experiment(step_spec(spec, StepShape{1, 0, 1}), opt);
   SchedulerConfig& c = s.scheduler;
   c.max_seqs = static_cast<int>(checked_count(o.max_seqs, "max-seqs", 1, 1 << 16));
-  c.token_budget = static_cast<int>(checked_count(o.token_budget, "token-budget", c.max_seqs, 1 << 20));
+  c.token_budget = static_cast<int>(checked_count(o.token_budget, "token-budget", 1, 1 << 20));
+  if (c.token_budget < c.max_seqs)
+    throw UsageError("--token-budget (" + std::to_string(c.token_budget) + ") must be at least --max-seqs (" +
+                     std::to_string(c.max_seqs) + "): every running request may decode in one step");
   c.kv_tokens = vm["kv-tokens"].defaulted() ? kv_capacity_tokens(prepared)
                                             : static_cast<int64_t>(checked_count(o.kv_tokens, "kv-tokens", 1));
   c.max_context = prepared.model.max_context;
+  c.kv_given = !vm["kv-tokens"].defaulted();
   s.steps = std::make_unique<SimulatedSteps>(spec, opt, !vm.count("no-bucketing"));
   s.title = prepared.model.name + " on " + prepared.hardware.name + ", " + spec.strategies.at(0).name;
   return s;

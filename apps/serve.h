@@ -40,7 +40,12 @@ struct SchedulerConfig {
   int max_seqs = 256;           ///< requests running at once
   int64_t kv_tokens = 1 << 20;  ///< KV-cache capacity, tokens (all layers)
   int max_context = 0;          ///< the model's context limit (0: none)
+  bool kv_given = false;        ///< kv_tokens came from --kv-tokens (errors name it), not from memory
 };
+
+/// Arrival times are at most this many seconds (10^7, about 4 months): beyond, a step's time is
+/// below a double's resolution of the clock.
+inline constexpr double kMaxArrivalS = 1e7;
 
 /// What one step carries, as the step timer sees it.
 struct StepShape {

@@ -48,24 +48,33 @@ std::vector<Request> read_request_trace(const std::string& path) {
   const std::string text = base::read_input_file(path);
   std::istringstream in(text);
   std::string line;
-  if (!std::getline(in, line) ||
-      (line != "arrival_s,prompt_tokens,output_tokens" && line != "arrival_s,prompt_tokens,output_tokens\r"))
+  std::getline(in, line);
+  if (line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);  // a UTF-8 byte-order mark
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  if (line != "arrival_s,prompt_tokens,output_tokens")
     throw base::InputError(path + ": line 1: expected the header 'arrival_s,prompt_tokens,output_tokens'");
   std::vector<Request> out;
   for (long n = 2; std::getline(in, line); ++n) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty()) continue;
     const std::string where = path + ": line " + std::to_string(n);
-    std::vector<std::string> f;
-    std::istringstream cells(line);
-    for (std::string c; std::getline(cells, c, ',');) f.push_back(c);
+    std::vector<std::string> f(1);  // split at every comma: a trailing one makes a fourth field
+    for (char ch : line) {
+      if (ch == ',')
+        f.emplace_back();
+      else
+        f.back() += ch;
+    }
     if (f.size() != 3) throw base::InputError(where + ": expected 3 fields, got " + std::to_string(f.size()));
     Request r;
     char* end = nullptr;
     r.arrival_s = std::strtod(f[0].c_str(), &end);
-    if (f[0].empty() || *end != '\0' || !std::isfinite(r.arrival_s))
+    if (f[0].empty() || *end != '\0' || !std::isfinite(r.arrival_s) ||
+        f[0].find_first_not_of("0123456789.eE+-") != std::string::npos)
       throw base::InputError(where + ": arrival_s: '" + base::shown(f[0]) + "' is not a number");
     if (r.arrival_s < 0) throw base::InputError(where + ": arrival_s: " + f[0] + " is negative");
+    if (r.arrival_s > kMaxArrivalS)
+      throw base::InputError(where + ": arrival_s: " + f[0] + " is more than 10^7 s (about four months)");
     if (!out.empty() && r.arrival_s < out.back().arrival_s)
       throw base::InputError(where + ": arrival_s: " + f[0] +
                              " is before the previous request's (arrivals must be sorted)");

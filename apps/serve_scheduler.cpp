@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <stdexcept>
+#include <string>
 
 #include "nmpsim/apps/serve.h"
 #include "nmpsim/base/errors.h"
@@ -116,6 +118,10 @@ class Scheduler {
 
   void finish_step(const StepShape& shape, const std::vector<std::pair<size_t, int>>& chunks) {
     const StepCost cost = timer_(shape);
+    if (!(cost.seconds > 0) || !std::isfinite(cost.seconds))
+      throw std::runtime_error("serve: a step of " + std::to_string(shape.decode_tokens) + " decode and " +
+                               std::to_string(shape.prefill_tokens) + " prefill tokens was timed at " +
+                               std::to_string(cost.seconds) + " s");
     const double end = t_ + cost.seconds;
     // Requests in the system during the step: those there at its start, and those arriving during it.
     run_.request_seconds += static_cast<double>(next_ - finished_) * (end - t_);
@@ -172,9 +178,15 @@ ServeRun simulate_serving(const std::vector<Request>& requests, const SchedulerC
       throw base::InputError(which + std::to_string(tokens) +
                              " tokens of prompt and output exceed the model's context of " +
                              std::to_string(cfg.max_context));
+    if (r.prompt_tokens < 1 || r.output_tokens < 1)
+      throw base::InputError(which + "a request needs at least one prompt and one output token");
+    if (!(r.arrival_s >= 0 && r.arrival_s <= kMaxArrivalS))
+      throw base::InputError(which + "arrival time outside 0.." + std::to_string(static_cast<long>(kMaxArrivalS)) +
+                             " s");
     if (tokens > cfg.kv_tokens)
       throw base::InputError(which + std::to_string(tokens) + " tokens of prompt and output exceed the KV cache's " +
-                             std::to_string(cfg.kv_tokens) + " tokens (the memory left after the weights)");
+                             std::to_string(cfg.kv_tokens) + " tokens (" +
+                             (cfg.kv_given ? "--kv-tokens" : "the memory left after the weights") + ")");
     if (i > 0 && r.arrival_s < requests[i - 1].arrival_s)
       throw base::InputError(which + "arrives before the request before it (arrivals must be sorted)");
   }

@@ -96,8 +96,12 @@ TEST(Serve, LittlesLawHoldsOnALongRun) {
   };
   const ServeRun run = simulate_serving(synthetic_requests(a), c, timer);
   const ServeSummary s = summarize(run, 0, 0);
-  // L (time-averaged requests in the system, integrated by the scheduler's clock) = lambda W.
+  // L (time-averaged requests in the system, integrated step by step on the scheduler's clock) = lambda W
+  // with lambda the offered rate. The clock's integral itself must equal the sum of the latencies.
   EXPECT_NEAR(s.mean_in_system / (a.rate_per_s * s.latency_mean_s), 1.0, 0.02);
+  double latencies = 0;
+  for (const RequestResult& r : run.requests) latencies += r.latency_s();
+  EXPECT_NEAR(run.request_seconds / latencies, 1.0, 1e-9);
 }
 
 TEST(Serve, WhenTheKvCacheRunsOutTheLastAdmittedIsPreemptedAndRecomputed) {
@@ -112,6 +116,13 @@ TEST(Serve, WhenTheKvCacheRunsOutTheLastAdmittedIsPreemptedAndRecomputed) {
   EXPECT_NEAR(run.requests[0].latency_s(), 0.1 + 14 * 0.01, 1e-9);
   EXPECT_GT(run.requests[1].finish_s, run.requests[0].finish_s);
   EXPECT_LE(run.peak_kv_tokens, 30);
+  // By hand: both prefill in step 1 (0.1 s), 5 joint decodes (0.15 s); at the 6th the KV is full and
+  // request 2 (6 tokens generated) is preempted; request 1 decodes alone to 0.24 s; then request 2
+  // recomputes 10 + 6 = 16 tokens (0.1 s, its 7th token) and decodes 8 more (0.42 s).
+  bool recompute = false;
+  for (const StepShape& sh : run.steps) recompute |= sh.prefill_tokens == 16;
+  EXPECT_TRUE(recompute);
+  EXPECT_NEAR(run.requests[1].finish_s, 0.42, 1e-9);
 }
 
 TEST(Serve, RequestsThatCanNeverRunAreOneLineErrors) {
@@ -140,6 +151,10 @@ TEST(ServeTrace, BadRowsAreOneLineErrorsNamingTheLineAndField) {
       {"arrival_s,prompt_tokens,output_tokens\n0,5\n", "line 2: expected 3 fields, got 2"},
       {"arrival_s,prompt_tokens,output_tokens\nnan,5,5\n", "line 2: arrival_s: 'nan' is not a number"},
       {"arrival_s,prompt_tokens,output_tokens\n", "no requests"},
+      {"arrival_s,prompt_tokens,output_tokens\n0,8,2,\n", "line 2: expected 3 fields, got 4"},
+      {"arrival_s,prompt_tokens,output_tokens\n 0,8,2\n", "line 2: arrival_s: ' 0' is not a number"},
+      {"arrival_s,prompt_tokens,output_tokens\n1e15,8,2\n",
+       "line 2: arrival_s: 1e15 is more than 10^7 s (about four months)"},
   };
   for (const auto& [text, want] : cases) {
     std::ofstream(path) << text;
@@ -150,7 +165,8 @@ TEST(ServeTrace, BadRowsAreOneLineErrorsNamingTheLineAndField) {
       EXPECT_EQ(std::string(e.what()), path + ": " + want) << text;
     }
   }
-  std::ofstream(path) << "arrival_s,prompt_tokens,output_tokens\n0,5,7\n0.5,100,1\n";
+  std::ofstream(path) << "\xEF\xBB\xBF"
+                         "arrival_s,prompt_tokens,output_tokens\r\n0,5,7\r\n0.5,100,1\n";  // BOM, CRLF
   const std::vector<Request> ok = read_request_trace(path);
   ASSERT_EQ(ok.size(), 2u);
   EXPECT_EQ(ok[1].prompt_tokens, 100);

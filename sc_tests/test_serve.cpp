@@ -125,6 +125,33 @@ TEST(Serve, WhenTheKvCacheRunsOutTheLastAdmittedIsPreemptedAndRecomputed) {
   EXPECT_NEAR(run.requests[1].finish_s, 0.42, 1e-9);
 }
 
+TEST(Serve, MaxSeqsAndTheTokenBudgetShapeTheSteps) {
+  // Two running at most: the third waits for the first to finish (3 steps: prefill, 2 decodes).
+  SchedulerConfig c;
+  c.max_seqs = 2;
+  c.token_budget = 10;
+  const std::vector<Request> three = {{0.0, 4, 3}, {0.0, 4, 3}, {0.0, 4, 1}};
+  const ServeRun run = simulate_serving(three, c, two_speeds(0.1, 0.01));
+  ASSERT_GE(run.steps.size(), 4u);
+  EXPECT_EQ(run.steps[0].prefill_tokens, 8);  // both prompts, within the budget of 10
+  EXPECT_EQ(run.steps[1].decode_tokens, 2);
+  EXPECT_EQ(run.steps[1].prefill_tokens, 0);  // the third is not admitted: two are running
+  // The first two finish at 0.1 + 2 x 0.01; the third's one-token prefill then takes 0.1 s.
+  EXPECT_NEAR(run.requests[2].first_token_s, 0.22, 1e-9);
+  EXPECT_NEAR(run.requests[2].finish_s, 0.22, 1e-9);
+  // Decodes count against the budget: two decoding requests leave 8 of 10 tokens for a prompt of 20,
+  // which arrives after their prefill and is prefilled 8 + 8 + 4 in mixed steps.
+  c.max_seqs = 4;
+  const std::vector<Request> mixed = {{0.0, 4, 10}, {0.0, 4, 10}, {0.05, 20, 2}};
+  const ServeRun m = simulate_serving(mixed, c, two_speeds(0.1, 0.01));
+  ASSERT_GE(m.steps.size(), 4u);
+  EXPECT_EQ(m.steps[1].decode_tokens, 2);
+  EXPECT_EQ(m.steps[1].prefill_tokens, 8);
+  EXPECT_EQ(m.steps[2].prefill_tokens, 8);
+  EXPECT_EQ(m.steps[3].prefill_tokens, 4);
+  EXPECT_NEAR(m.requests[2].first_token_s, 0.4, 1e-9);  // four 0.1 s steps (each carries a prefill)
+}
+
 TEST(Serve, RequestsThatCanNeverRunAreOneLineErrors) {
   SchedulerConfig c;
   c.kv_tokens = 100;

@@ -75,17 +75,19 @@ void DescribedCreditRouter::on_edge() {
   io_->clock(false);
   for (int p = 0; p < noc::kNumPorts; ++p) {
     uint64_t w = 0;
-    if (io_->out_valid(p)) {
-      const uint64_t la = format_.from_router(io_->out_flit(p), p);
+    const bool valid = io_->out_valid(p), flow = io_->flow_out(p);
+    const FlitBits word = valid ? io_->out_flit(p) : FlitBits{};
+    if (valid) {
+      const uint64_t la = format_.from_router(word, p);
       const std::string bad = noc::la_port_error(la, params_.node, p, geo);
       if (!bad.empty()) fail(bad);
       w = noc::la_to_mesh(la, geo);
     }
     out_flit[p].write(w);
-    out_credit[p].write(io_->flow_out(p) ? noc::encode_credit_word(0) : 0);
+    out_credit[p].write(flow ? noc::encode_credit_word(0) : 0);
+    outputs_.set(p, valid, word, flow);  // what changed_since() compares next cycle
   }
   if (!format_.error().empty()) fail(format_.error());
-  outputs_.take(*io_);
   ++cycle_;
 }
 

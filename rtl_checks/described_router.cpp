@@ -239,17 +239,23 @@ void DescribedCore::edge(noc::LaPins& pins) {
     out_pending_[p] = ready && pins.out_valid[p];
     out_word_[p] = io_->out_flit(p);
     pins.out_flit[p] = pins.out_valid[p] ? format_.from_router(out_word_[p], p, ready) : 0;
-    pins.in_stop[p] = io_->flow_out(p) != ready;
+    const bool flow = io_->flow_out(p);
+    pins.in_stop[p] = flow != ready;
+    outputs_.set(p, pins.out_valid[p], out_word_[p], flow);  // what changed_since() compares next cycle
   }
-  outputs_.take(*io_);
 }
 
 void PinSnapshot::take(const RtlPinIo& io) {
   for (int p = 0; p < noc::kNumPorts; ++p) {
-    valid[p] = io.out_valid(p);
-    flit[p] = valid[p] ? io.out_flit(p) : FlitBits{};
-    flow[p] = io.flow_out(p);
+    const bool v = io.out_valid(p);
+    set(p, v, v ? io.out_flit(p) : FlitBits{}, io.flow_out(p));
   }
+}
+
+void PinSnapshot::set(int p, bool v, const FlitBits& f, bool fl) {
+  valid[p] = v;
+  flit[p] = v ? f : FlitBits{};
+  flow[p] = fl;
 }
 
 std::string PinSnapshot::changed_since(const RtlPinIo& io, bool check_flow) const {

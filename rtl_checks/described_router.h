@@ -96,6 +96,8 @@ struct PinSnapshot {
   std::array<bool, noc::kNumPorts> valid{}, flow{};
   std::array<FlitBits, noc::kNumPorts> flit{};
   void take(const RtlPinIo& io);
+  /// Port p's outputs, as the caller just read them (saves reading them twice per edge).
+  void set(int p, bool valid, const FlitBits& flit, bool flow);
   std::string changed_since(const RtlPinIo& io, bool check_flow = true) const;
 };
 

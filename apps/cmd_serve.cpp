@@ -211,8 +211,9 @@ int cmd_serve(const std::vector<std::string>& args) {
   if (vm.count("rates") && (vm.count("trace-requests") || given(vm, "rate")))
     throw UsageError("--rates: synthetic arrivals at several rates; not with --trace-requests or --rate");
   const std::vector<double> rates = vm.count("rates") ? parse_rates(o.rates) : std::vector<double>{};
-  if (vm.count("rates")) requests_of(vm, o);  // checks the synthetic options before anything runs
-  const std::vector<Request> requests = vm.count("rates") ? std::vector<Request>{} : requests_of(vm, o);
+  // With --rates these are the first rate's requests, made here to check the synthetic options before
+  // anything runs.
+  const std::vector<Request> requests = requests_of(vm, o);
   base::OutputFiles::check_dir(o.out, "--out");
   mapping::PlacementCache placements(placement_cache_dir(vm, o.cache), [](const std::string&) {});
   ExperimentOptions opt;

@@ -123,7 +123,8 @@ std::string write_serve_plots(const std::string& dir, const ServeRun* run, const
        << (tpot ? ", '' index 1 with lines lw 2 title 'TPOT'" : "") << "\nunset logscale x\nset yrange [*:*]\n";
   }
   if (rates.size() >= 2) {
-    std::ofstream(dir + "/rates.dat") << rates_csv(rates).substr(rates_csv(rates).find('\n') + 1);
+    const std::string csv = rates_csv(rates);
+    std::ofstream(dir + "/rates.dat") << csv.substr(csv.find('\n') + 1);  // without the header
     gp << "set output 'goodput.png'\nset title \"" << label(title) << "\"\nset datafile separator ','\n"
        << "set xlabel 'offered requests per second'\nset ylabel 'requests per second'\nset key top left\n"
        << "plot 'rates.dat' using 1:2 with linespoints lw 2 title 'throughput', '' using 1:3 with linespoints lw 2 "

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "nmpsim/base/errors.h"
+#include "nmpsim/mapping/placement.h"
 
 namespace nmpsim::apps::serve {
 
@@ -90,19 +91,20 @@ StepCost SimulatedSteps::simulate(const StepShape& s) {
 
 int64_t kv_capacity_tokens(const PreparedExperiment& e) {
   const mapping::ModelSpec& m = e.model;
-  const double memory = static_cast<double>(e.hardware.memory.capacity_bytes) * e.hardware.noc_config().nodes();
-  const double dense_ffn = double(m.ffn_matrices) * m.hidden * m.dense_intermediate;
-  const double params =
-      m.layers() * m.attention_params() +
-      m.moe_layers * (m.experts * m.expert_params() + m.shared_params() + double(m.hidden) * m.experts) +
-      m.dense_layers * dense_ffn;
-  const double weights = params * m.weight_bytes;
-  const double per_token = m.kv_bytes_per_token() * m.layers();
-  if (weights >= memory)
-    throw base::InputError("serve: the model's weights (" + std::to_string(weights / double(1ULL << 30)) +
-                           " GiB) do not fit the hardware's memory (" + std::to_string(memory / double(1ULL << 30)) +
-                           " GiB)");
-  return static_cast<int64_t>(std::floor((memory - weights) / per_token));
+  const int nodes = e.hardware.topology.nodes();
+  const int group = e.cfg.attn_tp > 0 ? e.cfg.attn_tp : nodes;
+  // The heaviest node's weights under the run's placement (memory_demand with no KV cache and no
+  // prompt): its expert shares, its part of attention and of the shared experts, the gate.
+  const mapping::MemoryDemand d = mapping::memory_demand(e.placements.at(0), m, group, mapping::RunShape{0, 0});
+  const double weights = d.max_bytes;
+  const double capacity = static_cast<double>(e.hardware.memory.capacity_bytes);
+  if (weights >= capacity)
+    throw base::InputError("serve: node " + std::to_string(d.max_node) + "'s weights (" +
+                           std::to_string(weights / double(1ULL << 30)) + " GiB) leave no memory for a KV cache (" +
+                           std::to_string(capacity / double(1ULL << 30)) + " GiB per node)");
+  // A request's KV lives on one attention group, a 1/group share on each of its nodes: every node's
+  // free memory holds nodes x free / (layers x KV bytes per token) tokens in all.
+  return static_cast<int64_t>(std::floor(nodes * (capacity - weights) / (m.kv_bytes_per_token() * m.layers())));
 }
 
 }  // namespace nmpsim::apps::serve

@@ -46,8 +46,9 @@ class SimulatedSteps {
   std::map<StepShape, StepCost> cache_;
 };
 
-/// KV-cache capacity in tokens: every node's memory less the model's weights, over the KV bytes a
-/// token takes in every layer. Throws mapping::InputError when the weights alone do not fit.
+/// KV-cache capacity in tokens: every node's memory less the weights the run's placement puts on its
+/// heaviest node (mapping::memory_demand), over the KV bytes a token takes in every layer. Throws
+/// mapping::InputError when the weights alone do not fit.
 int64_t kv_capacity_tokens(const PreparedExperiment& e);
 
 }  // namespace nmpsim::apps::serve

@@ -13,6 +13,7 @@
 #include "nmpsim/apps/cli_common.h"
 #include "nmpsim/apps/commands.h"
 #include "nmpsim/apps/serve.h"
+#include "nmpsim/apps/serve_config.h"
 #include "nmpsim/apps/serve_report.h"
 #include "nmpsim/apps/serve_steps.h"
 #include "nmpsim/apps/spec_options.h"
@@ -65,21 +66,30 @@ struct ServeOptions {
   }
 };
 
-std::vector<Request> requests_of(const po::variables_map& vm, const ServeOptions& o) {
+/// The serving config of the command line (errors name the options).
+ServeConfig config_of(const po::variables_map& vm, const ServeOptions& o) {
+  ServeConfig c;
+  c.slo_ttft_ms = o.slo_ttft_ms;
+  c.slo_tpot_ms = o.slo_tpot_ms;
+  c.max_seqs = static_cast<int>(checked_count(o.max_seqs, "max-seqs", 1, kMaxSeqs));
+  c.token_budget = static_cast<int>(checked_count(o.token_budget, "token-budget", 1, kMaxBudget));
+  c.kv_tokens = vm["kv-tokens"].defaulted() ? 0 : static_cast<int64_t>(checked_count(o.kv_tokens, "kv-tokens", 1));
+  c.bucketing = !vm.count("no-bucketing");
   if (vm.count("trace-requests")) {
     for (const char* k :
          {"rate", "requests", "prompt-tokens", "output-tokens", "prompt-spread", "output-spread", "serve-seed"})
       if (given(vm, k))
         throw UsageError(std::string("--") + k + ": applies to synthetic arrivals, not --trace-requests");
-    return read_request_trace(o.trace);
+    c.trace_requests = o.trace;
+    return c;
   }
-  SyntheticArrivals a;
+  SyntheticArrivals& a = c.arrivals;
   if (!(o.rate > 0) || !std::isfinite(o.rate))
     throw UsageError("--rate: must be a positive number of requests per second");
   a.rate_per_s = o.rate;
-  a.requests = static_cast<int>(checked_count(o.requests, "requests", 1, 1 << 22));
-  a.prompt_tokens = static_cast<int>(checked_count(o.prompt_tokens, "prompt-tokens", 1, 1 << 24));
-  a.output_tokens = static_cast<int>(checked_count(o.output_tokens, "output-tokens", 1, 1 << 24));
+  a.requests = static_cast<int>(checked_count(o.requests, "requests", 1, kMaxRequests));
+  a.prompt_tokens = static_cast<int>(checked_count(o.prompt_tokens, "prompt-tokens", 1, kMaxTokens));
+  a.output_tokens = static_cast<int>(checked_count(o.output_tokens, "output-tokens", 1, kMaxTokens));
   for (const auto& [v, k] : {std::pair{o.prompt_spread, "prompt-spread"}, {o.output_spread, "output-spread"}})
     if (!(v >= 0 && v <= 1)) throw UsageError(std::string("--") + k + ": must be in 0..1");
   a.prompt_spread = o.prompt_spread;
@@ -88,46 +98,40 @@ std::vector<Request> requests_of(const po::variables_map& vm, const ServeOptions
   if (a.requests / a.rate_per_s > kMaxArrivalS)
     throw UsageError("--rate: " + std::to_string(a.requests) + " requests at this rate span more than " +
                      std::to_string(static_cast<long>(kMaxArrivalS)) + " s");
-  return synthetic_requests(a);
+  return c;
 }
 
-/// Everything a serving run needs besides its requests.
+/// Everything a run at several rates shares: the scheduler, the step times, the cost.
 struct ServeSetup {
   SchedulerConfig scheduler;
   std::unique_ptr<SimulatedSteps> steps;
+  hw::CostReport cost;
   std::string title;
 };
 
-ServeSetup setup(const po::variables_map& vm, const ServeOptions& o, const RunSpec& spec,
-                 const ExperimentOptions& opt) {
+ServeSetup setup(const ServeConfig& c, const RunSpec& spec, const ExperimentOptions& opt) {
   ServeSetup s;
   const PreparedExperiment prepared = prepare_experiment(step_spec(spec, StepShape{1, 0, 1}), opt);
-  SchedulerConfig& c = s.scheduler;
-  c.max_seqs = static_cast<int>(checked_count(o.max_seqs, "max-seqs", 1, 1 << 16));
-  c.token_budget = static_cast<int>(checked_count(o.token_budget, "token-budget", 1, 1 << 20));
-  if (c.token_budget < c.max_seqs)
-    throw UsageError("--token-budget (" + std::to_string(c.token_budget) + ") must be at least --max-seqs (" +
-                     std::to_string(c.max_seqs) + "): every running request may decode in one step");
-  c.kv_tokens = vm["kv-tokens"].defaulted() ? kv_capacity_tokens(prepared)
-                                            : static_cast<int64_t>(checked_count(o.kv_tokens, "kv-tokens", 1));
-  c.max_context = prepared.model.max_context;
-  c.kv_given = !vm["kv-tokens"].defaulted();
-  s.steps = std::make_unique<SimulatedSteps>(spec, opt, !vm.count("no-bucketing"));
+  s.scheduler = scheduler_config(c, prepared);
+  s.steps = std::make_unique<SimulatedSteps>(spec, opt, c.bucketing);
+  s.cost = hw::cost_report(prepared.hardware);
   s.title = prepared.model.name + " on " + prepared.hardware.name + ", " + spec.strategies.at(0).name;
   return s;
 }
 
-void print_summary(const ServeSummary& sum, const ServeRun& run, size_t shapes, const std::string& out,
-                   const std::string& note) {
+void print_summary(const ServeOutcome& x, const std::string& out, const std::string& note) {
+  const ServeSummary& sum = x.summary;
   std::printf(
       "nmpsim serve: %d requests over %.3f s, %zu steps (%zu shapes simulated)\n"
       "  TTFT ms p50 %.2f p90 %.2f p99 %.2f; TPOT ms p50 %.3f p90 %.3f p99 %.3f\n"
       "  throughput %.3f req/s, %.1f output tokens/s; goodput %.3f req/s (%.1f%% within the SLO)\n"
+      "  power %.4g W mean (static %.4g W), area %.5g mm^2: goodput %.4g req/J, %.4g req/s per cm^2\n"
       "  outputs in %s%s%s\n",
-      sum.requests, sum.duration_s, run.steps.size(), shapes, sum.ttft_p50_s * 1e3, sum.ttft_p90_s * 1e3,
+      sum.requests, sum.duration_s, x.run.steps.size(), x.simulated_shapes, sum.ttft_p50_s * 1e3, sum.ttft_p90_s * 1e3,
       sum.ttft_p99_s * 1e3, sum.tpot_p50_s * 1e3, sum.tpot_p90_s * 1e3, sum.tpot_p99_s * 1e3,
       sum.throughput_requests_per_s, sum.throughput_tokens_per_s, sum.goodput_requests_per_s, 100 * sum.slo_attained,
-      out.c_str(), note.empty() ? "" : "; ", note.c_str());
+      x.power.mean_power_w, x.power.static_w, x.power.area_mm2, x.power.goodput_requests_per_j,
+      x.power.goodput_requests_per_s_per_mm2 * 100, out.c_str(), note.empty() ? "" : "; ", note.c_str());
 }
 
 /// Draws the plots into a scratch directory and adopts them into `dir`; returns gnuplot's note.
@@ -154,21 +158,23 @@ std::vector<double> parse_rates(const std::string& text) {
   return rates;
 }
 
-int serve_rates(const po::variables_map& vm, const ServeOptions& o, const std::vector<double>& rates, ServeSetup& s) {
+int serve_rates(const po::variables_map& vm, const ServeOptions& o, const ServeConfig& c,
+                const std::vector<double>& rates, ServeSetup& s) {
   std::vector<RatePoint> points;
   for (const double r : rates) {
-    ServeOptions one = o;
-    one.rate = r;
+    ServeConfig one = c;
+    one.arrivals.rate_per_s = r;
     const ServeRun run =
-        simulate_serving(requests_of(vm, one), s.scheduler, [&](const StepShape& x) { return (*s.steps)(x); });
-    points.push_back({r, summarize(run, o.slo_ttft_ms * 1e-3, o.slo_tpot_ms * 1e-3)});
+        simulate_serving(config_requests(one), s.scheduler, [&](const StepShape& x) { return (*s.steps)(x); });
+    const ServeSummary sum = summarize(run, c.slo_ttft_ms * 1e-3, c.slo_tpot_ms * 1e-3);
+    points.push_back({r, sum, serve_power(run, sum, s.cost)});
   }
   base::OutputFiles out;
   out.make_dir(o.out, "--out");
   out.write(o.out + "/rates.csv", rates_csv(points), "--out");
   nlohmann::json j = {{"rates", rates_json(points)},
-                      {"slo_ttft_ms", o.slo_ttft_ms},
-                      {"slo_tpot_ms", o.slo_tpot_ms},
+                      {"slo_ttft_ms", c.slo_ttft_ms},
+                      {"slo_tpot_ms", c.slo_tpot_ms},
                       {"simulated_step_shapes", s.steps->simulated()}};
   out.write(o.out + "/summary.json", j.dump(2) + "\n", "--out");
   const std::string note = vm.count("no-plots") ? "" : plots(out, o.out, nullptr, points, s.title);
@@ -176,11 +182,11 @@ int serve_rates(const po::variables_map& vm, const ServeOptions& o, const std::v
   if (vm.count("quiet")) return kExitOk;
   std::printf("nmpsim serve: %zu offered rates, %zu step shapes simulated; outputs in %s%s%s\n", points.size(),
               s.steps->simulated(), o.out.c_str(), note.empty() ? "" : "; ", note.c_str());
-  std::printf("  offered/s  throughput/s  goodput/s  within SLO  TTFT p99 ms  TPOT p99 ms\n");
+  std::printf("  offered/s  throughput/s  goodput/s  within SLO  TTFT p99 ms  TPOT p99 ms  power W\n");
   for (const RatePoint& p : points)
-    std::printf("  %9.3f  %12.3f  %9.3f  %9.1f%%  %11.2f  %11.3f\n", p.rate_per_s, p.summary.throughput_requests_per_s,
-                p.summary.goodput_requests_per_s, 100 * p.summary.slo_attained, p.summary.ttft_p99_s * 1e3,
-                p.summary.tpot_p99_s * 1e3);
+    std::printf("  %9.3f  %12.3f  %9.3f  %9.1f%%  %11.2f  %11.3f  %7.4g\n", p.rate_per_s,
+                p.summary.throughput_requests_per_s, p.summary.goodput_requests_per_s, 100 * p.summary.slo_attained,
+                p.summary.ttft_p99_s * 1e3, p.summary.tpot_p99_s * 1e3, p.power.mean_power_w);
   return kExitOk;
 }
 
@@ -211,29 +217,27 @@ int cmd_serve(const std::vector<std::string>& args) {
   if (vm.count("rates") && (vm.count("trace-requests") || given(vm, "rate")))
     throw UsageError("--rates: synthetic arrivals at several rates; not with --trace-requests or --rate");
   const std::vector<double> rates = vm.count("rates") ? parse_rates(o.rates) : std::vector<double>{};
-  // With --rates these are the first rate's requests, made here to check the synthetic options before
-  // anything runs.
-  const std::vector<Request> requests = requests_of(vm, o);
+  const ServeConfig config = config_of(vm, o);
+  // The requests made once here to check the trace or the synthetic options before anything runs.
+  const std::vector<Request> requests = config_requests(config);
   base::OutputFiles::check_dir(o.out, "--out");
   mapping::PlacementCache placements(placement_cache_dir(vm, o.cache), [](const std::string&) {});
   ExperimentOptions opt;
   opt.registry = &registry;
   opt.cache = &placements;
   opt.jobs = 1;
-  ServeSetup s = setup(vm, o, spec, opt);
-  if (vm.count("rates")) return serve_rates(vm, o, rates, s);
-  const ServeRun run = simulate_serving(requests, s.scheduler, [&](const StepShape& x) { return (*s.steps)(x); });
-  const ServeSummary sum = summarize(run, o.slo_ttft_ms * 1e-3, o.slo_tpot_ms * 1e-3);
+  ServeSetup s = setup(config, spec, opt);
+  if (vm.count("rates")) return serve_rates(vm, o, config, rates, s);
+  const ServeOutcome x = serve_requests(requests, config, s.scheduler, *s.steps, s.cost);
+  const ServeRun& run = x.run;
   base::OutputFiles out;
   out.make_dir(o.out, "--out");
   out.write(o.out + "/requests.csv", requests_csv(run), "--out");
   out.write(o.out + "/steps.csv", steps_csv(run), "--out");
-  out.write(o.out + "/summary.json",
-            summary_json(sum, run, o.slo_ttft_ms, o.slo_tpot_ms, s.scheduler, s.steps->simulated()).dump(2) + "\n",
-            "--out");
+  out.write(o.out + "/summary.json", outcome_json(x, config).dump(2) + "\n", "--out");
   const std::string note = vm.count("no-plots") ? "" : plots(out, o.out, &run, {}, s.title);
   out.commit();
-  if (!vm.count("quiet")) print_summary(sum, run, s.steps->simulated(), o.out, note);
+  if (!vm.count("quiet")) print_summary(x, o.out, note);
   return kExitOk;
 }
 

@@ -5,21 +5,26 @@
 // (each runs `nmpsim sweep --out DIR --point K`); --collect merges their outputs.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <set>
 
 #include "nmpsim/apps/cli_common.h"
 #include "nmpsim/apps/commands.h"
 #include "nmpsim/apps/experiment.h"
+#include "nmpsim/apps/hw_overrides.h"
 #include "nmpsim/apps/run_report.h"
+#include "nmpsim/apps/serve_config.h"
 #include "nmpsim/apps/spec_options.h"
 #include "nmpsim/apps/sweep.h"
 #include "nmpsim/apps/workers.h"
 #include "nmpsim/base/output_files.h"
+#include "nmpsim/mapping/placement_cache.h"
 #include "nmpsim/methods/register_all.h"
 
 namespace po = boost::program_options;
@@ -27,6 +32,23 @@ namespace po = boost::program_options;
 namespace nmpsim::apps {
 
 namespace {
+
+/// A serving point: every strategy of its spec serves the point's requests (apps/serve_config.h);
+/// summary.json {"serve": its options, "strategies": {name: outcome_json}}.
+nlohmann::json serve_point(const SweepPoint& p, const ExperimentOptions& opt, const std::string& cache_dir) {
+  const RunSpec spec = point_run_spec(p);
+  const serve::ServeConfig config = serve::serve_config_from_json(point_serve(p), "sweep point " + p.id);
+  nlohmann::json strategies = nlohmann::json::object();
+  for (const StrategySpec& st : spec.strategies) {
+    RunSpec one = spec;
+    one.strategies = {st};
+    // Points that differ only in their serve options (the offered rate) share the step times.
+    const std::string key = run_spec_to_json(one).dump() + (config.bucketing ? "" : " every shape");
+    const std::string cache = cache_dir.empty() ? "" : cache_dir + "/" + mapping::fnv1a_hex(key) + ".json";
+    strategies[st.name] = serve::outcome_json(serve::serve_once(one, config, opt, cache), config);
+  }
+  return {{"serve", serve::serve_config_to_json(config)}, {"strategies", strategies}};
+}
 
 /// Runs one point in this process and writes its outputs (all or nothing); on failure writes
 /// error.txt instead. Returns "" or the error.
@@ -39,15 +61,29 @@ std::string run_point(const SweepPoint& p, const std::string& dir, const mapping
     opt.cache = &cache;
     opt.jobs = 1;  // the sweep's workers already use the cores
     opt.concurrent_runs = concurrent_runs;
-    Experiment x;
-    x.prepared = prepare_experiment(run_spec_from_json(p.spec, "sweep point " + p.id), opt);
-    x.reports = run_prepared(x.prepared, opt);
     base::OutputFiles out;
-    out.make_dir(dir, "--out");
-    out.write(dir + "/summary.json", summary_json(x.prepared, x.reports, &reg).dump(2) + "\n");
-    out.write(dir + "/summary.csv", summary_csv(x.reports, run_steps(x.prepared)));
+    if (p.spec.contains("serve")) {
+      std::string steps;  // --no-cache: no step cache either
+      if (!cache_dir.empty()) {
+        steps = std::filesystem::path(dir).parent_path().parent_path().string() + "/step_cache";
+        base::OutputFiles made;  // the shared step cache's directory, before the point's run
+        made.make_dir(steps, "--out");
+        made.commit();
+      }
+      const nlohmann::json sum = serve_point(p, opt, steps);
+      out.make_dir(dir, "--out");
+      out.write(dir + "/summary.json", sum.dump(2) + "\n");
+    } else {
+      Experiment x;
+      x.prepared = prepare_experiment(point_run_spec(p), opt);
+      x.reports = run_prepared(x.prepared, opt);
+      out.make_dir(dir, "--out");
+      out.write(dir + "/summary.json", summary_json(x.prepared, x.reports, &reg).dump(2) + "\n");
+      out.write(dir + "/summary.csv", summary_csv(x.reports, run_steps(x.prepared)));
+    }
     out.write(dir + "/point.json", nlohmann::json{{"id", p.id}, {"values", p.values}, {"spec", p.spec}}.dump(2) + "\n");
-    out.remove_stale(dir, {"error.txt"});
+    out.remove_stale(dir, p.spec.contains("serve") ? std::vector<std::string>{"error.txt", "summary.csv"}
+                                                   : std::vector<std::string>{"error.txt"});
     out.commit();
     return "";
   } catch (const std::exception& e) {
@@ -127,11 +163,23 @@ struct Progress {
   }
 };
 
+/// --serve KEY=VALUE on top of the spec's "serve" object.
+void apply_serve_options(SweepSpec& s, const std::vector<std::string>& options) {
+  for (const std::string& o : options) {
+    const size_t eq = o.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == o.size())
+      throw UsageError("--serve: expected KEY=VALUE (e.g. slo_tpot_ms=50), got '" + o + "'");
+    if (s.serve.is_null()) s.serve = nlohmann::json::object();
+    s.serve[o.substr(0, eq)] = parse_value(o.substr(eq + 1));
+  }
+  if (!options.empty()) (void)serve::serve_config_from_json(s.serve, "--serve");
+}
+
 /// The sweep spec from --spec, or DIR/sweep.json for --collect and --point, plus --axis and
 /// --baseline; its base run spec with the command line's run options applied.
 SweepSpec resolve_spec(const po::variables_map& vm, const SpecOptions& so, const mapping::Registry& registry,
                        const std::string& spec_file, const std::string& saved, const std::vector<std::string>& axes,
-                       const std::string& baseline, long long point) {
+                       const std::vector<std::string>& serve, const std::string& baseline, long long point) {
   SweepSpec s;
   bool from_file = true;
   if (!spec_file.empty())
@@ -141,7 +189,10 @@ SweepSpec resolve_spec(const po::variables_map& vm, const SpecOptions& so, const
   else
     from_file = false;
   for (const std::string& a : axes) s.axes.push_back(parse_axis(a));
+  apply_serve_options(s, serve);
   if (!baseline.empty()) s.baseline = baseline;
+  // A serving sweep steps at flow fidelity unless told otherwise, as `nmpsim serve` does.
+  const bool flow = s.serving() && !given(vm, "fidelity") && !s.base.contains("fidelity");
   RunSpec base = run_spec_from_json(s.base, spec_file.empty() ? "base" : spec_file + ": base");
   const RunSpec from = base;
   so.apply(vm, base, registry);
@@ -150,7 +201,26 @@ SweepSpec resolve_spec(const po::variables_map& vm, const SpecOptions& so, const
     base.all_strategies = from.all_strategies;
   }
   s.base = run_spec_to_json(base);
+  if (flow) s.base["fidelity"] = "flow";
   return s;
+}
+
+/// A serving sweep's points that share step times (the same run spec, other serve options) run one
+/// after another: the first of every design first, then the second of each, ... so that points
+/// running at once are of different designs and a design's later rates find its step cache filled.
+void serving_order(const std::vector<SweepPoint>& points, std::vector<size_t>& todo) {
+  std::map<std::string, size_t> seen;
+  std::vector<std::pair<size_t, size_t>> rank;  // (occurrence of its design, position)
+  for (size_t k = 0; k < todo.size(); ++k) {
+    nlohmann::json run = points[todo[k]].spec;
+    if (!run.contains("serve")) return;  // a run sweep: in order
+    run.erase("serve");
+    rank.emplace_back(seen[run.dump()]++, k);
+  }
+  std::stable_sort(rank.begin(), rank.end());
+  std::vector<size_t> out;
+  for (const auto& [occurrence, k] : rank) out.push_back(todo[k]);
+  todo = out;
 }
 
 /// Runs every point without a complete result, `jobs` at once; returns how many ran and failed.
@@ -164,6 +234,7 @@ std::pair<size_t, size_t> run_pending(const std::vector<SweepPoint>& points, con
   prog.tty = isatty(STDERR_FILENO);
   prog.quiet = quiet;
   if (todo.empty()) return {0, 0};
+  serving_order(points, todo);
   std::vector<std::string> names;
   for (size_t i : todo) names.push_back(points[i].id);
   const std::vector<std::string> answers = run_in_workers(
@@ -239,8 +310,11 @@ void check_modes(const po::variables_map& vm, long long point, int jobs) {
                      (is_point     ? "--point runs one point"
                       : is_collect ? "--collect runs nothing"
                                    : "--emit-jobs runs nothing (its jobs run at GNU parallel's -j or Slurm's pace)"));
-  if (is_collect && vm.count("axis"))
-    throw UsageError("--collect merges the points of DIR/sweep.json or --spec: it takes no --axis");
+  if (is_collect && (vm.count("axis") || vm.count("serve")))
+    throw UsageError(std::string("--collect merges the points of DIR/sweep.json or --spec: it takes no ") +
+                     (vm.count("axis") ? "--axis" : "--serve"));
+  if (is_point && vm.count("serve") && !vm.count("spec"))
+    throw UsageError("--point runs a point of DIR/sweep.json as it was resolved: it takes no --serve");
   if (is_collect && (vm.count("no-cache") || vm.count("cache-dir")))
     throw UsageError("--collect runs nothing: it takes no --cache-dir or --no-cache");
 }
@@ -272,7 +346,7 @@ int cmd_sweep(const std::vector<std::string>& args) {
   mapping::Registry registry;
   methods::register_all(registry);
   std::string out_dir = "nmpsim-sweep", spec_file, baseline, emit, cache;
-  std::vector<std::string> axes;
+  std::vector<std::string> axes, serve;
   long long point = -1;
   int jobs = 0;
   SpecOptions so;
@@ -291,6 +365,9 @@ int cmd_sweep(const std::vector<std::string>& args) {
                                              "or a hardware JSON path (compute.peak_tflops, links.on_die.gbytes_per_s, "
                                              "mesh.width, ...) and its values (repeatable; cartesian product)")
     ("baseline", po::value(&baseline), "strategy the speedups in results.csv are over (default tp)")
+    ("serve", po::value(&serve)->composing(), "KEY=VALUE: every point serves requests (nmpsim serve) with this "
+                                               "option, e.g. slo_tpot_ms=50 (repeatable; keys in docs/FORMATS.md "
+                                               "\"Serve spec\"); an axis serve.KEY=V1,V2,... also makes a serving sweep")
     ("out", po::value(&out_dir)->default_value(out_dir), "output directory: results.csv, points/<id>/, plots")
     ("jobs", po::value(&jobs), "points run at once, each in its own process (default: the host's cores)")
     ("point", po::value(&point), "run only point K (0-based) of DIR/sweep.json or --spec, e.g. from a job array")
@@ -315,7 +392,7 @@ int cmd_sweep(const std::vector<std::string>& args) {
   check_modes(vm, point, jobs);
   base::OutputFiles::check_dir(out_dir, "--out");
   const std::string saved = out_dir + "/sweep.json";
-  SweepSpec s = resolve_spec(vm, so, registry, spec_file, saved, axes, baseline, point);
+  SweepSpec s = resolve_spec(vm, so, registry, spec_file, saved, axes, serve, baseline, point);
   if (s.axes.empty() && s.points.empty())
     throw UsageError("give at least one --axis PATH=V1,V2,... or a --spec with axes");
   const std::vector<SweepPoint> points = expand(s);

@@ -66,7 +66,7 @@ std::vector<std::string> setup_warnings(const PreparedExperiment& e, const std::
 double static_energy_pj(const hw::HardwareSpec& hw, const mapping::StrategyResult& r) {
   double seconds = 0;
   for (size_t s = 0; s < r.steps.size(); ++s) seconds += r.tbt_s(static_cast<int>(s));
-  return (hw.compute.static_w + hw.memory.background_w) * hw.topology.nodes() * seconds * 1e12;
+  return hw::cost_report(hw).total_static_w() * seconds * 1e12;
 }
 
 RunSteps run_steps(const PreparedExperiment& e) {

@@ -59,6 +59,28 @@ void set_one(nlohmann::json& j, const std::string& text) {
   j[f->pointer()] = v;
 }
 
+/// Static power is one choice with two figures (docs/MODEL.md "Area and power"): setting a fixed figure
+/// on scaled hardware, or the choice itself, keeps the watts the overrides do not name. Giving a figure
+/// makes the static power fixed and the other figure is the scaled model's for that component;
+/// `cost.static_power=fixed` takes both from the scaled model; `scaled` drops the fixed figures.
+void keep_static_power(nlohmann::json& j, const nlohmann::json& original, const std::vector<std::string>& paths) {
+  auto named = [&](const char* p) { return std::find(paths.begin(), paths.end(), p) != paths.end(); };
+  const bool figure = named("compute.static_w") || named("memory.background_w");
+  if (!figure && !named("cost.static_power")) return;
+  const hw::HardwareSpec before = hw::hardware_from_json(original, "--set");
+  const bool scaled_before = before.cost.static_power == hw::StaticPower::kScaled;
+  if (named("cost.static_power") && j["cost"]["static_power"] == "scaled") {
+    for (const auto& [obj, key] : {std::pair{"compute", "static_w"}, {"memory", "background_w"}})
+      if (!named((std::string(obj) + "." + key).c_str()) && j.contains(obj)) j[obj].erase(key);
+    return;
+  }
+  if (!named("cost.static_power")) j["cost"]["static_power"] = "fixed";
+  if (!scaled_before) return;  // the figures are already the fixed model's
+  const hw::CostReport c = hw::cost_report(before);
+  if (!named("compute.static_w")) j["compute"]["static_w"] = c.compute_static_w;
+  if (!named("memory.background_w")) j["memory"]["background_w"] = c.dram_background_w;
+}
+
 }  // namespace
 
 nlohmann::json override_hardware(const nlohmann::json& hardware, const std::vector<std::string>& sets) {
@@ -66,6 +88,7 @@ nlohmann::json override_hardware(const nlohmann::json& hardware, const std::vect
   if (sets.empty()) return hardware;
   std::string name = j.value("name", std::string("hardware")), changed;
   const nlohmann::json mesh0 = j.value("mesh", nlohmann::json::object());
+  const nlohmann::json original = j;
   std::vector<std::string> paths;
   for (const std::string& s : sets) {
     const std::string path = s.substr(0, s.find('='));
@@ -86,6 +109,7 @@ nlohmann::json override_hardware(const nlohmann::json& hardware, const std::vect
       if (set_here || !j.contains(tile) || !mesh0.contains(dim) || !j[tile].contains(dim)) continue;
       if (j[tile][dim] == mesh0[dim]) j[tile][dim] = j["mesh"][dim];
     }
+  keep_static_power(j, original, paths);
   j["name"] = name;
   j["description"] = j.value("description", std::string()) + " (overridden: " + changed + ")";
   // A field that does not apply to this topology (die-to-die links of a one-die chip) takes no value.

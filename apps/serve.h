@@ -78,7 +78,8 @@ struct ServeRun {
   std::vector<RequestResult> requests;
   std::vector<StepShape> steps;  ///< every step, in order
   std::vector<double> step_end_s;
-  double energy_j = 0;
+  double energy_j = 0;  ///< of the steps (their dynamic energy and the static power while they run)
+  double busy_s = 0;    ///< the steps' time in all (the chip idles the rest of the time)
   int64_t peak_kv_tokens = 0;
   int preemptions = 0;
   /// The integral over time of the requests in the system (arrived, not finished), seconds,
@@ -103,5 +104,16 @@ struct ServeSummary {
   double energy_per_token_j = 0;
 };
 ServeSummary summarize(const ServeRun& run, double slo_ttft_s, double slo_tpot_s);
+
+/// Power and area of a serving run on its hardware: the steps' energy plus the static power while the
+/// chip idles between them (apps/serve_config.h serve_power).
+struct ServePower {
+  double area_mm2 = 0, static_w = 0;
+  double idle_energy_j = 0, mean_power_w = 0;
+  double goodput_requests_per_j = 0;          ///< goodput per watt
+  double goodput_requests_per_s_per_mm2 = 0;  ///< goodput per mm^2 of silicon (logic and DRAM)
+  double logic_area_mm2 = 0;                  ///< the silicon but the DRAM (compute dies)
+  double goodput_requests_per_s_per_logic_mm2 = 0;
+};
 
 }  // namespace nmpsim::apps::serve

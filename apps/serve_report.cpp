@@ -63,13 +63,14 @@ nlohmann::json summary_json(const ServeSummary& s, const ServeRun& run, double s
 std::string rates_csv(const std::vector<RatePoint>& points) {
   std::ostringstream os;
   os << "offered_rate_per_s,throughput_requests_per_s,goodput_requests_per_s,slo_attained,ttft_p50_ms,ttft_p99_ms,"
-        "tpot_p50_ms,tpot_p99_ms\n";
-  char buf[256];
+        "tpot_p50_ms,tpot_p99_ms,mean_power_w,goodput_requests_per_j\n";
+  char buf[320];
   for (const RatePoint& p : points) {
     const ServeSummary& s = p.summary;
-    std::snprintf(buf, sizeof buf, "%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", p.rate_per_s,
+    std::snprintf(buf, sizeof buf, "%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", p.rate_per_s,
                   s.throughput_requests_per_s, s.goodput_requests_per_s, s.slo_attained, s.ttft_p50_s * 1e3,
-                  s.ttft_p99_s * 1e3, s.tpot_p50_s * 1e3, s.tpot_p99_s * 1e3);
+                  s.ttft_p99_s * 1e3, s.tpot_p50_s * 1e3, s.tpot_p99_s * 1e3, p.power.mean_power_w,
+                  p.power.goodput_requests_per_j);
     os << buf;
   }
   return os.str();
@@ -83,7 +84,9 @@ nlohmann::json rates_json(const std::vector<RatePoint>& points) {
                  {"goodput_requests_per_s", p.summary.goodput_requests_per_s},
                  {"slo_attained", p.summary.slo_attained},
                  {"ttft_ms", {{"p50", p.summary.ttft_p50_s * 1e3}, {"p99", p.summary.ttft_p99_s * 1e3}}},
-                 {"tpot_ms", {{"p50", p.summary.tpot_p50_s * 1e3}, {"p99", p.summary.tpot_p99_s * 1e3}}}});
+                 {"tpot_ms", {{"p50", p.summary.tpot_p50_s * 1e3}, {"p99", p.summary.tpot_p99_s * 1e3}}},
+                 {"mean_power_w", p.power.mean_power_w},
+                 {"goodput_requests_per_j", p.power.goodput_requests_per_j}});
   return a;
 }
 

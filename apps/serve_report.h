@@ -19,6 +19,7 @@ nlohmann::json summary_json(const ServeSummary& s, const ServeRun& run, double s
 struct RatePoint {
   double rate_per_s = 0;
   ServeSummary summary;
+  ServePower power;
 };
 std::string rates_csv(const std::vector<RatePoint>& points);
 nlohmann::json rates_json(const std::vector<RatePoint>& points);

@@ -128,6 +128,7 @@ class Scheduler {
     for (size_t k = next_; k < rq_.size() && rq_[k].arrival_s <= end; ++k)
       run_.request_seconds += end - rq_[k].arrival_s;
     run_.energy_j += cost.energy_j;
+    run_.busy_s += cost.seconds;
     run_.steps.push_back(shape);
     run_.step_end_s.push_back(end);
     std::vector<size_t> decoders;

@@ -1,5 +1,6 @@
 #include "nmpsim/apps/serve_steps.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "nmpsim/base/errors.h"
@@ -82,11 +83,51 @@ StepCost SimulatedSteps::operator()(const StepShape& asked) {
 StepCost SimulatedSteps::simulate(const StepShape& s) {
   if (const auto it = cache_.find(s); it != cache_.end()) return it->second;
   const Experiment x = run_experiment(step_spec(base_, s), opt_);
+  ++simulated_;
   const StrategyReport& rep = x.reports.at(0);
   StepCost c;
   c.seconds = rep.result.mean_tbt_s();
   c.energy_j = rep.energy ? rep.energy->total() * 1e-12 : 0;
   return cache_[s] = c;
+}
+
+namespace {
+/// What makes two runs' step times the same: the run spec (hardware, model, strategy, fidelity, ...)
+/// and whether shapes are bucketed; with a version, so that a cache of an older nmpsim is not read.
+nlohmann::json steps_key(const RunSpec& base, bool bucketing, const nlohmann::json& identity) {
+  return {{"version", 1}, {"spec", run_spec_to_json(base)}, {"bucketing", bucketing}, {"identity", identity}};
+}
+}  // namespace
+
+nlohmann::json SimulatedSteps::to_json() const {
+  nlohmann::json shapes = nlohmann::json::array();
+  for (const auto& [s, c] : cache_)
+    shapes.push_back({s.decode_tokens, s.prefill_tokens, s.context_tokens, c.seconds, c.energy_j});
+  return {{"key", steps_key(base_, bucketing_, identity_)}, {"shapes", shapes}};
+}
+
+size_t SimulatedSteps::adopt(const nlohmann::json& j) {
+  if (!j.is_object() || j.value("key", nlohmann::json()) != steps_key(base_, bucketing_, identity_)) return 0;
+  const nlohmann::json shapes = j.value("shapes", nlohmann::json());
+  if (!shapes.is_array()) return 0;
+  std::map<StepShape, StepCost> taken;
+  auto counts = [](const nlohmann::json& v) {
+    return v.is_number_integer() && v.get<long long>() >= 0 && v.get<long long>() <= (1LL << 30);
+  };
+  for (const nlohmann::json& e : shapes) {
+    if (!e.is_array() || e.size() != 5 || !std::all_of(e.begin(), e.begin() + 3, counts) || !e[3].is_number() ||
+        !e[4].is_number())
+      return 0;
+    const StepShape s{e[0].get<int>(), e[1].get<int>(), e[2].get<int>()};
+    const StepCost c{e[3].get<double>(), e[4].get<double>()};
+    if (s.decode_tokens < 0 || s.prefill_tokens < 0 || s.context_tokens < 0 || !(c.seconds > 0) ||
+        !std::isfinite(c.seconds) || !std::isfinite(c.energy_j))
+      return 0;
+    taken[s] = c;
+  }
+  size_t added = 0;
+  for (const auto& kv : taken) added += cache_.insert(kv).second;
+  return added;
 }
 
 int64_t kv_capacity_tokens(const PreparedExperiment& e) {

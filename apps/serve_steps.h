@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "nmpsim/apps/experiment.h"
@@ -34,16 +35,28 @@ class SimulatedSteps {
   /// Seconds and joules of one step of shape `s`: interpolated between grid shapes (each simulated on
   /// first use), or with bucketing off simulated as it is.
   StepCost operator()(const StepShape& s);
-  size_t simulated() const { return cache_.size(); }
+  /// Shapes simulated by this object (not those taken from a step cache).
+  size_t simulated() const { return simulated_; }
   /// One shape, simulated once.
   StepCost simulate(const StepShape& s);
   const std::map<StepShape, StepCost>& shapes() const { return cache_; }
+  /// The shapes simulated so far with the run they belong to: {"key": the run spec and bucketing,
+  /// "shapes": [[decode, prefill, context, seconds, joules], ...]} (a sweep's step cache).
+  nlohmann::json to_json() const;
+  /// Takes the shapes of `j` it does not have when `j` is of this run (same key; anything else,
+  /// damaged or not, is ignored: the shapes are simulated again). Returns how many it took.
+  size_t adopt(const nlohmann::json& j);
+  /// What, besides the run spec, decides the step times: the resolved hardware and model (a file's
+  /// contents, not its name). Part of the key.
+  void set_identity(nlohmann::json identity) { identity_ = std::move(identity); }
 
  private:
   RunSpec base_;
   ExperimentOptions opt_;
   bool bucketing_;
   std::map<StepShape, StepCost> cache_;
+  size_t simulated_ = 0;
+  nlohmann::json identity_;
 };
 
 /// KV-cache capacity in tokens: every node's memory less the weights the run's placement puts on its

@@ -28,8 +28,13 @@ struct SweepSpec {
   std::vector<SweepAxis> axes;
   std::vector<nlohmann::json> points;  ///< explicit points: {path: value, ...}, run after the product
   std::string baseline = "tp";         ///< speedups in results.csv are over this strategy
+  /// A serving sweep's serve options (apps/serve_config.h; docs/FORMATS.md "Serve spec"): every point
+  /// serves requests instead of running steps. Null: a run sweep. An axis "serve.KEY" also makes one.
+  nlohmann::json serve;
+  bool serving() const;
 };
-/// Reads {"base", "axes": [{"path", "values"}], "points", "baseline"}; errors name `where` and the field.
+/// Reads {"base", "axes": [{"path", "values"}], "points", "baseline", "serve"}; errors name `where` and
+/// the field.
 SweepSpec sweep_from_json(const nlohmann::json& j, const std::string& where);
 nlohmann::json sweep_to_json(const SweepSpec& s);
 /// "compute.peak_tflops=2.5,5,10": an axis; values parse as JSON numbers/booleans where they can.
@@ -40,6 +45,11 @@ struct SweepPoint {
   nlohmann::json values = nlohmann::json::object();  ///< path -> value
   nlohmann::json spec;                               ///< the point's full run spec (JSON)
 };
+/// A point's run spec (its spec without "serve"), and its serve options (null for a run sweep).
+struct RunSpec;
+RunSpec point_run_spec(const SweepPoint& p);
+nlohmann::json point_serve(const SweepPoint& p);
+
 /// Every point, each spec checked (run-spec fields and hardware values) so that a bad axis is an
 /// input error before anything runs. Throws InputError naming the point and path.
 std::vector<SweepPoint> expand(const SweepSpec& s);

@@ -5,6 +5,7 @@
 
 #include "nmpsim/apps/hw_overrides.h"
 #include "nmpsim/apps/run_spec.h"
+#include "nmpsim/apps/serve_spec.h"
 #include "nmpsim/apps/sweep.h"
 #include "nmpsim/base/parse.h"
 #include "nmpsim/hw/hardware_spec.h"
@@ -96,6 +97,10 @@ SweepSpec sweep_from_json(const nlohmann::json& j, const std::string& where) {
     }
   }
   s.baseline = f.string("baseline", s.baseline);
+  if (f.has("serve")) {
+    s.serve = f.raw("serve");
+    (void)serve::serve_config_from_json(s.serve, where);  // its errors name the file and serve.KEY
+  }
   f.no_unknown_keys();
   if (s.axes.empty() && s.points.empty()) f.fail("axes", "a sweep needs at least one axis or point");
   return s;
@@ -104,8 +109,32 @@ SweepSpec sweep_from_json(const nlohmann::json& j, const std::string& where) {
 nlohmann::json sweep_to_json(const SweepSpec& s) {
   nlohmann::json axes = nlohmann::json::array();
   for (const SweepAxis& a : s.axes) axes.push_back({{"path", a.path}, {"values", a.values}});
-  return {{"base", s.base}, {"axes", axes}, {"points", s.points}, {"baseline", s.baseline}};
+  nlohmann::json j = {{"base", s.base}, {"axes", axes}, {"points", s.points}, {"baseline", s.baseline}};
+  if (s.serving()) j["serve"] = s.serve.is_null() ? nlohmann::json::object() : s.serve;
+  return j;
 }
+
+namespace {
+bool is_serve_path(const std::string& path) { return path.rfind("serve.", 0) == 0; }
+}  // namespace
+
+bool SweepSpec::serving() const {
+  if (!serve.is_null()) return true;
+  for (const SweepAxis& a : axes)
+    if (is_serve_path(a.path)) return true;
+  for (const nlohmann::json& p : points)
+    for (const auto& kv : p.items())
+      if (is_serve_path(kv.key())) return true;
+  return false;
+}
+
+RunSpec point_run_spec(const SweepPoint& p) {
+  nlohmann::json spec = p.spec;
+  if (spec.is_object()) spec.erase("serve");
+  return run_spec_from_json(spec, "sweep point " + p.id);
+}
+
+nlohmann::json point_serve(const SweepPoint& p) { return p.spec.value("serve", nlohmann::json()); }
 
 namespace {
 /// The axes name distinct fields ("strategy" and "strategies" are one), and the product of their sizes
@@ -155,13 +184,16 @@ std::vector<SweepPoint> expand(const SweepSpec& s) {
     p.id = id;
     p.values = combos[i];
     p.spec = s.base;
+    if (s.serving()) p.spec["serve"] = s.serve.is_null() ? nlohmann::json::object() : s.serve;
     const std::string where = "sweep point " + p.id;
     // The hardware axis first, then run fields, then hardware paths on top of the hardware.
     if (p.values.contains("hardware")) p.spec["hardware"] = p.values["hardware"];
     std::vector<std::string> sets;
     for (const auto& [path, v] : p.values.items()) {
       if (path == "hardware") continue;
-      if (is_run_field(path))
+      if (is_serve_path(path))
+        p.spec["serve"][path.substr(6)] = v;
+      else if (is_run_field(path))
         set_field(p.spec, path, v);
       else
         sets.push_back(path + "=" + (v.is_string() ? nlohmann::json(v).dump() : v.dump()));
@@ -171,7 +203,10 @@ std::vector<SweepPoint> expand(const SweepSpec& s) {
         p.spec["hardware"] = override_hardware(p.spec.value("hardware", nlohmann::json("nmp-4x8-5t50g")), sets);
       if (p.spec.contains("hardware") && p.spec["hardware"].is_object())
         (void)hw::hardware_from_json(p.spec["hardware"], "hardware");
-      (void)run_spec_from_json(p.spec, "spec");
+      nlohmann::json run = p.spec;
+      run.erase("serve");
+      (void)run_spec_from_json(run, "spec");
+      if (p.spec.contains("serve")) (void)serve::serve_config_from_json(p.spec["serve"], "spec");
     } catch (const mapping::InputError& e) {
       throw mapping::InputError(where + " (" + p.values.dump() + "): " + e.what());
     }

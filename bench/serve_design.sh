@@ -1,38 +1,38 @@
 #!/usr/bin/env bash
-# Which bandwidth/compute ratio serves the most requests per second within the SLO (not a test):
-# `nmpsim serve --rates` at every point of a peak-TFLOP/s x link-GB/s grid of an NMP preset, and the
-# best goodput of each point (requests/s within a 50 ms TPOT and a 2 s TTFT), as a Markdown table.
-# Usage: bench/serve_design.sh [path/to/nmpsim] [out dir] [hardware preset] [model]
+# Which bandwidth/compute ratio serves the most requests per second within the SLO (not a test): one
+# serving sweep (`nmpsim sweep --spec`, every design at several offered rates, the step times shared
+# by a design's rates), then, from its results.csv, a Markdown table of each design's best goodput
+# and its goodput per watt and per cm^2 at that rate. Resumable: a rerun runs only missing points.
+# Usage: bench/serve_design.sh [path/to/nmpsim] [out dir] [sweep spec] [more nmpsim sweep options...]
 set -euo pipefail
 BIN=${1:-build/apps/nmpsim}
 OUT=${2:-serve-design}
-HW=${3:-nmp-4x8-5t50g}
-MODEL=${4:-mixtral-8x7b}
-TFLOPS=${TFLOPS:-2.5 5 10 20}
-LINKS=${LINKS:-25 50 100 200}
-RATES=${RATES:-1,2,3,4,5,6,8,10,12}
-REQUESTS=${REQUESTS:-200}
-mkdir -p "$OUT"
-for tf in $TFLOPS; do
-  for bw in $LINKS; do
-    dir="$OUT/tf${tf}_bw${bw}"
-    [ -f "$dir/summary.json" ] && continue  # resumable: a finished point is kept
-    "$BIN" serve --hw "$HW" --model "$MODEL" --set "compute.peak_tflops=$tf" --set "links.on_die.gbytes_per_s=$bw" \
-      --rates "$RATES" --requests "$REQUESTS" --prompt-tokens 512 --output-tokens 128 --prompt-spread 0.5 \
-      --output-spread 0.5 --slo-tpot-ms 50 --slo-ttft-ms 2000 --no-plots --quiet --out "$dir"
-    echo "done: $tf TFLOP/s, $bw GB/s" >&2
-  done
-done
-python3 - "$OUT" "$TFLOPS" "$LINKS" <<'PY'
-import json, os, sys
-out, tfs, bws = sys.argv[1], sys.argv[2].split(), sys.argv[3].split()
-print("| peak TFLOP/s per node \\\\ link GB/s | " + " | ".join(bws) + " |")
-print("|---|" + "---|" * len(bws))
-for tf in tfs:
-    cells = []
-    for bw in bws:
-        s = json.load(open(os.path.join(out, "tf%s_bw%s" % (tf, bw), "summary.json")))
-        best = max(s["rates"], key=lambda p: p["goodput_requests_per_s"])
-        cells.append("%.2f (at %g/s)" % (best["goodput_requests_per_s"], best["offered_rate_per_s"]))
-    print("| %s | %s |" % (tf, " | ".join(cells)))
+SPEC=${3:-examples/sweeps/serve_bandwidth_compute.json}
+shift $(( $# < 3 ? $# : 3 ))
+[ -x "$BIN" ] || { echo "serve_design.sh: $BIN is not an executable nmpsim" >&2; exit 2; }
+[ -f "$SPEC" ] || { echo "serve_design.sh: $SPEC: no such sweep spec" >&2; exit 2; }
+status=0
+"$BIN" sweep --spec "$SPEC" --out "$OUT" --jobs "${JOBS:-2}" "$@" || status=$?  # a failed point: table of the rest
+[ "$status" -le 1 ] || exit "$status"
+python3 - "$OUT/results.csv" <<'PY'
+import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["status"] == "ok"]
+if not rows:
+    sys.exit("serve_design.sh: no complete point in " + sys.argv[1])
+header = list(rows[0])
+axes = header[1:header.index("strategy")]  # the columns between point and strategy
+design = [a for a in axes if a != "serve.rate"]
+best = {}
+for r in rows:
+    key = (r["strategy"],) + tuple(r[a] for a in design)
+    if key not in best or float(r["goodput_requests_per_s"]) > float(best[key]["goodput_requests_per_s"]):
+        best[key] = r
+print("| strategy | " + " | ".join(design) + " | best goodput (req/s) | at rate | TPOT p99 ms | mean power W | req/J | req/s per cm^2 of logic |")
+print("|---" * (len(design) + 7) + "|")
+for key, r in sorted(best.items(), key=lambda kv: [kv[0][0]] + [float(x) for x in kv[0][1:]]):
+    print("| %s | %s | %.2f | %s | %.1f | %.1f | %.4f | %.4f |" % (
+        key[0], " | ".join(key[1:]), float(r["goodput_requests_per_s"]), r.get("serve.rate", "-"),
+        float(r["tpot_p99_ms"]), float(r["mean_power_w"]), float(r["goodput_requests_per_j"]),
+        100 * float(r["goodput_requests_per_s_per_logic_mm2"])))
 PY
+exit "$status"

@@ -38,6 +38,13 @@ struct Builder {
     f.classic_only = true;
     return std::move(*this);
   }
+  /// Applies only with fixed static power: refused where it does not apply, and not written there.
+  Builder&& fixed_static_only() && {
+    f.applies = [](const Spec& s) { return s.cost.static_power == StaticPower::kFixed; };
+    f.applies_note = "with `cost.static_power` `fixed`";
+    f.strict_applies = true;
+    return std::move(*this);
+  }
   Builder&& power_of_two() && {
     f.power_of_two = true;
     return std::move(*this);
@@ -171,7 +178,9 @@ void add_compute(std::vector<HardwareField>& t) {
       number("compute.startup_ns", "ns", 0, 1e6, AT(compute.startup_ns), "fixed start-up of each compute command").f);
   t.push_back(number("compute.pj_per_flop", "pJ", 0, 1e3, AT(compute.pj_per_flop), "compute energy").f);
   t.push_back(number("compute.static_w", "W", 0, 1e5, AT(compute.static_w),
-                     "leakage and idle power of one node's compute, charged for the whole run")
+                     "`cost.static_power` `fixed` only: leakage and idle power of one node's compute, charged for "
+                     "the whole run (`scaled` derives it from `cost.*`)")
+                  .fixed_static_only()
                   .f);
   t.push_back(
       integer("compute.dma_chunk_bytes", "bytes", 64, 1 << 30, AT(compute.dma_chunk_bytes), "largest DRAM transaction")
@@ -254,7 +263,9 @@ void add_memory(std::vector<HardwareField>& t) {
                   .f);
   t.push_back(number("memory.activate_pj", "pJ", 0, 1e7, AT(memory.activate_pj), "per row activation and precharge").f);
   t.push_back(number("memory.background_w", "W", 0, 1e5, AT(memory.background_w),
-                     "background and refresh power of one node's memory, charged for the whole run")
+                     "`cost.static_power` `fixed` only: background and refresh power of one node's memory, "
+                     "charged for the whole run (`scaled` derives it from `cost.*`)")
+                  .fixed_static_only()
                   .f);
   t.push_back(integer("memory.queue_depth", "requests", 1, 1024, AT(memory.queue_depth),
                       "requests in service before END_REQ is withheld")
@@ -336,6 +347,37 @@ void add_links(std::vector<HardwareField>& t) {
   }
 }
 
+void add_cost(std::vector<HardwareField>& t) {
+  t.push_back(choice("cost.static_power", 2, static_power_name, AT(cost.static_power),
+                     "static power: `scaled` from the area and capacity coefficients below, so that it follows "
+                     "the design point; `fixed`: `compute.static_w` and `memory.background_w` per node "
+                     "(docs/MODEL.md \"Area and power\")")
+                  .default_note("`fixed` when the description gives `compute.static_w` or `memory.background_w`, or "
+                                "has no `cost` object; the presets but the GPU ones are `scaled`")
+                  .f);
+  auto coef = [&t](const std::string& key, const std::string& unit, double hi, auto at, const std::string& doc) {
+    t.push_back(number("cost." + key, unit, 0, hi, at, doc).f);
+  };
+  coef("logic_mm2_per_tflops", "mm^2/(TFLOP/s)", 1e4, AT(cost.logic_mm2_per_tflops),
+       "compute logic area per peak TFLOP/s (whole dies: their caches and I/O included)");
+  coef("logic_static_w_per_mm2", "W/mm^2", 100, AT(cost.logic_static_w_per_mm2),
+       "`scaled`: leakage and idle power of logic (compute, router buffers) per mm^2");
+  coef("sram_mib", "MiB", 1e6, AT(cost.sram_mib),
+       "on-chip SRAM per node beyond the logic's own (area and leakage only: the timing model streams from DRAM)");
+  coef("sram_mm2_per_mib", "mm^2/MiB", 100, AT(cost.sram_mm2_per_mib), "SRAM macro area");
+  coef("sram_static_w_per_mib", "W/MiB", 10, AT(cost.sram_static_w_per_mib), "`scaled`: SRAM leakage");
+  coef("dram_mm2_per_gib", "mm^2/GiB", 1e4, AT(cost.dram_mm2_per_gib),
+       "DRAM die area per GiB of memory.capacity_bytes");
+  coef("dram_background_w_per_gib", "W/GiB", 100, AT(cost.dram_background_w_per_gib),
+       "`scaled`: DRAM background and refresh power per GiB");
+  coef("buffer_mm2_per_mib", "mm^2/MiB", 100, AT(cost.buffer_mm2_per_mib),
+       "router and network-interface flit buffers (every VC of every port, as the NoC sizes them)");
+  coef("phy_mm2_per_gbytes_per_s", "mm^2/(GB/s)", 1, AT(cost.phy_mm2_per_gbytes_per_s),
+       "PHY area of a link that leaves a die (every level but the finest), per GB/s of one direction");
+  coef("phy_static_fraction", "fraction", 1, AT(cost.phy_static_fraction),
+       "`scaled`: idle power of such a link as a share of its full-rate power (bandwidth x pJ/bit)");
+}
+
 #undef AT
 
 /// The order is the reading order, and validation's: a field's default_from and the topology sizes that
@@ -349,6 +391,7 @@ std::vector<HardwareField> build_table() {
   add_noc(t);
   add_collectives(t);
   add_links(t);
+  add_cost(t);
   return t;
 }
 

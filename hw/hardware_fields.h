@@ -42,6 +42,9 @@ struct HardwareField {
   /// Whether the field is read and validated for this spec (a link level the topology lacks: no).
   std::function<bool(const HardwareSpec&)> applies;
   std::string applies_note;  ///< when it applies, in words ("where the topology has die-to-die links")
+  /// Given where it does not apply: an error (compute.static_w with scaled static power), and not
+  /// written there. Without it such a field is read and ignored (a link level the mesh lacks).
+  bool strict_applies = false;
   /// A field of the classic hierarchy (die, wafer, links): absent from a description with "levels".
   bool classic_only = false;
 

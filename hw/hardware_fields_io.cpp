@@ -216,6 +216,15 @@ void read_hardware_fields(const json& j, const std::string& where, HardwareSpec&
       if (j.contains(classic))
         root.fail(classic, "give either \"levels\" or the classic die / wafer / links, not both");
   s.topology.classic = !general;
+  // Static power, when the description does not choose: fixed when it gives a fixed figure or has no
+  // "cost" object (a description of before issue 40 reads as it did), else scaled.
+  auto has = [&j](const char* a, const char* b) {
+    return j.is_object() && j.contains(a) && j[a].is_object() && (b == nullptr || j[a].contains(b));
+  };
+  if (!has("cost", "static_power"))
+    s.cost.static_power = has("compute", "static_w") || has("memory", "background_w") || !has("cost", nullptr)
+                              ? StaticPower::kFixed
+                              : StaticPower::kScaled;
   for (const HardwareField& f : hardware_fields()) {
     if (general && f.classic_only) continue;
     const bool required = f.presence == Presence::kRequired && (!f.applies || f.applies(s));
@@ -232,6 +241,11 @@ void read_hardware_fields(const json& j, const std::string& where, HardwareSpec&
       f.set(s, find_hardware_field(f.default_from)->get(s));
     }
   }
+  for (const HardwareField& f : hardware_fields()) {  // after every field: `applies` may read a later one
+    std::string missing;
+    base::JsonFields* obj = f.strict_applies ? objects.find(f.parent(), missing) : nullptr;
+    if (obj && obj->has(f.key().c_str()) && !f.applies(s)) obj->fail(f.key(), "applies only " + f.applies_note);
+  }
   if (general) read_levels(root, s.topology);
   objects.no_unknown_keys();
 }
@@ -239,7 +253,7 @@ void read_hardware_fields(const json& j, const std::string& where, HardwareSpec&
 json write_hardware_fields(const HardwareSpec& s) {
   json j = json::object();
   for (const HardwareField& f : hardware_fields())
-    if (s.topology.classic || !f.classic_only) j[f.pointer()] = f.get(s);
+    if ((s.topology.classic || !f.classic_only) && !(f.strict_applies && !f.applies(s))) j[f.pointer()] = f.get(s);
   if (!s.topology.classic) j["levels"] = write_levels(s.topology);
   return j;
 }

@@ -197,6 +197,20 @@ std::vector<std::string> HardwareSpec::warnings() const {
   return out;
 }
 
+namespace {
+/// Area and static power per node and in all (docs/MODEL.md "Area and power").
+void describe_cost(std::ostream& os, const HardwareSpec& s) {
+  const CostReport c = cost_report(s);
+  os << "  area per node: " << fmt("%.4g", c.node_mm2()) << " mm^2 (logic " << fmt("%.4g", c.logic_mm2) << ", SRAM "
+     << fmt("%.4g", c.sram_mm2) << ", NoC buffers " << fmt("%.3g", c.buffer_mm2) << ", PHYs " << fmt("%.3g", c.phy_mm2)
+     << ", DRAM " << fmt("%.4g", c.dram_mm2) << "); system " << fmt("%.5g", c.total_mm2()) << " mm^2\n";
+  os << "  static power per node (" << static_power_name(s.cost.static_power) << "): " << fmt("%.4g", c.node_static_w())
+     << " W (compute " << fmt("%.4g", c.compute_static_w) << ", SRAM " << fmt("%.3g", c.sram_static_w) << ", NoC "
+     << fmt("%.3g", c.noc_static_w) << ", memory " << fmt("%.4g", c.dram_background_w) << "); system "
+     << fmt("%.5g", c.total_static_w()) << " W\n";
+}
+}  // namespace
+
 std::string HardwareSpec::describe() const {
   std::ostringstream os;
   const auto& t = topology;
@@ -208,12 +222,12 @@ std::string HardwareSpec::describe() const {
      << "\n";
   os << "  compute per node: " << fmt("%.4g", compute.peak_flops / 1e12) << " TFLOP/s peak (system "
      << fmt("%.4g", compute.peak_flops * t.nodes() / 1e12) << " TFLOP/s), start-up " << fmt("%g", compute.startup_ns)
-     << " ns, " << fmt("%g", compute.pj_per_flop) << " pJ/FLOP, static " << fmt("%g", compute.static_w) << " W\n";
+     << " ns, " << fmt("%g", compute.pj_per_flop) << " pJ/FLOP\n";
   os << "  memory per node: " << dram::dram_kind_name(memory.kind) << ", "
      << fmt("%.4g", memory.capacity_bytes / double(1ULL << 30)) << " GiB, " << fmt("%.5g", memory.peak_gbytes_per_s)
      << " GB/s peak, " << fmt("%.5g", memory.streaming_bytes_per_s() / 1e9) << " GB/s streaming, "
      << fmt("%g", memory.array_pj_per_bit + memory.interface_pj_per_bit) << " pJ/bit (interface "
-     << fmt("%g", memory.interface_pj_per_bit) << "), background " << fmt("%g", memory.background_w) << " W\n";
+     << fmt("%g", memory.interface_pj_per_bit) << ")\n";
   describe_links(os, t);
   const noc::NocConfig nc = noc_config();
   os << "  noc: " << fmt("%g", noc.clock_ghz) << " GHz, " << nc.flit_bytes << "-byte flits, " << nc.vcs << " VCs x "
@@ -224,6 +238,7 @@ std::string HardwareSpec::describe() const {
      << mapping::reduce_mode_name(collectives.reduce) << ", expert pieces "
      << (compute.grouped_experts ? "in one grouped kernel" : "one command each") << ", pipeline chunks "
      << collectives.pipeline_chunks << "\n";
+  describe_cost(os, *this);
   os << "  compute/bandwidth per node: " << fmt("%.4g", flops_per_link_byte()) << " FLOP per byte of one link, "
      << fmt("%.4g", flops_per_memory_byte()) << " FLOP per byte of local memory\n";
   return os.str();

@@ -10,6 +10,7 @@
 
 #include "nmpsim/base/json_fields.h"
 #include "nmpsim/dram/dram_spec.h"
+#include "nmpsim/hw/cost_model.h"
 #include "nmpsim/mapping/modes.h"
 #include "nmpsim/mapping/topology.h"
 #include "nmpsim/noc/noc_config.h"
@@ -84,6 +85,8 @@ struct HardwareSpec {
   dram::DramSpec memory;
   NocParams noc;
   CollectiveParams collectives;
+  /// Area and static power (hw/cost_model.h).
+  CostParams cost;
 
   /// Throws SpecError naming `where` (file or preset) and the field: every number in its documented
   /// range, and the quantities derived from them (flit width, link delay in cycles) in theirs.

@@ -56,8 +56,11 @@ HardwareSpec wafer(int w, int h, int wafers_x, int wafers_y, bool border_per_lin
   s.compute.peak_flops = 2250e12;
   s.compute.startup_ns = 2000;  // kernel launch scale on a GPU-class die
   s.compute.pj_per_flop = 0.4;
-  s.attn_tp_default = 4;     // attention TP over 4 neighbouring dies (docs/MODEL.md "Attention TP default")
-  s.compute.static_w = 100;  // about 10% of a B200-class die's 1000 W TDP (docs/MODEL.md)
+  s.attn_tp_default = 4;  // attention TP over 4 neighbouring dies (docs/MODEL.md "Attention TP default")
+  // Area and static power (docs/MODEL.md "Area and power"): B200's two dies, about 1600 mm^2 for 2250
+  // dense FP16 TFLOP/s; leakage set so that the die idles at 100 W, about 10% of its 1000 W TDP.
+  s.cost.logic_mm2_per_tflops = 0.72;
+  s.cost.logic_static_w_per_mm2 = 100.0 / (2250 * 0.72);
   s.compute.dma_chunk_bytes = 16 << 20;
   s.compute.copy_chunk_bytes = 16 << 20;
   auto& m = s.memory;
@@ -69,7 +72,8 @@ HardwareSpec wafer(int w, int h, int wafers_x, int wafers_y, bool border_per_lin
   m.array_pj_per_bit = 1.0;
   m.interface_pj_per_bit = 2.9;
   m.activate_pj = 500.0;
-  m.background_w = 12.0;  // 8 HBM stacks at about 1.5 W of background and refresh each (docs/MODEL.md)
+  // 8 HBM stacks at about 1.5 W of background and refresh each (docs/MODEL.md): 12 W per 180 GB.
+  s.cost.dram_background_w_per_gib = 12.0 / (180e9 / (1024.0 * 1024 * 1024));
   m.queue_depth = 32;
   s.noc.clock_ghz = 1.0;
   s.noc.ni_ports = 4;  // a die injects on all four of its edges at once (docs/MODEL.md "Preset numbers")
@@ -104,9 +108,10 @@ HardwareSpec gpu_cluster() {
               {kPcieGBps, 500, 1.0},
               {kQpiGBps, 500, 1.0},
               {kIbGBps, 500, 1.0}});
-  s.compute.peak_flops = 154.8e12;  // dense FP16 tensor, RTX A6000 datasheet
-  s.compute.startup_ns = 5000;      // kernel launch scale on a PCIe GPU
-  s.compute.pj_per_flop = 1.9;      // 300 W board power / 154.8 TFLOP/s
+  s.compute.peak_flops = 154.8e12;            // dense FP16 tensor, RTX A6000 datasheet
+  s.compute.startup_ns = 5000;                // kernel launch scale on a PCIe GPU
+  s.compute.pj_per_flop = 1.9;                // 300 W board power / 154.8 TFLOP/s
+  s.cost.static_power = StaticPower::kFixed;  // a GPU's idle power as measured, not scaled
   s.compute.static_w = 30;
   s.compute.dma_chunk_bytes = 4 << 20;
   s.compute.copy_chunk_bytes = 4 << 20;
@@ -149,9 +154,10 @@ constexpr double kPcie3GBps = 8.0 * 16 * 128 / 130 / 8, kEthernetGBps = 10.0 / 8
 HardwareSpec a800_node() {
   HardwareSpec s;
   s.node_kind = NodeKind::kDie;
-  s.compute.peak_flops = 19.5e12;  // FP32 (non-tensor), A800 / A100 80GB PCIe datasheet
-  s.compute.startup_ns = 5000;     // kernel launch scale on a PCIe GPU (as gpu-cluster-32)
-  s.compute.pj_per_flop = 15.4;    // 300 W board power / 19.5 TFLOP/s
+  s.compute.peak_flops = 19.5e12;             // FP32 (non-tensor), A800 / A100 80GB PCIe datasheet
+  s.compute.startup_ns = 5000;                // kernel launch scale on a PCIe GPU (as gpu-cluster-32)
+  s.compute.pj_per_flop = 15.4;               // 300 W board power / 19.5 TFLOP/s
+  s.cost.static_power = StaticPower::kFixed;  // a GPU's idle power as measured, not scaled
   s.compute.static_w = 30;
   s.compute.dma_chunk_bytes = 4 << 20;
   s.compute.copy_chunk_bytes = 4 << 20;

@@ -153,7 +153,7 @@ TEST(CliHw, AHierarchyOfAnyDepthIsDescribedSetAndChecked) {
 TEST(CliHw, FieldsAreListedWithTheirValues) {
   const CliRun r = nmpsim("hw --fields");
   EXPECT_EQ(r.code, 0) << r.out;
-  EXPECT_EQ(lines(r.out), 2 + 60 + 6) << r.out;  // header, rule, one row per field, 6 per general level
+  EXPECT_EQ(lines(r.out), 2 + 71 + 6) << r.out;  // header, rule, one row per field, 6 per general level
   EXPECT_NE(r.out.find("| `noc.vcs` | integer | - | 2 | 1..8 |"), std::string::npos) << r.out;
   const CliRun v = nmpsim("hw --hw wsc-4x4 --set noc.vcs=4 --fields");
   EXPECT_EQ(v.code, 0) << v.out;
@@ -228,3 +228,25 @@ TEST(CliHw, ExerciseWritesVcdAndEnergyJson) {
 }  // namespace
 
 namespace {}  // namespace
+
+namespace nmpsim::testing {
+namespace {
+
+TEST(CliHw, SettingStaticPowerKeepsTheWattsItDoesNotName) {
+  // wsc-4x4 per die, scaled: compute 100 W, memory 12 W, NoC buffers and PHYs.
+  const CliRun figure = nmpsim("hw --hw wsc-4x4 --set compute.static_w=50");
+  EXPECT_EQ(figure.code, 0) << figure.out;
+  EXPECT_NE(figure.out.find("static power per node (fixed): 62 W (compute 50, SRAM 0, NoC 0, memory 12)"),
+            std::string::npos)
+      << figure.out;
+  const CliRun fixed = nmpsim("hw --hw wsc-4x4 --set cost.static_power=fixed");
+  EXPECT_NE(fixed.out.find("static power per node (fixed): 112 W (compute 100, SRAM 0, NoC 0, memory 12)"),
+            std::string::npos)
+      << fixed.out;
+  const CliRun scaled = nmpsim("hw --hw gpu-cluster-32 --set cost.static_power=scaled");
+  EXPECT_EQ(scaled.code, 0) << scaled.out;
+  EXPECT_NE(scaled.out.find("static power per node (scaled):"), std::string::npos) << scaled.out;
+}
+
+}  // namespace
+}  // namespace nmpsim::testing

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "cli_test_util.h"
@@ -95,6 +96,161 @@ TEST(CliServe, SeveralRatesShareTheirStepsAndGoodputNeverExceedsThroughput) {
   EXPECT_NE(bad.out.find("--rates: '-1' is not a positive number of requests per second"), std::string::npos)
       << bad.out;
   EXPECT_FALSE(std::filesystem::exists(out + "_bad"));
+}
+
+}  // namespace
+}  // namespace nmpsim::testing
+
+namespace nmpsim::testing {
+namespace {
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+/// The rows of a results.csv as header -> cell maps.
+std::vector<std::map<std::string, std::string>> csv_rows(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::vector<std::string> header;
+  std::vector<std::map<std::string, std::string>> rows;
+  auto split = [](const std::string& l) {
+    std::vector<std::string> cells(1);
+    for (char c : l) {
+      if (c == ',')
+        cells.emplace_back();
+      else
+        cells.back().push_back(c);
+    }
+    return cells;
+  };
+  std::getline(in, line);
+  header = split(line);
+  while (std::getline(in, line)) {
+    const std::vector<std::string> cells = split(line);
+    std::map<std::string, std::string> row;
+    for (size_t i = 0; i < header.size() && i < cells.size(); ++i) row[header[i]] = cells[i];
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+TEST(CliServeSweep, EveryPointServesAsNmpsimServeDoesWithGoodputPowerAndArea) {
+  const std::string model = one_layer_model();
+  const std::string out = ::testing::TempDir() + "nmpsim_serve_sweep";
+  std::filesystem::remove_all(out);
+  const CliRun r = run_nmpsim({"sweep",
+                               "--hw",
+                               "nmp-4x4-5t50g",
+                               "--model",
+                               model,
+                               "--strategy",
+                               "ep",
+                               "--axis",
+                               "serve.rate=5,20",
+                               "--axis",
+                               "compute.peak_tflops=2.5,5",
+                               "--serve",
+                               "requests=30",
+                               "--serve",
+                               "slo_tpot_ms=1",
+                               "--out",
+                               out,
+                               "--jobs",
+                               "2",
+                               "--quiet"});
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto rows = csv_rows(out + "/results.csv");
+  ASSERT_EQ(rows.size(), 4u);
+  // Two designs, so two step caches shared by their two rates.
+  size_t caches = 0;
+  for (const auto& e : std::filesystem::directory_iterator(out + "/step_cache"))
+    caches += e.path().extension() == ".json";  // beside each its .lock
+  EXPECT_EQ(caches, 2u);
+  for (const char* png : {"sweep_goodput.png", "sweep_pareto.png"})
+    EXPECT_TRUE(std::filesystem::exists(out + "/" + png)) << png;
+  // The last point (20 requests/s, 5 TFLOP/s) as `nmpsim serve` serves it.
+  const std::string one = out + "_one";
+  std::filesystem::remove_all(one);
+  const CliRun s =
+      run_nmpsim({"serve", "--hw", "nmp-4x4-5t50g", "--model", model, "--set", "compute.peak_tflops=5", "--rate", "20",
+                  "--requests", "30", "--slo-tpot-ms", "1", "--out", one, "--no-plots", "--quiet"});
+  ASSERT_EQ(s.code, 0) << s.out;
+  const nlohmann::json j = read_json(one + "/summary.json");
+  const auto& row = rows.back();
+  EXPECT_EQ(row.at("serve.rate"), "20");
+  // results.csv has 6 significant digits.
+  const double goodput = j["goodput_requests_per_s"].get<double>(), power = j["power"]["mean_power_w"].get<double>();
+  EXPECT_NEAR(std::stod(row.at("goodput_requests_per_s")), goodput, 1e-5 * goodput);
+  EXPECT_NEAR(std::stod(row.at("mean_power_w")), power, 1e-5 * power);
+  // Area by hand (docs/MODEL.md "Area and power"): 16 nodes x (5 TFLOP/s x 0.82 mm^2 + 8 GiB x 33
+  // mm^2 + 6 ports x 2 VCs x 8 flits x 50 bytes of buffers at 4.2 mm^2/MiB).
+  const double node_mm2 = 5 * 0.82 + 8 * 33 + 4800.0 / (1 << 20) * 4.2;
+  EXPECT_NEAR(std::stod(row.at("area_mm2")), 16 * node_mm2, 0.01);
+  EXPECT_NEAR(j["power"]["area_mm2"].get<double>(), 16 * node_mm2, 1e-9);
+  // Goodput per watt is goodput over mean power.
+  EXPECT_NEAR(j["power"]["goodput_requests_per_j"].get<double>(),
+              j["goodput_requests_per_s"].get<double>() / j["power"]["mean_power_w"].get<double>(), 1e-12);
+}
+
+TEST(CliServeSweep, BadServeOptionsAreOneLineErrorsBeforeAnythingRuns) {
+  const std::string out = ::testing::TempDir() + "nmpsim_serve_sweep_bad";
+  std::filesystem::remove_all(out);
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--serve", "rat=2"}, "--serve: serve.rat: unknown field"},
+      {{"--serve", "slo_tpot_ms"}, "--serve: expected KEY=VALUE"},
+      {{"--axis", "serve.max_seqs=0,4"}, "serve.max_seqs:"},
+      {{"--serve", "token_budget=8"}, "serve.token_budget: (8) must be at least serve.max_seqs (256)"},
+      {{"--serve", "rate=2", "--strategy", "all"}, "a serving sweep names its strategies"},
+      {{"--serve", "trace_requests=/nonexistent/requests.csv"}, "/nonexistent/requests.csv"},
+  };
+  for (const auto& [extra, want] : cases) {
+    std::vector<std::string> argv = {"sweep", "--axis", "compute.peak_tflops=2.5,5", "--out", out, "--quiet"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    const CliRun r = run_nmpsim(argv);
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_NE(r.out.find(want), std::string::npos) << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+    EXPECT_FALSE(std::filesystem::exists(out)) << want;
+  }
+}
+
+}  // namespace
+}  // namespace nmpsim::testing
+
+namespace nmpsim::testing {
+namespace {
+
+TEST(CliServeSweep, RatesOfOneDesignShareTheirStepTimesAndPointKeepsItsSpec) {
+  const std::string model = one_layer_model();
+  const std::string out = ::testing::TempDir() + "nmpsim_serve_sweep_cache";
+  std::filesystem::remove_all(out);
+  const std::vector<std::string> sweep = {
+      "sweep", "--hw",   "nmp-4x4-5t50g",      "--model", model,         "--strategy",
+      "ep",    "--axis", "serve.rate=20,5,10", "--serve", "requests=20", "--out",
+      out,     "--quiet"};
+  std::vector<std::string> two = sweep;
+  two.insert(two.end(), {"--jobs", "2"});
+  ASSERT_EQ(run_nmpsim(two).code, 0);
+  // One design: one cache file holding every shape any of its three rates asked for, and the rate run
+  // after the first found most of its shapes there.
+  std::vector<std::string> caches;
+  for (const auto& e : std::filesystem::directory_iterator(out + "/step_cache"))
+    if (e.path().extension() == ".json") caches.push_back(e.path().string());
+  ASSERT_EQ(caches.size(), 1u);
+  const nlohmann::json cache = read_json(caches[0]);
+  size_t simulated = 0;
+  for (const char* p : {"p0000", "p0001", "p0002"})
+    simulated +=
+        read_json(out + "/points/" + p + "/summary.json")["strategies"]["ep"]["simulated_step_shapes"].get<size_t>();
+  EXPECT_GE(simulated, cache["shapes"].size());  // no shape lost
+  EXPECT_GT(cache["shapes"].size(), 0u);
+  // --point K runs a point of sweep.json as it was resolved: no --serve on top of it.
+  const CliRun p = run_nmpsim({"sweep", "--out", out, "--point", "0", "--serve", "slo_tpot_ms=5", "--quiet"});
+  EXPECT_EQ(p.code, 2) << p.out;
+  EXPECT_NE(p.out.find("--point runs a point of DIR/sweep.json"), std::string::npos) << p.out;
+  EXPECT_EQ(run_nmpsim({"sweep", "--out", out, "--collect", "--quiet"}).code, 0);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "nmpsim/apps/serve.h"
+#include "nmpsim/apps/serve_config.h"
 #include "nmpsim/apps/serve_steps.h"
 #include "nmpsim/base/errors.h"
 
@@ -232,6 +233,84 @@ TEST(ServeSteps, InterpolationBetweenGridShapesIsExactForAMultilinearCost) {
     EXPECT_NEAR(c.energy_j, 2 * f(s), 1e-12 * f(s));
     EXPECT_LE(calls, 8);
   }
+}
+
+TEST(ServePower, IdleTimeIsChargedAtTheStaticPower) {
+  // Two lone requests 10 s apart, 3 steps each of 0.1 s at 1 J: busy 0.6 s of a 10.3 s run.
+  const ServeRun run = simulate_serving({{0.0, 10, 3}, {10.0, 10, 3}}, SchedulerConfig{}, two_speeds(0.1, 0.1));
+  const ServeSummary sum = summarize(run, 0, 0);
+  hw::CostReport cost;
+  cost.nodes = 2;
+  cost.compute_static_w = 4;  // 2 nodes x 5 W
+  cost.dram_background_w = 1;
+  cost.logic_mm2 = 50;  // 2 nodes x 50 mm^2
+  const ServePower p = serve_power(run, sum, cost);
+  EXPECT_NEAR(run.busy_s, 0.6, 1e-12);
+  EXPECT_NEAR(sum.duration_s, 10.3, 1e-12);
+  EXPECT_NEAR(p.static_w, 10, 1e-12);
+  EXPECT_NEAR(p.idle_energy_j, 10 * 9.7, 1e-9);
+  EXPECT_NEAR(p.mean_power_w, (6 + 97) / 10.3, 1e-9);
+  EXPECT_NEAR(p.goodput_requests_per_j, (2 / 10.3) / ((6 + 97) / 10.3), 1e-12);  // 2 requests / 103 J
+  EXPECT_NEAR(p.area_mm2, 100, 1e-12);
+  EXPECT_NEAR(p.goodput_requests_per_s_per_mm2, 2 / 10.3 / 100, 1e-12);
+}
+
+TEST(ServeConfig, ReadsEveryKeyAndNamesTheBadOne) {
+  const nlohmann::json j = {{"rate", 3.5},         {"requests", 40},       {"prompt_tokens", 64},
+                            {"output_tokens", 8},  {"prompt_spread", 0.5}, {"output_spread", 0.25},
+                            {"seed", 7},           {"slo_ttft_ms", 2000},  {"slo_tpot_ms", 50},
+                            {"token_budget", 512}, {"max_seqs", 16},       {"kv_tokens", 100000},
+                            {"bucketing", false}};
+  const ServeConfig c = serve_config_from_json(j, "sweep.json");
+  EXPECT_EQ(c.arrivals.rate_per_s, 3.5);
+  EXPECT_EQ(c.arrivals.requests, 40);
+  EXPECT_EQ(c.arrivals.seed, 7u);
+  EXPECT_EQ(c.slo_tpot_ms, 50);
+  EXPECT_EQ(c.token_budget, 512);
+  EXPECT_EQ(c.kv_tokens, 100000);
+  EXPECT_FALSE(c.bucketing);
+  EXPECT_EQ(serve_config_from_json(serve_config_to_json(c), "again").arrivals.output_spread, 0.25);
+  auto error = [](const nlohmann::json& bad) {
+    try {
+      (void)serve_config_from_json(bad, "sweep.json");
+    } catch (const base::InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(error({{"rat", 1}}), "sweep.json: serve.rat: unknown field");
+  EXPECT_NE(error({{"rate", -1}}).find("sweep.json: serve.rate:"), std::string::npos);
+  EXPECT_NE(error({{"max_seqs", 0}}).find("sweep.json: serve.max_seqs:"), std::string::npos);
+  EXPECT_NE(error({{"prompt_spread", 2}}).find("sweep.json: serve.prompt_spread:"), std::string::npos);
+  EXPECT_EQ(error({{"trace_requests", "t.csv"}, {"rate", 2}}),
+            "sweep.json: serve.rate: applies to synthetic arrivals, not trace_requests");
+  EXPECT_NE(error(nlohmann::json::array()).find("sweep.json"), std::string::npos);
+}
+
+TEST(StepCache, TakesTheShapesOfItsOwnRunOnly) {
+  SimulatedSteps steps(RunSpec{}, ExperimentOptions{}, true);
+  steps.set_identity({{"hardware", "a"}});
+  nlohmann::json file = steps.to_json();
+  file["shapes"] = {{1, 0, 1, 0.5, 2.0}, {0, 64, 0, 0.25, 1.0}};
+  EXPECT_EQ(steps.adopt(file), 2u);
+  EXPECT_EQ(steps.adopt(file), 0u);  // nothing new
+  // A grid shape is answered from what was taken, without simulating (the empty run spec would fail).
+  EXPECT_EQ(steps(StepShape{1, 0, 1}).seconds, 0.5);
+  EXPECT_EQ(steps.simulated(), 0u);
+  EXPECT_EQ(steps.to_json()["shapes"].size(), 2u);
+  // Another run's file (another hardware), or a damaged one, is not taken.
+  SimulatedSteps other(RunSpec{}, ExperimentOptions{}, true);
+  other.set_identity({{"hardware", "b"}});
+  EXPECT_EQ(other.adopt(file), 0u);
+  SimulatedSteps fresh(RunSpec{}, ExperimentOptions{}, true);
+  fresh.set_identity({{"hardware", "a"}});
+  for (const nlohmann::json& bad : {nlohmann::json{{1.5, 0, 1, 0.5, 2.0}}, nlohmann::json{{1, 0, 1, -0.5, 2.0}},
+                                    nlohmann::json{{1, 0, 1, 0.5}}, nlohmann::json{{-1, 0, 1, 0.5, 2.0}}}) {
+    nlohmann::json damaged = file;
+    damaged["shapes"] = bad;
+    EXPECT_EQ(fresh.adopt(damaged), 0u) << bad.dump();
+  }
+  EXPECT_EQ(fresh.adopt(nlohmann::json::array()), 0u);
 }
 
 }  // namespace

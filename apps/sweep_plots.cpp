@@ -185,22 +185,30 @@ void heatmap(const std::string& dir, const SweepSpec& s, const std::vector<Row>&
      << " using 1:2:(sprintf('%.3g', $3)) with labels notitle\n";
 }
 
-/// `column` along axis x (the other axes at their first value), one line per strategy.
+/// `column` along axis x (the other axes at their first value; with `reduce`, the largest value over
+/// that axis), one line per strategy.
 void line_plot(const std::string& dir, const SweepSpec& s, const std::vector<Row>& rows,
                const std::vector<std::string>& strategies, const SweepAxis& x, const std::string& column,
-               const std::string& name, const std::string& what, std::ostringstream& gp) {
+               const std::string& name, const std::string& what, std::ostringstream& gp,
+               const SweepAxis* reduce = nullptr) {
   std::ofstream dat(dir + "/" + name + ".dat");
   for (const std::string& st : strategies) {
     dat << "# " << st << "\n";
-    for (size_t i = 0; i < x.values.size(); ++i)
+    for (size_t i = 0; i < x.values.size(); ++i) {
+      std::string best;
       for (const Row& r : rows)
-        if (r.cell.at("strategy") == st && r.cell.at(x.path) == text_of(x.values[i]) && held_fixed(s, r, {&x}))
-          dat << i << " " << r.cell.at(column) << "\n";
+        if (r.cell.at("strategy") == st && r.cell.at(x.path) == text_of(x.values[i]) &&
+            held_fixed(s, r, {&x, reduce}) && !r.cell.at(column).empty() &&
+            (best.empty() || std::stod(r.cell.at(column)) > std::stod(best)))
+          best = r.cell.at(column);
+      if (!best.empty()) dat << i << " " << best << "\n";
+    }
     dat << "\n\n";
   }
+  const std::string title = what + " along " + x.path + (reduce ? ", best " + reduce->path : "");
   gp << "reset\nset terminal pngcairo size 900,560 font 'sans,10' noenhanced\nset output " << gp_quote(name + ".png")
-     << "\nset title " << gp_quote(what + " along " + x.path + ": " + context_of(s, {&x})) << "\nset xlabel "
-     << gp_quote(x.path) << "\nset ylabel " << gp_quote(what) << "\nset grid\nset key outside right\n";
+     << "\nset title " << gp_quote(title + ": " + context_of(s, {&x, reduce})) << "\nset xlabel " << gp_quote(x.path)
+     << "\nset ylabel " << gp_quote(what) << "\nset grid\nset key outside right\n";
   value_tics(gp, "xtics", x);
   gp << "plot ";
   for (size_t k = 0; k < strategies.size(); ++k)
@@ -240,7 +248,6 @@ void run_plots(const std::string& dir, const SweepSpec& s, const std::vector<Row
 void serve_plots(const std::string& dir, const SweepSpec& s, const std::vector<Row>& rows,
                  const std::vector<std::string>& strategies, const std::vector<const SweepAxis*>& num,
                  std::ostringstream& gp) {
-  line_plot(dir, s, rows, strategies, *num[0], "goodput_requests_per_s", "sweep_goodput", "goodput (requests/s)", gp);
   const SweepAxis* rate = nullptr;
   std::vector<const SweepAxis*> design;
   for (const SweepAxis* a : num) {
@@ -249,12 +256,15 @@ void serve_plots(const std::string& dir, const SweepSpec& s, const std::vector<R
     else
       design.push_back(a);
   }
+  // Along the first design axis, each point at its best rate; with no design axis, along the rate.
+  line_plot(dir, s, rows, strategies, design.empty() ? *rate : *design[0], "goodput_requests_per_s", "sweep_goodput",
+            "goodput (requests/s)", gp, design.empty() ? nullptr : rate);
   if (design.size() >= 2)
     for (const std::string& st : strategies)
       heatmap(dir, s, rows, st, *design[0], *design[1],
               {"sweep_goodput_" + st,
                st + ": goodput (requests/s within the SLO)" + std::string(rate ? ", best offered rate" : ""),
-               "requests/s", "defined (0 '#f7f7f7', 1 '#2166ac')", "",
+               "requests/s", "defined (0 '#f7f7f7', 1 '#2166ac')", "[0:*]",
                [](const Row& r) { return r.cell.at("goodput_requests_per_s"); }, rate},
               gp);
   // Each design (every axis but the rate) at its best rate.
@@ -272,11 +282,13 @@ void serve_plots(const std::string& dir, const SweepSpec& s, const std::vector<R
     series.push_back({st, {}});
     for (const auto& [key, r] : best)
       series.back().second.emplace_back(number_of(*r, "goodput_requests_per_j"),
-                                        100 * number_of(*r, "goodput_requests_per_s_per_mm2"));
+                                        100 * number_of(*r, "goodput_requests_per_s_per_logic_mm2"));
   }
-  front_plot(dir, "sweep_pareto",
-             "goodput per watt against goodput per cm^2, each design at its best rate: " + context_of(s, all_axes(s)),
-             "goodput per watt (requests/J)", "goodput per cm^2 of silicon (requests/s/cm^2)", series, true, gp);
+  // Per cm^2 of logic: DRAM's area is set by the capacity and would flatten the compute and link axes.
+  front_plot(
+      dir, "sweep_pareto",
+      "goodput per watt against goodput per cm^2 of logic, each design at its best rate: " + context_of(s, all_axes(s)),
+      "goodput per watt (requests/J)", "goodput per cm^2 of logic silicon (requests/s/cm^2)", series, true, gp);
 }
 
 }  // namespace

@@ -2,13 +2,16 @@
 // known step times, so TTFT, TPOT, capacity and Little's law can be checked by arithmetic.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "nmpsim/apps/serve.h"
 #include "nmpsim/apps/serve_config.h"
 #include "nmpsim/apps/serve_steps.h"
+#include "nmpsim/apps/sweep.h"
 #include "nmpsim/base/errors.h"
 
 namespace nmpsim::apps::serve {
@@ -315,3 +318,41 @@ TEST(StepCache, TakesTheShapesOfItsOwnRunOnly) {
 
 }  // namespace
 }  // namespace nmpsim::apps::serve
+
+namespace nmpsim::apps {
+namespace {
+
+TEST(ServeSweepPlots, GoodputAtEachDesignsBestRateAndTheFrontOfBoth) {
+  SweepSpec s;
+  s.serve = nlohmann::json::object();
+  s.axes = {{"compute.peak_tflops", {2.5, 10}}, {"serve.rate", {1, 4}}};
+  // Goodput, goodput per joule, per mm^2 of logic: at 2.5 TFLOP/s the best rate is 1 (overloaded at
+  // 4), at 10 it is 4.
+  const std::string head =
+      "point,compute.peak_tflops,serve.rate,strategy,goodput_requests_per_s,throughput_requests_per_s,slo_attained,"
+      "ttft_p50_ms,ttft_p99_ms,tpot_p50_ms,tpot_p99_ms,energy_per_output_token_j,mean_power_w,area_mm2,"
+      "logic_area_mm2,goodput_requests_per_j,goodput_requests_per_s_per_mm2,goodput_requests_per_s_per_logic_mm2,"
+      "status\n";
+  const std::string csv = head +
+                          "p0000,2.5,1,ep,0.9,0.9,1,1,1,1,1,1,10,100,10,0.09,0.009,0.09,ok\n"
+                          "p0001,2.5,4,ep,0.2,2.5,0.1,1,1,1,1,1,10,100,10,0.02,0.002,0.02,ok\n"
+                          "p0002,10,1,ep,0.9,0.9,1,1,1,1,1,1,20,100,40,0.045,0.009,0.0225,ok\n"
+                          "p0003,10,4,ep,3.6,3.6,1,1,1,1,1,1,30,100,40,0.12,0.036,0.09,ok\n";
+  const std::string dir = ::testing::TempDir() + "nmpsim_serve_sweep_plots";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  (void)sweep_plots(dir, s, csv);
+  std::ifstream line(dir + "/sweep_goodput.dat");
+  std::stringstream l;
+  l << line.rdbuf();
+  EXPECT_EQ(l.str(), "# ep\n0 0.9\n1 3.6\n\n\n") << l.str();
+  // Per design at its best rate: (0.09 req/J, 9 req/s per cm^2) and (0.12, 9): the second dominates.
+  std::ifstream front(dir + "/sweep_pareto.dat");
+  std::stringstream f;
+  f << front.rdbuf();
+  EXPECT_NE(f.str().find("# front\n0.12 9\n"), std::string::npos) << f.str();
+  EXPECT_EQ(f.str().find("0.09 9\n", f.str().find("# front")), std::string::npos) << f.str();
+}
+
+}  // namespace
+}  // namespace nmpsim::apps

@@ -48,7 +48,7 @@ struct CostReport {
   double chip_logic_mm2() const { return logic_mm2 + sram_mm2 + buffer_mm2 + phy_mm2; }
   double node_mm2() const { return chip_logic_mm2() + dram_mm2; }
   double node_static_w() const { return compute_static_w + sram_static_w + noc_static_w + dram_background_w; }
-  /// The whole system (every node; PHYs are split between the two ends of their links).
+  /// The whole system (every node, each with its own end of its off-die links).
   double total_mm2() const { return node_mm2() * nodes; }
   double total_static_w() const { return node_static_w() * nodes; }
 };

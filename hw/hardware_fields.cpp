@@ -373,7 +373,8 @@ void add_cost(std::vector<HardwareField>& t) {
   coef("buffer_mm2_per_mib", "mm^2/MiB", 100, AT(cost.buffer_mm2_per_mib),
        "router and network-interface flit buffers (every VC of every port, as the NoC sizes them)");
   coef("phy_mm2_per_gbytes_per_s", "mm^2/(GB/s)", 1, AT(cost.phy_mm2_per_gbytes_per_s),
-       "PHY area of a link that leaves a die (every level but the finest), per GB/s of one direction");
+       "PHY area of a link that leaves a die (every level but the finest), per GB/s sent or received: a node's "
+       "PHY per such neighbour sends the link's bandwidth and receives it");
   coef("phy_static_fraction", "fraction", 1, AT(cost.phy_static_fraction),
        "`scaled`: idle power of such a link as a share of its full-rate power (bandwidth x pJ/bit)");
 }

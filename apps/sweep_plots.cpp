@@ -95,7 +95,7 @@ std::vector<const SweepAxis*> all_axes(const SweepSpec& s) {
 void front_plot(const std::string& dir, const std::string& name, const std::string& title, const std::string& xlabel,
                 const std::string& ylabel,
                 const std::vector<std::pair<std::string, std::vector<std::pair<double, double>>>>& series,
-                bool maximise, std::ostringstream& gp) {
+                bool maximise, std::ostringstream& gp, const std::vector<std::string>* labels = nullptr) {
   std::vector<std::pair<double, double>> all;
   std::ofstream dat(dir + "/" + name + ".dat");
   for (const auto& [st, pts] : series) {
@@ -118,12 +118,27 @@ void front_plot(const std::string& dir, const std::string& name, const std::stri
     }
   gp << "reset\nset terminal pngcairo size 900,600 font 'sans,10' noenhanced\nset output " << gp_quote(name + ".png")
      << "\nset title " << gp_quote(title) << "\nset xlabel " << gp_quote(xlabel) << "\nset ylabel " << gp_quote(ylabel)
-     << "\nset grid\nset key outside right\nplot ";
+     << "\nset grid\nset key outside right\n"
+     << (labels != nullptr ? "set offsets 0, graph 0.35, graph 0.05, graph 0.05\n" : "") << "plot ";
   for (size_t k = 0; k < series.size(); ++k)
     gp << gp_quote(name + ".dat") << " index " << k << " using 1:2 with points pt 7 title " << gp_quote(series[k].first)
        << ", ";
   gp << gp_quote(name + ".dat") << " index " << series.size()
-     << " using 1:2 with linespoints lw 2 pt 6 ps 2 lc 'black' title 'Pareto front'\n";
+     << " using 1:2 with linespoints lw 2 pt 6 ps 2 lc 'black' title 'Pareto front'";
+  if (labels != nullptr) {  // one per point, in the series' order: which design each point is
+    std::ofstream lab(dir + "/" + name + "_labels.dat");
+    size_t i = 0;
+    for (const auto& [st, pts] : series)
+      for (const auto& p : pts) {
+        std::string text = i < labels->size() ? (*labels)[i] : "";
+        text.erase(std::remove_if(text.begin(), text.end(), [](char c) { return c == '"' || c == '\\' || c < 0x20; }),
+                   text.end());
+        lab << p.first << " " << p.second << " \"" << text << "\"\n";
+        ++i;
+      }
+    gp << ", " << gp_quote(name + "_labels.dat") << " using 1:2:3 with labels left offset 0.8,0.5 font ',8' notitle";
+  }
+  gp << "\n";
 }
 
 double number_of(const Row& r, const std::string& col) {
@@ -269,6 +284,7 @@ void serve_plots(const std::string& dir, const SweepSpec& s, const std::vector<R
               gp);
   // Each design (every axis but the rate) at its best rate.
   std::vector<std::pair<std::string, std::vector<std::pair<double, double>>>> series;
+  std::vector<std::string> labels;  // "peak_tflops=10, gbytes_per_s=100": the design's axis values
   for (const std::string& st : strategies) {
     std::map<std::string, const Row*> best;
     for (const Row& r : rows) {
@@ -280,15 +296,21 @@ void serve_plots(const std::string& dir, const SweepSpec& s, const std::vector<R
       if (!b || number_of(r, "goodput_requests_per_s") > number_of(*b, "goodput_requests_per_s")) b = &r;
     }
     series.push_back({st, {}});
-    for (const auto& [key, r] : best)
+    for (const auto& [key, r] : best) {
       series.back().second.emplace_back(number_of(*r, "goodput_requests_per_j"),
                                         100 * number_of(*r, "goodput_requests_per_s_per_logic_mm2"));
+      std::string label;
+      for (const SweepAxis* a : design)
+        label += (label.empty() ? "" : ", ") + a->path.substr(a->path.rfind('.') + 1) + "=" + r->cell.at(a->path);
+      labels.push_back(label);
+    }
   }
   // Per cm^2 of logic: DRAM's area is set by the capacity and would flatten the compute and link axes.
   front_plot(
       dir, "sweep_pareto",
       "goodput per watt against goodput per cm^2 of logic, each design at its best rate: " + context_of(s, all_axes(s)),
-      "goodput per watt (requests/J)", "goodput per cm^2 of logic silicon (requests/s/cm^2)", series, true, gp);
+      "goodput per watt (requests/J)", "goodput per cm^2 of logic silicon (requests/s/cm^2)", series, true, gp,
+      &labels);
 }
 
 }  // namespace

@@ -352,6 +352,12 @@ TEST(ServeSweepPlots, GoodputAtEachDesignsBestRateAndTheFrontOfBoth) {
   f << front.rdbuf();
   EXPECT_NE(f.str().find("# front\n0.12 9\n"), std::string::npos) << f.str();
   EXPECT_EQ(f.str().find("0.09 9\n", f.str().find("# front")), std::string::npos) << f.str();
+  // Each point labelled with its design.
+  std::ifstream labels(dir + "/sweep_pareto_labels.dat");
+  std::stringstream b;
+  b << labels.rdbuf();
+  EXPECT_NE(b.str().find("0.12 9 \"peak_tflops=10\"\n"), std::string::npos) << b.str();
+  EXPECT_NE(b.str().find("0.09 9 \"peak_tflops=2.5\"\n"), std::string::npos) << b.str();
 }
 
 }  // namespace

@@ -101,24 +101,6 @@ ServeConfig config_of(const po::variables_map& vm, const ServeOptions& o) {
   return c;
 }
 
-/// Everything a run at several rates shares: the scheduler, the step times, the cost.
-struct ServeSetup {
-  SchedulerConfig scheduler;
-  std::unique_ptr<SimulatedSteps> steps;
-  hw::CostReport cost;
-  std::string title;
-};
-
-ServeSetup setup(const ServeConfig& c, const RunSpec& spec, const ExperimentOptions& opt) {
-  ServeSetup s;
-  const PreparedExperiment prepared = prepare_experiment(step_spec(spec, StepShape{1, 0, 1}), opt);
-  s.scheduler = scheduler_config(c, prepared);
-  s.steps = std::make_unique<SimulatedSteps>(spec, opt, c.bucketing);
-  s.cost = hw::cost_report(prepared.hardware);
-  s.title = prepared.model.name + " on " + prepared.hardware.name + ", " + spec.strategies.at(0).name;
-  return s;
-}
-
 void print_summary(const ServeOutcome& x, const std::string& out, const std::string& note) {
   const ServeSummary& sum = x.summary;
   std::printf(
@@ -159,15 +141,13 @@ std::vector<double> parse_rates(const std::string& text) {
 }
 
 int serve_rates(const po::variables_map& vm, const ServeOptions& o, const ServeConfig& c,
-                const std::vector<double>& rates, ServeSetup& s) {
+                const std::vector<double>& rates, ServeContext& s) {
   std::vector<RatePoint> points;
   for (const double r : rates) {
     ServeConfig one = c;
     one.arrivals.rate_per_s = r;
-    const ServeRun run =
-        simulate_serving(config_requests(one), s.scheduler, [&](const StepShape& x) { return (*s.steps)(x); });
-    const ServeSummary sum = summarize(run, c.slo_ttft_ms * 1e-3, c.slo_tpot_ms * 1e-3);
-    points.push_back({r, sum, serve_power(run, sum, s.cost)});
+    const ServeOutcome x = serve_requests(config_requests(one), c, s.scheduler, *s.steps, s.cost);
+    points.push_back({r, x.summary, x.power});
   }
   base::OutputFiles out;
   out.make_dir(o.out, "--out");
@@ -226,7 +206,7 @@ int cmd_serve(const std::vector<std::string>& args) {
   opt.registry = &registry;
   opt.cache = &placements;
   opt.jobs = 1;
-  ServeSetup s = setup(config, spec, opt);
+  ServeContext s = serve_context(spec, config, opt);
   if (vm.count("rates")) return serve_rates(vm, o, config, rates, s);
   const ServeOutcome x = serve_requests(requests, config, s.scheduler, *s.steps, s.cost);
   const ServeRun& run = x.run;

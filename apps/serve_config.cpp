@@ -101,16 +101,25 @@ void write_step_cache(SimulatedSteps& steps, const std::string& file) {
 
 }  // namespace
 
+ServeContext serve_context(const RunSpec& spec, const ServeConfig& c, const ExperimentOptions& opt) {
+  ServeContext s;
+  const PreparedExperiment prepared = prepare_experiment(step_spec(spec, StepShape{1, 0, 1}), opt);
+  s.scheduler = scheduler_config(c, prepared);
+  s.steps = std::make_unique<SimulatedSteps>(spec, opt, c.bucketing);
+  s.steps->set_identity(
+      {{"hardware", hw::to_json(prepared.hardware)}, {"model", mapping::model_to_json(prepared.model)}});
+  s.cost = hw::cost_report(prepared.hardware);
+  s.title = prepared.model.name + " on " + prepared.hardware.name + ", " + spec.strategies.at(0).name;
+  return s;
+}
+
 ServeOutcome serve_once(const RunSpec& spec, const ServeConfig& c, const ExperimentOptions& opt,
                         const std::string& step_cache) {
   const std::vector<Request> requests = config_requests(c);
-  const PreparedExperiment prepared = prepare_experiment(step_spec(spec, StepShape{1, 0, 1}), opt);
-  SimulatedSteps steps(spec, opt, c.bucketing);
-  steps.set_identity({{"hardware", hw::to_json(prepared.hardware)}, {"model", mapping::model_to_json(prepared.model)}});
-  if (!step_cache.empty()) read_step_cache(steps, step_cache);
-  ServeOutcome o =
-      serve_requests(requests, c, scheduler_config(c, prepared), steps, hw::cost_report(prepared.hardware));
-  if (!step_cache.empty()) write_step_cache(steps, step_cache);
+  ServeContext s = serve_context(spec, c, opt);
+  if (!step_cache.empty()) read_step_cache(*s.steps, step_cache);
+  ServeOutcome o = serve_requests(requests, c, s.scheduler, *s.steps, s.cost);
+  if (!step_cache.empty()) write_step_cache(*s.steps, step_cache);
   return o;
 }
 

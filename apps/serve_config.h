@@ -2,12 +2,14 @@
 // design point (docs/MODEL.md "Serving", "Area and power").
 #pragma once
 
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "nmpsim/apps/experiment.h"
 #include "nmpsim/apps/serve.h"
 #include "nmpsim/apps/serve_spec.h"
+#include "nmpsim/apps/serve_steps.h"
 #include "nmpsim/hw/cost_model.h"
 
 namespace nmpsim::apps::serve {
@@ -23,6 +25,16 @@ SchedulerConfig scheduler_config(const ServeConfig& c, const PreparedExperiment&
 ServePower serve_power(const ServeRun& run, const ServeSummary& s, const hw::CostReport& cost);
 nlohmann::json power_json(const ServePower& p, const hw::CostReport& cost);
 
+/// What serving runs of one run spec share: the scheduler's knobs, the step times (simulated on first
+/// use, the simulated steps' identity set for a step cache), the hardware's cost and a plot title.
+struct ServeContext {
+  SchedulerConfig scheduler;
+  std::unique_ptr<SimulatedSteps> steps;
+  hw::CostReport cost;
+  std::string title;
+};
+ServeContext serve_context(const RunSpec& spec, const ServeConfig& c, const ExperimentOptions& opt);
+
 /// One serving run of `spec` (one strategy) as `nmpsim serve` does it.
 struct ServeOutcome {
   SchedulerConfig scheduler;
@@ -37,7 +49,6 @@ struct ServeOutcome {
 /// serve options share them).
 ServeOutcome serve_once(const RunSpec& spec, const ServeConfig& c, const ExperimentOptions& opt,
                         const std::string& step_cache = "");
-class SimulatedSteps;
 /// The same with the scheduler, the step times and the cost already made (shared by several runs).
 ServeOutcome serve_requests(const std::vector<Request>& requests, const ServeConfig& c, const SchedulerConfig& sched,
                             SimulatedSteps& steps, const hw::CostReport& cost);

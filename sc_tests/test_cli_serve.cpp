@@ -69,12 +69,6 @@ TEST(CliServe, BadRequestTracesAreOneLineExitTwoAndWriteNothing) {
   }
 }
 
-}  // namespace
-}  // namespace nmpsim::testing
-
-namespace nmpsim::testing {
-namespace {
-
 TEST(CliServe, SeveralRatesShareTheirStepsAndGoodputNeverExceedsThroughput) {
   const std::string model = one_layer_model();
   const std::string out = ::testing::TempDir() + "nmpsim_serve_rates";
@@ -98,16 +92,7 @@ TEST(CliServe, SeveralRatesShareTheirStepsAndGoodputNeverExceedsThroughput) {
   EXPECT_FALSE(std::filesystem::exists(out + "_bad"));
 }
 
-}  // namespace
-}  // namespace nmpsim::testing
-
-namespace nmpsim::testing {
-namespace {
-
-nlohmann::json read_json(const std::string& path) {
-  std::ifstream in(path);
-  return nlohmann::json::parse(in);
-}
+nlohmann::json read_json(const std::string& path) { return nlohmann::json::parse(read_all(path)); }
 
 /// The rows of a results.csv as header -> cell maps.
 std::vector<std::map<std::string, std::string>> csv_rows(const std::string& path) {
@@ -215,12 +200,6 @@ TEST(CliServeSweep, BadServeOptionsAreOneLineErrorsBeforeAnythingRuns) {
     EXPECT_FALSE(std::filesystem::exists(out)) << want;
   }
 }
-
-}  // namespace
-}  // namespace nmpsim::testing
-
-namespace nmpsim::testing {
-namespace {
 
 TEST(CliServeSweep, RatesOfOneDesignShareTheirStepTimesAndPointKeepsItsSpec) {
   const std::string model = one_layer_model();

@@ -141,7 +141,7 @@ const mapping::HardwareReport* chosen_report(const mapping::Registry& registry, 
 
 /// --list-reports, --list-presets and --fields without a hardware: prints what was asked; false if none
 /// was.
-bool print_lists(const po::variables_map& vm, const mapping::Registry& registry) {
+bool print_hw_lists(const po::variables_map& vm, const mapping::Registry& registry) {
   const bool fields = vm.count("fields") && !vm.count("hw") && !vm.count("preset");
   if (fields) {
     for (const char* k : {"set", "describe", "print-json", "report", "exercise"})
@@ -203,7 +203,7 @@ int cmd_hw(const std::vector<std::string>& args) {
   }
   mapping::Registry registry;
   methods::register_all(registry);
-  if (print_lists(vm, registry)) return kExitOk;
+  if (print_hw_lists(vm, registry)) return kExitOk;
   if (preset.empty() == file.empty()) throw UsageError("give exactly one of --hw PRESET|FILE or --preset NAME");
   const std::string name = preset.empty() ? file : preset;
   const hw::HardwareSpec spec =

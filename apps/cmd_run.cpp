@@ -143,7 +143,7 @@ std::string set_router_options(const po::variables_map& vm, const PreparedExperi
   return opt.message_log_dir;
 }
 /// --list-strategies, --list-policies, --list-accountings: prints what was asked; false if none was.
-bool print_lists(const po::variables_map& vm, const mapping::Registry& registry) {
+bool print_run_lists(const po::variables_map& vm, const mapping::Registry& registry) {
   if (!vm.count("list-strategies") && !vm.count("list-policies") && !vm.count("list-accountings")) return false;
   if (vm.count("list-accountings"))
     std::cout << "accountings (--accounting, --accounting-opt NAME.KEY=VALUE):\n" << registry.describe_accountings();
@@ -270,7 +270,7 @@ int cmd_run(const std::vector<std::string>& args) {
               << "\nOutputs and their units: docs/FORMATS.md. Exit codes: 0 ok, 1 simulation failure, 2 bad input.\n";
     return kExitOk;
   }
-  if (print_lists(vm, registry)) return kExitOk;
+  if (print_run_lists(vm, registry)) return kExitOk;
   const bool quiet = vm.count("quiet") > 0;
   RunSpec spec = o.spec_file.empty() ? RunSpec{} : load_run_spec(o.spec_file);
   flags.strategy_options(vm, strategy_names(vm, spec, registry), so);

@@ -15,7 +15,7 @@ namespace nmpsim::mapping {
 namespace {
 
 /// testing::hand_model with a dense layer of FFN width 4 before its MoE layer.
-ModelSpec hand_model() {
+ModelSpec dense_hand_model() {
   ModelSpec m = testing::hand_model();
   m.dense_layers = 1;
   m.dense_intermediate = 4;
@@ -53,7 +53,7 @@ LayerBuild fused() {
 }
 
 TEST(TrainStep, ForwardFlopsOfASmallDenseAndMoeModelByHand) {
-  const ModelSpec m = hand_model();
+  const ModelSpec m = dense_hand_model();
   StepTokens step;
   step.segments = {Segment{1, 3, 0, true}};
   // Per layer attention: projections 2 x 192 x 3 = 1152, scores and values 2 x 2 heads x (4 + 4) x 6
@@ -63,7 +63,7 @@ TEST(TrainStep, ForwardFlopsOfASmallDenseAndMoeModelByHand) {
 }
 
 TEST(TrainStep, BackwardHasTwiceTheForwardsFlopsAndRecomputationOnceMore) {
-  const ModelSpec m = hand_model();
+  const ModelSpec m = dense_hand_model();
   const Topology t = testing::mesh(2, 2);
   const RoutingTrace tr = trace(1, m.experts, m.top_k, 64);
   const Groups g = make_groups(t, 2);
@@ -179,7 +179,7 @@ TEST(TrainStep, BackwardMirrorsARelayedExchangeStageByStage) {
 }
 
 TEST(TrainStep, GradientSyncOfEveryNodeIsARingAllReducesBytes) {
-  const ModelSpec m = hand_model();
+  const ModelSpec m = dense_hand_model();
   const Topology t = testing::mesh(4, 4);
   const RoutingTrace tr = trace(1, m.experts, m.top_k, 64);
   const Groups g = make_groups(t, 4);  // 4 groups of 4
@@ -209,7 +209,7 @@ TEST(TrainStep, GradientSyncOfEveryNodeIsARingAllReducesBytes) {
 }
 
 TEST(TrainStep, OptimizerStreamsEachParametersStateOnceByHand) {
-  ModelSpec m = hand_model();
+  ModelSpec m = dense_hand_model();
   m.weight_bytes = 1;  // INT8 weights: an FP32 master copy too
   // Read gradient 1, master 4, m 4, v 4; write master 4, m 4, v 4, weight 1: 26 B per parameter.
   EXPECT_DOUBLE_EQ(optimizer_dram_bytes(m), 26.0);
@@ -227,7 +227,7 @@ TEST(TrainStep, OptimizerStreamsEachParametersStateOnceByHand) {
 }
 
 TEST(TrainStep, ParametersAndTrainingMemoryOfANodeByHand) {
-  const ModelSpec m = hand_model();
+  const ModelSpec m = dense_hand_model();
   const Placement tp = make_tp(m, 2);
   const Groups g = make_groups(testing::mesh(2, 1), 2);
   // Attention 192 x 2 layers / 2, dense FFN 96 / 2, gate 16, experts 2 x 96 / 2: 192 + 48 + 16 + 96.

@@ -119,17 +119,17 @@ std::vector<double> mean_unit_times(const NodeBalanceProblem& pb) {
 }
 
 /// A placement the answer may come from, evaluated under the model once.
-struct Candidate {
+struct StartPoint {
   std::string name;
   std::vector<double> P;
   NodeBalanceEval eval;
 };
-using Candidates = std::vector<Candidate>;
+using StartPoints = std::vector<StartPoint>;
 
 /// The pairs the MILP gets columns for. Small instances: all. Large ones: the supports of the start
 /// points, each support node's neighbours (c - 1, c + 1: where the wrap-around rule splits), and the
 /// kExtraNodes nodes least loaded in their worst batch under `best`.
-std::vector<char> allowed_pairs(const NodeBalanceProblem& pb, int scenarios, const Candidates& starts,
+std::vector<char> allowed_pairs(const NodeBalanceProblem& pb, int scenarios, const StartPoints& starts,
                                 const std::vector<double>& best) {
   const int E = pb.experts, D = pb.nodes, G = static_cast<int>(pb.groups.experts.size());
   std::vector<char> allowed(static_cast<size_t>(E) * D, 1);
@@ -147,7 +147,7 @@ std::vector<char> allowed_pairs(const NodeBalanceProblem& pb, int scenarios, con
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return worst[a] < worst[b]; });
   for (int i = 0; i < E; ++i) {
     for (int e = 0; e < std::min(kExtraNodes, D); ++e) allowed[static_cast<size_t>(i) * D + order[e]] = 1;
-    for (const Candidate& s : starts)
+    for (const StartPoint& s : starts)
       for (int c = 0; c < D; ++c)
         if (s.P[static_cast<size_t>(i) * D + c] > 0)
           for (int d : {c - 1, c, c + 1}) allowed[static_cast<size_t>(i) * D + (d + D) % D] = 1;
@@ -216,7 +216,7 @@ void branch_and_bound(CbcModel& model, const std::vector<double>& x0, double x0_
 }
 
 /// Index of the candidate with the lowest objective under the model (the first among equals).
-size_t best_of(const Candidates& cands) {
+size_t best_of(const StartPoints& cands) {
   size_t best = 0;
   for (size_t j = 1; j < cands.size(); ++j)
     if (cands[j].eval.objective < cands[best].eval.objective - 1e-15) best = j;
@@ -340,10 +340,10 @@ NodeBalanceResult solve_node_balance(const NodeBalanceProblem& pb, const std::ve
   NodeBalanceResult res;
   // Workload cap of Eq. 9, relaxed if the EP warm start exceeds it (so EP stays feasible).
   res.workload_cap = std::max(pb.workload_cap(), max_load(pb, warm));
-  Candidates cands;
+  StartPoints cands;
   auto add = [&](const char* name, std::vector<double> P) {
     const NodeBalanceEval ev = evaluate(pb, P);
-    cands.push_back(Candidate{name, std::move(P), ev});
+    cands.push_back(StartPoint{name, std::move(P), ev});
   };
   // Start points: EP, the wrap-around split and the apportionment (each if within the limits).
   add("ep", warm);
@@ -378,7 +378,7 @@ NodeBalanceResult solve_node_balance(const NodeBalanceProblem& pb, const std::ve
   if (res.used_cbc) branch_and_bound(model, x0, x0_obj, left_s);
   if (res.used_cbc && model.bestSolution()) add("cbc", milp::shares(k, model.bestSolution()));
   // The best candidate under the model wins (EP first: ties keep it).
-  const Candidate& best = cands[best_of(cands)];
+  const StartPoint& best = cands[best_of(cands)];
   res.P = best.P;
   res.eval = best.eval;
   res.start = best.name;

@@ -20,7 +20,7 @@
 
 #ifdef NMPSIM_RTL_MUTANTS
 namespace nmpsim::rtl {
-void register_rtl_la_mutant_rr();  // rtl_checks/mutants.cmake (not in the sanitizer build)
+void register_rtl_la_mutant_rr();  // rtl_checks/mutants.cmake
 }  // namespace nmpsim::rtl
 #endif
 

@@ -3,7 +3,7 @@
 # it: clones REPO at COMMIT into a new directory, then runs each `&&`-separated stage of .ci/run's
 # command (the command's words, no shell) and prints "seconds rc stage" per stage and the total.
 # Usage: bench/ci_time.sh [--repo DIR] [--commit REV] [--dir DIR]   (defaults: this repository, HEAD,
-# a new temporary directory that is removed at the end). Takes 20-35 minutes on 2 cores.
+# a new temporary directory that is removed at the end). Takes 10-25 minutes on 2 cores (21 on 2026-11-30).
 set -uo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd) COMMIT=HEAD DIR=""
 while [ $# -gt 0 ]; do

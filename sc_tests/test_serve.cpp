@@ -322,6 +322,13 @@ TEST(StepCache, TakesTheShapesOfItsOwnRunOnly) {
 namespace nmpsim::apps {
 namespace {
 
+std::string file_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 TEST(ServeSweepPlots, GoodputAtEachDesignsBestRateAndTheFrontOfBoth) {
   SweepSpec s;
   s.serve = nlohmann::json::object();
@@ -342,22 +349,16 @@ TEST(ServeSweepPlots, GoodputAtEachDesignsBestRateAndTheFrontOfBoth) {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   (void)sweep_plots(dir, s, csv);
-  std::ifstream line(dir + "/sweep_goodput.dat");
-  std::stringstream l;
-  l << line.rdbuf();
-  EXPECT_EQ(l.str(), "# ep\n0 0.9\n1 3.6\n\n\n") << l.str();
+  const std::string line = file_text(dir + "/sweep_goodput.dat");
+  EXPECT_EQ(line, "# ep\n0 0.9\n1 3.6\n\n\n") << line;
   // Per design at its best rate: (0.09 req/J, 9 req/s per cm^2) and (0.12, 9): the second dominates.
-  std::ifstream front(dir + "/sweep_pareto.dat");
-  std::stringstream f;
-  f << front.rdbuf();
-  EXPECT_NE(f.str().find("# front\n0.12 9\n"), std::string::npos) << f.str();
-  EXPECT_EQ(f.str().find("0.09 9\n", f.str().find("# front")), std::string::npos) << f.str();
+  const std::string front = file_text(dir + "/sweep_pareto.dat");
+  EXPECT_NE(front.find("# front\n0.12 9\n"), std::string::npos) << front;
+  EXPECT_EQ(front.find("0.09 9\n", front.find("# front")), std::string::npos) << front;
   // Each point labelled with its design.
-  std::ifstream labels(dir + "/sweep_pareto_labels.dat");
-  std::stringstream b;
-  b << labels.rdbuf();
-  EXPECT_NE(b.str().find("0.12 9 \"peak_tflops=10\"\n"), std::string::npos) << b.str();
-  EXPECT_NE(b.str().find("0.09 9 \"peak_tflops=2.5\"\n"), std::string::npos) << b.str();
+  const std::string labels = file_text(dir + "/sweep_pareto_labels.dat");
+  EXPECT_NE(labels.find("0.12 9 \"peak_tflops=10\"\n"), std::string::npos) << labels;
+  EXPECT_NE(labels.find("0.09 9 \"peak_tflops=2.5\"\n"), std::string::npos) << labels;
 }
 
 }  // namespace
